@@ -1,0 +1,31 @@
+// Package encoders turns sample values into the MLDF per-sample metadata struct plus payload
+// bytes, one Field type per kind of column. Fields carry their configuration and record it in
+// the 128-byte descriptor arguments so a reader can rebuild them.
+package encoders
+
+import (
+	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/sample"
+)
+
+// Field encodes one column of every sample. A Field is configured once and must be safe for
+// concurrent use by many workers.
+type Field interface {
+	// Name is the field name written in the descriptor (1..63 bytes of UTF-8).
+	Name() string
+	// Type is the field's type id.
+	Type() manifest.TypeID
+	// Arguments is the field's configuration as stored in its descriptor.
+	Arguments() [manifest.ArgumentsSize]byte
+	// Encode encodes v. meta is the field's zeroed metadata struct (manifest.MetaSize bytes);
+	// Encode fills every member except the payload reference (data_ptr, data_size), which the
+	// page writer sets. It returns the payload, or nil for none. The returned slice is owned
+	// by the caller afterwards.
+	Encode(v sample.Value, meta []byte) (payload []byte, err error)
+}
+
+// Descriptor returns f's field descriptor.
+func Descriptor(f Field) manifest.FieldDesc {
+	size, _ := manifest.MetaSize(f.Type())
+	return manifest.FieldDesc{Name: f.Name(), Type: f.Type(), MetadataSize: uint32(size), Arguments: f.Arguments()}
+}
