@@ -1,0 +1,164 @@
+package recipe
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func parseValid(t *testing.T, src string, vars map[string]string) *Recipe {
+	t.Helper()
+	r, err := Parse([]byte(src), env(vars))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	r.Defaults()
+	if err := r.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	return r
+}
+
+func TestValidRecipe(t *testing.T) {
+	r := parseValid(t, `
+source:
+  type: images
+  path: ${DATA}/train
+fields:
+  - name: image
+    type: image
+    mode: smart
+    max_resolution: 256
+  - name: label
+    type: int
+output: ${OUT:-out}/train.mldf
+page_size: 4MiB
+max_errors: 1%
+`, map[string]string{"DATA": "/data"})
+	if r.Source.Path != "/data/train" || r.Output != "out/train.mldf" || r.PageSize != 4<<20 {
+		t.Fatalf("got %+v", r)
+	}
+	if f := r.Fields[0]; f.JPEGQuality != 90 || f.Filter != "lanczos" || f.From != "image" {
+		t.Fatalf("defaults not applied: %+v", f)
+	}
+	if r.Rejects != "out/train.mldf.rejects.jsonl" || !*r.Checksums || r.OnError != "skip" {
+		t.Fatalf("run defaults: %+v", r)
+	}
+}
+
+// Every problem is reported at once, each with its line.
+func TestAllProblemsWithLines(t *testing.T) {
+	src := `source:
+  type: images
+  path: x
+  colour: red
+fields:
+  - name: image
+    type: image
+    jpeg_quality: 0
+    mode: fancy
+  - name: image
+    type: int
+    max_resolution: 3
+  - name: t
+    type: nosuch
+output: o.mldf
+page_size: 3000
+workers: many
+on_error: explode
+max_errors: lots
+`
+	r, err := Parse([]byte(src), env(nil))
+	if err == nil {
+		t.Fatal("want YAML-level errors (unknown key, wrong type)")
+	}
+	for _, want := range []string{"line 4: field colour", "line 17:"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+	_ = r
+	// Without the YAML-level errors, the semantic ones are all reported with lines.
+	src = strings.Replace(strings.Replace(src, "  colour: red\n", "", 1), "workers: many\n", "", 1)
+	r, err = Parse([]byte(src), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Defaults()
+	err = r.Validate()
+	if !errors.Is(err, ErrRecipe) {
+		t.Fatalf("want ErrRecipe, got %v", err)
+	}
+	for _, want := range []string{
+		`line 7: field "image": jpeg_quality 0 must be 1..100`,
+		`line 8: field "image": mode: "fancy"`,
+		`line 9: field "image" is defined twice`,
+		`line 11: field "image": max_resolution does not apply to a int field`,
+		`line 13: field "t": type "nosuch"`,
+		`line 15: page_size 3000`,
+		`line 16: on_error: "explode"`,
+		`line 17: max_errors`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+}
+
+func TestEnv(t *testing.T) {
+	_, err := Parse([]byte("source:\n  type: images\n  path: ${NOPE}\n"), env(nil))
+	if err == nil || !strings.Contains(err.Error(), "line 3: environment variable NOPE is not set") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestSourceRules(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"source: {type: tar}\nfields: [{name: a, type: bytes}]\noutput: o", "needs at least one input"},
+		{"source: {type: images}\nfields: [{name: a, type: bytes}]\noutput: o", "source.path is required"},
+		{"source: {type: jsonl, inputs: [a]}\nfields: [{name: a, type: packed}]\noutput: o", "seq_len is required"},
+		{"source: {type: images, path: p}\nfields: [{name: a, type: audio}]\noutput: o\nformat: beton", "cannot store a audio field"},
+		{"source: {type: images, path: p}\nfields: []\n", "output is required"},
+		{"source: {type: images, path: p}\nfields: [{name: a, type: int}]\noutput: o\nshard: 3\nshards: 2", "shard 3 of 2"},
+	} {
+		r, err := Parse([]byte(c.src), env(nil))
+		if err == nil {
+			r.Defaults()
+			err = r.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.src, err, c.want)
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"4096": 4096, "2MiB": 2 << 20, "64K": 64 << 10, "1GiB": 1 << 30, "8 MB": 8 << 20} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"", "x", "-1", "2TiBB"} {
+		if _, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) accepted", in)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("source: {type: images, path: p}\nfields: [{name: a, type: int}]\noutput: o\n"))
+	f.Add([]byte("fields:\n  - name: ${X:-y}\n    type: image\n    jpeg_quality: 500\n"))
+	f.Add([]byte("page_size: 2MiB\nmax_errors: 5%\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		r, err := Parse(src, env(map[string]string{"X": "1"}))
+		if err != nil {
+			return
+		}
+		r.Defaults()
+		_ = r.Validate()
+	})
+}

@@ -1,0 +1,314 @@
+package recipe
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/mldf/convert/manifest"
+)
+
+// Source types.
+var sourceTypes = []string{"images", "audio_folder", "librispeech", "nemo_manifest", "tar", "jsonl"}
+
+// Field types and the recipe keys that apply to each (besides name, type, from, required).
+var fieldKeys = map[string][]string{
+	"int":     nil,
+	"float":   nil,
+	"bytes":   {"base64"},
+	"json":    nil,
+	"ndarray": {"dtype", "shape"},
+	"image":   {"mode", "max_resolution", "jpeg_quality", "filter", "channels", "max_pixels"},
+	"audio":   {"sample_rate", "channels", "sample_type", "max_duration", "on_long"},
+	"flac":    {"sample_rate", "channels", "max_duration", "on_long"},
+	"text":    nil,
+	"tokens":  {"tokenizer", "append_eot"},
+	"packed":  {"tokenizer", "seq_len", "remainder", "pad_id"},
+}
+
+var optionKeys = []string{"mode", "max_resolution", "jpeg_quality", "filter", "channels", "max_pixels",
+	"sample_rate", "sample_type", "max_duration", "on_long", "tokenizer", "append_eot", "seq_len",
+	"remainder", "pad_id", "dtype", "shape", "base64"}
+
+// Choices of the enumerated options.
+var (
+	ImageModes   = []string{"jpeg", "png", "raw", "smart"}
+	ImageFilters = []string{"lanczos", "catmullrom", "linear", "box", "nearest"}
+	Tokenizers   = []string{"cl100k_base", "o200k_base", "p50k_base", "r50k_base"}
+	SampleTypes  = []string{"int16", "int32", "float32"}
+)
+
+// Defaults fills in the default of every option the recipe leaves unset.
+func (r *Recipe) Defaults() {
+	if r.Format == "" {
+		r.Format = "mldf"
+	}
+	if r.PageSize == 0 {
+		r.PageSize = manifest.DefaultPageSize
+		if r.Format == "beton" {
+			r.PageSize = 8 << 20
+		}
+	}
+	if r.Checksums == nil {
+		t := true
+		r.Checksums = &t
+	}
+	if r.OnError == "" {
+		r.OnError = "skip"
+	}
+	if r.LogFormat == "" {
+		r.LogFormat = "text"
+	}
+	if r.Output != "" {
+		if r.Rejects == "" {
+			r.Rejects = r.Output + ".rejects.jsonl"
+		}
+		if r.Report == "" {
+			r.Report = r.Output + ".report.json"
+		}
+	}
+	for i := range r.Fields {
+		f := &r.Fields[i]
+		if f.From == "" {
+			f.From = f.Name
+		}
+		switch f.Type {
+		case "image":
+			if f.Mode == "" {
+				f.Mode = "jpeg"
+			}
+			if f.JPEGQuality == 0 && !r.has("fields", "#"+strconv.Itoa(i), "jpeg_quality") {
+				f.JPEGQuality = 90
+			}
+			if f.Filter == "" {
+				f.Filter = "lanczos"
+			}
+			if f.Channels == "" {
+				f.Channels = "3"
+			}
+		case "audio", "flac":
+			if f.Channels == "" {
+				f.Channels = "keep"
+			}
+			if f.SampleType == "" && f.Type == "audio" {
+				f.SampleType = "int16"
+			}
+			if f.OnLong == "" {
+				f.OnLong = "truncate"
+			}
+		case "tokens", "packed":
+			if f.Tokenizer == "" {
+				f.Tokenizer = "cl100k_base"
+			}
+			if f.Remainder == "" && f.Type == "packed" {
+				f.Remainder = "drop"
+			}
+		}
+	}
+}
+
+// Validate checks the whole recipe and returns every problem found (a Problems error wrapped
+// in ErrRecipe), or nil. Call Defaults first.
+func (r *Recipe) Validate() error {
+	var p Problems
+	add := func(line int, format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		if line > 0 {
+			msg = fmt.Sprintf("line %d: %s", line, msg)
+		}
+		p = append(p, msg)
+	}
+	oneOf := func(line int, key, v string, choices []string) {
+		if !slices.Contains(choices, v) {
+			add(line, "%s: %q is not one of %s", key, v, strings.Join(choices, ", "))
+		}
+	}
+
+	// Source.
+	s := r.Source
+	switch {
+	case s.Type == "":
+		add(r.line("source"), "source.type is required (one of %s)", strings.Join(sourceTypes, ", "))
+	case !slices.Contains(sourceTypes, s.Type):
+		oneOf(r.line("source", "type"), "source.type", s.Type, sourceTypes)
+	case s.Type == "tar" || s.Type == "jsonl":
+		if len(s.Inputs) == 0 {
+			add(r.line("source"), "source.inputs: a %s source needs at least one input (file, glob or brace range)", s.Type)
+		}
+		if s.Path != "" {
+			add(r.line("source", "path"), "source.path does not apply to a %s source (use inputs)", s.Type)
+		}
+	default:
+		if s.Path == "" {
+			add(r.line("source"), "source.path is required for a %s source", s.Type)
+		}
+		if len(s.Inputs) > 0 {
+			add(r.line("source", "inputs"), "source.inputs does not apply to a %s source (use path)", s.Type)
+		}
+	}
+	if s.Flat && s.Type != "images" {
+		add(r.line("source", "flat"), "source.flat applies only to an images source")
+	}
+	if s.MaxLineBytes != 0 && s.Type != "jsonl" {
+		add(r.line("source", "max_line_bytes"), "source.max_line_bytes applies only to a jsonl source")
+	}
+
+	// Run options.
+	if r.Output == "" {
+		add(0, "output is required (in the recipe or as --output)")
+	} else if fi := filepath.Base(r.Output); fi == "." || fi == "/" {
+		add(r.line("output"), "output %q is not a file path", r.Output)
+	}
+	oneOf(r.line("format"), "format", r.Format, []string{"mldf", "beton"})
+	ps := int64(r.PageSize)
+	if ps < 4096 || ps > 1<<30 || ps&(ps-1) != 0 {
+		add(r.line("page_size"), "page_size %d must be a power of two between 4KiB and 1GiB", ps)
+	} else if r.Format == "beton" && ps < 2<<20 {
+		add(r.line("page_size"), "page_size %d: FFCV .beton needs at least 2MiB", ps)
+	}
+	if r.Workers < 0 {
+		add(r.line("workers"), "workers %d must be >= 0 (0 = all cores)", r.Workers)
+	}
+	if r.ChunkSize < 0 {
+		add(r.line("chunk_size"), "chunk_size %d must be >= 0 (0 = default)", r.ChunkSize)
+	}
+	oneOf(r.line("on_error"), "on_error", r.OnError, []string{"skip", "fail"})
+	if _, _, err := ParseMaxErrors(r.MaxErrors); err != nil {
+		add(r.line("max_errors"), "max_errors: %v", err)
+	}
+	oneOf(r.line("log_format"), "log_format", r.LogFormat, []string{"text", "json"})
+	if r.Shards < 0 || r.Shard < 0 || (r.Shards > 0 && r.Shard >= r.Shards) || (r.Shards == 0 && r.Shard != 0) {
+		add(r.line("shard"), "shard %d of %d: need 0 <= shard < shards", r.Shard, r.Shards)
+	}
+
+	// Fields.
+	if len(r.Fields) == 0 {
+		add(r.line("fields"), "fields: at least one field is required")
+	}
+	seen := map[string]int{}
+	for i, f := range r.Fields {
+		at := func(key string) int { return r.line("fields", "#"+strconv.Itoa(i), key) }
+		where := fmt.Sprintf("fields[%d]", i)
+		if f.Name != "" {
+			where = fmt.Sprintf("field %q", f.Name)
+		}
+		if err := manifest.ValidateName(f.Name); err != nil {
+			add(at("name"), "%s: %v", where, err)
+		} else if prev, dup := seen[f.Name]; dup {
+			add(at("name"), "%s is defined twice (also fields[%d])", where, prev)
+		} else {
+			seen[f.Name] = i
+		}
+		keys, known := fieldKeys[f.Type]
+		if !known {
+			add(at("type"), "%s: type %q is not one of %s", where, f.Type, strings.Join(sortedKeys(fieldKeys), ", "))
+			continue
+		}
+		for _, k := range optionKeys {
+			if r.has("fields", "#"+strconv.Itoa(i), k) && !slices.Contains(keys, k) {
+				add(at(k), "%s: %s does not apply to a %s field", where, k, f.Type)
+			}
+		}
+		switch f.Type {
+		case "image":
+			oneOf(at("mode"), where+": mode", f.Mode, ImageModes)
+			oneOf(at("filter"), where+": filter", f.Filter, ImageFilters)
+			oneOf(at("channels"), where+": channels", f.Channels, []string{"1", "3", "4"})
+			if f.JPEGQuality < 1 || f.JPEGQuality > 100 {
+				add(at("jpeg_quality"), "%s: jpeg_quality %d must be 1..100", where, f.JPEGQuality)
+			}
+			if f.MaxResolution < 0 || f.MaxResolution > 65535 {
+				add(at("max_resolution"), "%s: max_resolution %d must be 0 (keep) or 1..65535", where, f.MaxResolution)
+			}
+			if f.MaxPixels < 0 {
+				add(at("max_pixels"), "%s: max_pixels must be >= 0", where)
+			}
+		case "audio", "flac":
+			oneOf(at("channels"), where+": channels", f.Channels, []string{"mono", "keep"})
+			if f.SampleRate < 0 || f.SampleRate > 655350 {
+				add(at("sample_rate"), "%s: sample_rate %d must be 1..655350 Hz (0 keeps the input rate)", where, f.SampleRate)
+			}
+			if f.Type == "audio" {
+				oneOf(at("sample_type"), where+": sample_type", f.SampleType, SampleTypes)
+			}
+			if f.MaxDuration < 0 {
+				add(at("max_duration"), "%s: max_duration must be >= 0 seconds", where)
+			}
+			oneOf(at("on_long"), where+": on_long", f.OnLong, []string{"truncate", "skip"})
+		case "tokens", "packed":
+			oneOf(at("tokenizer"), where+": tokenizer", f.Tokenizer, Tokenizers)
+			if f.Type == "packed" {
+				if f.SeqLen < 1 {
+					add(at("seq_len"), "%s: seq_len is required and must be >= 1", where)
+				}
+				oneOf(at("remainder"), where+": remainder", f.Remainder, []string{"drop", "pad"})
+				if f.PadID != nil && *f.PadID < 0 {
+					add(at("pad_id"), "%s: pad_id must be >= 0", where)
+				}
+			}
+		case "ndarray":
+			if len(f.Shape) > 0 && f.DType == "" {
+				add(at("shape"), "%s: shape needs a dtype", where)
+			}
+		}
+		if f.Type == "packed" && len(r.Fields) > 1 {
+			add(at("type"), "%s: a packed field must be the only field (rows are cut across documents)", where)
+		}
+		if f.Type == "packed" && s.Type != "jsonl" {
+			add(at("type"), "%s: packed text needs a jsonl source", where)
+		}
+	}
+	if r.Format == "beton" {
+		for i, f := range r.Fields {
+			switch f.Type {
+			case "int", "float", "bytes", "json", "image":
+			case "ndarray":
+				if f.DType == "" || len(f.Shape) == 0 {
+					add(r.line("fields", "#"+strconv.Itoa(i), "type"), "field %q: FFCV .beton needs a fixed shape and dtype for an ndarray", f.Name)
+				}
+			default:
+				add(r.line("fields", "#"+strconv.Itoa(i), "type"), "field %q: FFCV .beton cannot store a %s field; map it to bytes or json instead", f.Name, f.Type)
+			}
+			if len(f.Name) > 16 {
+				add(r.line("fields", "#"+strconv.Itoa(i), "name"), "field %q: FFCV .beton field names are at most 16 bytes", f.Name)
+			}
+		}
+	}
+	if len(p) > 0 {
+		sort.SliceStable(p, func(i, j int) bool { return lineNo(p[i]) < lineNo(p[j]) })
+		return fmt.Errorf("%w: %w", ErrRecipe, p)
+	}
+	return nil
+}
+
+// ParseMaxErrors parses max_errors: "" (no limit), a count ("100") or a percentage ("1%").
+func ParseMaxErrors(s string) (count int64, fraction float64, err error) {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "":
+		return 0, 0, nil
+	case strings.HasSuffix(s, "%"):
+		f, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+		if err != nil || f < 0 || f > 100 {
+			return 0, 0, fmt.Errorf("%q is not a percentage between 0%% and 100%%", s)
+		}
+		return 0, f / 100, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, 0, fmt.Errorf("%q is not a count (e.g. 100) or a percentage (e.g. 1%%)", s)
+	}
+	return n, 0, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
