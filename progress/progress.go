@@ -22,17 +22,18 @@ type Stats struct {
 type Reporter struct {
 	w        io.Writer
 	terminal bool
-	log      *slog.Logger
+	logger   *slog.Logger
 	every    time.Duration
 	lastLog  time.Duration
 	width    int
 	drawn    bool
+	last     *Stats // the latest snapshot not yet logged
 }
 
 // New returns a Reporter that draws a bar on w when terminal is true, and otherwise logs a
 // line to log at most every interval.
 func New(w io.Writer, terminal bool, log *slog.Logger, interval time.Duration) *Reporter {
-	return &Reporter{w: w, terminal: terminal, log: log, every: interval, lastLog: -interval}
+	return &Reporter{w: w, terminal: terminal, logger: log, every: interval, lastLog: -interval}
 }
 
 // Update renders s.
@@ -49,9 +50,14 @@ func (r *Reporter) Update(s Stats) {
 		return
 	}
 	if s.Elapsed-r.lastLog < r.every {
+		r.last = &s
 		return
 	}
-	r.lastLog = s.Elapsed
+	r.log(s)
+}
+
+func (r *Reporter) log(s Stats) {
+	r.lastLog, r.last = s.Elapsed, nil
 	attrs := []any{"done", s.Done, "rejected", s.Rejected, "samples_per_s", round(rate(float64(s.Done), s.Elapsed)),
 		"mb_in_per_s", round(rate(float64(s.BytesIn)/1e6, s.Elapsed)), "mb_out", round(float64(s.BytesOut) / 1e6)}
 	if s.Total >= 0 {
@@ -60,11 +66,14 @@ func (r *Reporter) Update(s Stats) {
 			attrs = append(attrs, "eta", eta.Round(time.Second).String())
 		}
 	}
-	r.log.Info("progress", attrs...)
+	r.logger.Info("progress", attrs...)
 }
 
-// Finish ends the bar's line, if one was drawn.
+// Finish ends the bar's line, if one was drawn, or logs the last snapshot not yet logged.
 func (r *Reporter) Finish() {
+	if r.last != nil {
+		r.log(*r.last)
+	}
 	if r.drawn {
 		fmt.Fprintln(r.w)
 		r.drawn = false

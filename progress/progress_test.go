@@ -44,13 +44,16 @@ func TestLogLinesWhenNotATerminal(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, nil))
 	r := New(&buf, false, log, 10*time.Second)
-	for s := 0; s <= 30; s++ {
+	for s := 0; s <= 35; s++ {
 		r.Update(Stats{Done: int64(s * 10), Total: 1000, Elapsed: time.Duration(s) * time.Second})
 	}
 	r.Finish()
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 4 || strings.Contains(buf.String(), "\r") {
-		t.Fatalf("want 4 JSON lines (0s, 10s, 20s, 30s), got %d:\n%s", len(lines), buf.String())
+	if len(lines) != 5 || strings.Contains(buf.String(), "\r") {
+		t.Fatalf("want 5 JSON lines (0s, 10s, 20s, 30s and the last at 35s), got %d:\n%s", len(lines), buf.String())
+	}
+	if !strings.Contains(lines[4], `"done":350`) {
+		t.Fatalf("Finish should log the last snapshot: %s", lines[4])
 	}
 	if !strings.Contains(lines[3], `"done":300`) || !strings.Contains(lines[3], `"eta":"1m10s"`) {
 		t.Fatalf("last line %s", lines[3])

@@ -312,3 +312,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// Applies reports whether the option key (a recipe key such as "max_resolution") applies to a
+// field of type typ.
+func Applies(typ, key string) bool { return slices.Contains(fieldKeys[typ], key) }

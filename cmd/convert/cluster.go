@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/recipe"
+	"github.com/mldf/convert/sources"
+)
+
+// shardFromEnv fills r.Shard and r.Shards from the scheduler when neither the flags nor the
+// recipe set them: the task index from SLURM_ARRAY_TASK_ID (minus SLURM_ARRAY_TASK_MIN) or
+// JOB_COMPLETION_INDEX (Kubernetes Indexed Job), the count from SLURM_ARRAY_TASK_COUNT
+// (Kubernetes does not export it: pass --shards).
+func shardFromEnv(r *recipe.Recipe, rf *runFlags, lookup func(string) (string, bool)) error {
+	num := func(name string) (int, bool, error) {
+		v, ok := lookup(name)
+		if !ok || v == "" {
+			return 0, false, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, false, fmt.Errorf("%s=%q is not a task index", name, v)
+		}
+		return n, true, nil
+	}
+	if r.Shards == 0 {
+		n, ok, err := num("SLURM_ARRAY_TASK_COUNT")
+		if err != nil {
+			return err
+		}
+		if ok {
+			r.Shards = n
+		}
+	}
+	explicit := rf.shard >= 0 || r.Shard != 0
+	if rf.shard >= 0 {
+		r.Shard = rf.shard
+	}
+	if explicit {
+		return nil
+	}
+	id, ok, err := num("SLURM_ARRAY_TASK_ID")
+	if err != nil {
+		return err
+	}
+	if ok {
+		lo, _, err := num("SLURM_ARRAY_TASK_MIN")
+		if err != nil {
+			return err
+		}
+		r.Shard = id - lo
+	} else if id, ok, err = num("JOB_COMPLETION_INDEX"); err != nil {
+		return err
+	} else if ok {
+		r.Shard = id
+	} else {
+		return nil
+	}
+	if r.Shards == 0 {
+		return fmt.Errorf("task index %d comes from the scheduler but the number of tasks is unknown: pass --shards N (Kubernetes does not export it)", r.Shard)
+	}
+	return nil
+}
+
+// partPath names task i's part of n: OUT.part-00003-of-00008.mldf for OUT.mldf.
+func partPath(output string, i, n int) string {
+	ext := ".mldf"
+	base := output
+	if dot := strings.LastIndexByte(output, '.'); dot > strings.LastIndexByte(output, '/') {
+		base, ext = output[:dot], output[dot:]
+	}
+	return fmt.Sprintf("%s.part-%05d-of-%05d%s", base, i, n, ext)
+}
+
+// doneRecord is the completion record a task writes after its part: a re-run whose inputs and
+// recipe match it does nothing.
+type doneRecord struct {
+	Part           string          `json:"part"`
+	Shard          int             `json:"shard"`
+	Shards         int             `json:"shards"`
+	RecipeSHA256   string          `json:"recipe_sha256"`
+	Inputs         []sources.Input `json:"inputs"`
+	Samples        int64           `json:"samples"`
+	Checksum       string          `json:"checksum"` // the part's header xxhash64
+	ElapsedSeconds float64         `json:"elapsed_seconds"`
+	Version        string          `json:"version"`
+}
+
+// partChecksum returns the header checksum of a complete, valid part.
+func partChecksum(path string) (string, int64, error) {
+	r, err := reader.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer r.Close()
+	return fmt.Sprintf("%016x", r.Header().Checksum), int64(r.NumSamples()), nil
+}
+
+// upToDate reports whether the task's record matches this run and its part is intact.
+func upToDate(rec doneRecord, recPath string) bool {
+	b, err := os.ReadFile(recPath)
+	if err != nil {
+		return false
+	}
+	var old doneRecord
+	if json.Unmarshal(b, &old) != nil || old.RecipeSHA256 != rec.RecipeSHA256 || len(old.Inputs) != len(rec.Inputs) {
+		return false
+	}
+	for i := range old.Inputs {
+		if old.Inputs[i] != rec.Inputs[i] {
+			return false
+		}
+	}
+	sum, _, err := partChecksum(rec.Part)
+	return err == nil && sum == old.Checksum
+}
+
+// runShard converts this task's slice into its part file and writes the completion record.
+func runShard(ctx context.Context, plan *recipe.Plan, logger *slog.Logger, stdout, stderr io.Writer) error {
+	r := plan.Recipe
+	part := partPath(r.Output, r.Shard, r.Shards)
+	rec := doneRecord{Part: part, Shard: r.Shard, Shards: r.Shards, RecipeSHA256: recipeHash(r),
+		Inputs: plan.Inputs[plan.Slice[0]:plan.Slice[1]], Version: version}
+	recPath := part + ".done"
+	if upToDate(rec, recPath) {
+		fmt.Fprintf(stdout, "%s is up to date (%s matches its inputs); nothing to do\n", part, recPath)
+		return nil
+	}
+	// A stale record must not outlive a part we are about to replace.
+	if err := os.Remove(recPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	shardPlan := *plan
+	rr := *r
+	rr.Report = partPath(r.Output, r.Shard, r.Shards) + ".report.json"
+	rr.Rejects = part + ".rejects.jsonl"
+	shardPlan.Recipe = &rr
+	start := time.Now()
+	rep, err := runPlan(ctx, &shardPlan, part, logger, stderr)
+	if werr := writeReport(&shardPlan, rep, err); werr != nil && err == nil {
+		err = werr
+	}
+	if err != nil {
+		return err
+	}
+	if rec.Checksum, rec.Samples, err = partChecksum(part); err != nil {
+		return fmt.Errorf("part %s: %w", part, err)
+	}
+	rec.ElapsedSeconds = time.Since(start).Seconds()
+	if err := writeFileAtomic(recPath, rec); err != nil {
+		return err
+	}
+	printSummary(stdout, rep)
+	return nil
+}

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/reader"
+)
+
+// fileKind sniffs a file's first bytes: "mldf", "taridx", or "beton" (FFCV has no signature,
+// so any other file with a .beton name).
+func fileKind(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	head := make([]byte, 9)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	switch {
+	case string(head) == manifest.Signature:
+		return "mldf", nil
+	case strings.HasPrefix(string(head), "TARIDX\x00"):
+		return "taridx", nil
+	case strings.HasSuffix(path, ".beton"):
+		return "beton", nil
+	}
+	return "", fmt.Errorf("%s: %w (neither MLDF, TARIDX nor a .beton name)", path, manifest.ErrSignature)
+}
+
+func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
+	sampleN := fs.Int("sample", -1, "print the metadata of sample N")
+	asJSON := fs.Bool("json", false, "print the description as JSON")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErr("inspect", "inspect FILE [--sample N] [--json]")
+	}
+	kind, err := fileKind(pos[0])
+	if err != nil {
+		return err
+	}
+	switch kind {
+	case "taridx":
+		return inspectTaridx(stdout, pos[0], *sampleN, *asJSON)
+	case "beton":
+		return inspectBeton(stdout, pos[0], *sampleN, *asJSON)
+	}
+	r, err := reader.Open(pos[0])
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if *sampleN >= 0 {
+		vals, err := r.Sample(*sampleN)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return writeJSON(stdout, vals)
+		}
+		fmt.Fprintf(stdout, "sample %d of %d\n", *sampleN, r.NumSamples())
+		for _, v := range vals {
+			fmt.Fprintf(stdout, "  %s\n", v)
+		}
+		return nil
+	}
+	d := r.Describe()
+	if *asJSON {
+		return writeJSON(stdout, d)
+	}
+	printDescription(stdout, &d)
+	return nil
+}
+
+func printDescription(w io.Writer, d *reader.Description) {
+	fmt.Fprintf(w, "file       %s (%s)\n", d.File, human(uint64(d.FileSize)))
+	fmt.Fprintf(w, "format     MLDF %s, flags %s, header checksum %016x\n", d.Version(), strings.Join(d.FlagNames, "|"), d.Checksum)
+	fmt.Fprintf(w, "samples    %d, %d fields, %d-byte rows, page size %s\n", d.NumSamples, d.NumFields, d.RowSize, human(uint64(d.PageSize)))
+	fmt.Fprintf(w, "sections   descriptors @%d, data @%d (%s), metadata @%d (%s), alloc table @%d (%d entries)\n",
+		d.FieldDescPtr, d.DataPtr, human(d.DataRegionBytes), d.MetadataPtr, human(d.MetadataBytes), d.AllocTablePtr, d.AllocEntries)
+	fmt.Fprintf(w, "pages      %d in the data region, %d holding payload, fill %.1f%% (%s of payload)\n",
+		d.DataPages, d.PagesUsed, 100*d.PageFill, human(d.PayloadBytes))
+	fmt.Fprintln(w, "fields")
+	for _, f := range d.Fields {
+		fmt.Fprintf(w, "  #%d %-16s %-17s row @%-3d", f.Index, f.Name, f.TypeName, f.RowOffset)
+		if f.HasPayload {
+			fmt.Fprintf(w, " %d payloads, %s, largest %s", f.Payloads, human(f.PayloadBytes), human(uint64(f.MaxPayload)))
+		}
+		if a := describeArguments(f.Type, f.Arguments); a != "" {
+			fmt.Fprintf(w, "\n     arguments: %s", a)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErr("verify", "verify FILE")
+	}
+	kind, err := fileKind(pos[0])
+	if err != nil {
+		return err
+	}
+	switch kind {
+	case "taridx":
+		return verifyTaridx(stdout, pos[0])
+	case "beton":
+		return verifyBeton(stdout, pos[0])
+	}
+	rep, err := reader.Verify(pos[0])
+	if err != nil {
+		return err
+	}
+	sums := "no checksums in the file"
+	if rep.ChecksumsOK {
+		sums = "every CRC-32C and the header xxhash64 match"
+	}
+	fmt.Fprintf(stdout, "%s: OK: %d samples, %d fields, %d payloads (%s), %d pages used, fill %.1f%%; %s\n",
+		rep.File, rep.Samples, rep.Fields, rep.Entries, human(rep.PayloadBytes), rep.PagesUsed, 100*rep.PageFill, sums)
+	return nil
+}
+
+func cmdCat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cat", flag.ContinueOnError)
+	n := fs.Int("sample", -1, "sample index")
+	field := fs.String("field", "", "field name")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || *n < 0 || *field == "" {
+		return usageErr("cat", "cat FILE --sample N --field F > out")
+	}
+	r, err := reader.Open(pos[0])
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	f := r.FieldIndex(*field)
+	if f < 0 {
+		return fmt.Errorf("%s: no field %q (fields: %s)", pos[0], *field, fieldNames(r))
+	}
+	fd := r.Fields()[f]
+	var payload []byte
+	switch fd.Type {
+	case manifest.TypeInt:
+		v, err := r.Int(*n, f)
+		if err != nil {
+			return err
+		}
+		payload = fmt.Appendf(nil, "%d\n", v)
+	case manifest.TypeFloat:
+		v, err := r.Float(*n, f)
+		if err != nil {
+			return err
+		}
+		payload = fmt.Appendf(nil, "%v\n", v)
+	default:
+		if payload, err = r.Payload(*n, f); err != nil {
+			return err
+		}
+	}
+	_, err = stdout.Write(payload)
+	return err
+}
+
+func fieldNames(r *reader.Reader) string {
+	var names []string
+	for _, f := range r.Fields() {
+		names = append(names, f.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// human formats a byte count with a binary unit.
+func human(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+var errNotYet = errors.New("not supported")

@@ -1,0 +1,95 @@
+// Command convert turns ML datasets (image folders, audio trees, WebDataset tar shards, JSONL)
+// into one random-access MLDF file, and inspects, verifies, merges and exports such files.
+//
+// The flow of a conversion (convert run RECIPE, or a one-shot form such as convert images):
+//
+//	recipe.Load → flags override → Defaults → Validate (every problem, with lines)
+//	→ recipe.Build (source + field encoders) → pipeline.Run (workers, page writer, finalizer)
+//	→ report JSON + summary
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// version is the tool version recorded in reports.
+const version = "0.1.0"
+
+type command struct {
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	summary string
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"run":      {cmdRun, "run RECIPE.yaml [flags]: convert as a recipe says (flags override it)"},
+		"validate": {cmdValidate, "validate RECIPE.yaml: check a recipe and print the resolved plan"},
+		"images":   {cmdImages, "images SRC_DIR OUT.mldf [flags]: convert an ImageFolder (root/<class>/<image>)"},
+		"inspect":  {cmdInspect, "inspect FILE [--sample N]: header, fields, sizes (also .taridx and .beton)"},
+		"verify":   {cmdVerify, "verify FILE: check every structural invariant and checksum"},
+		"index":    {cmdIndex, "index SHARD.tar [...] -o FOLD.taridx: write a TARIDX index"},
+		"merge":    {cmdMerge, "merge OUT.mldf PARTS...: join the parts of a sharded run"},
+		"cat":      {cmdCat, "cat FILE --sample N --field F: write one payload to stdout"},
+		"export":   {cmdExport, "export FILE DIR --format folder|webdataset: write samples back out"},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	interrupted := ctx.Err() != nil
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "convert:", err)
+		if interrupted {
+			os.Exit(130)
+		}
+		os.Exit(1)
+	}
+}
+
+// errUsage marks a command-line mistake; dispatch prints the usage with it.
+var errUsage = errors.New("usage")
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout, cmds)
+		return nil
+	}
+	if args[0] == "version" || args[0] == "--version" {
+		fmt.Fprintln(stdout, "convert", version)
+		return nil
+	}
+	c, ok := cmds[args[0]]
+	if !ok {
+		usage(stderr, cmds)
+		return fmt.Errorf("%w: unknown command %q", errUsage, args[0])
+	}
+	return c.run(ctx, args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer, cmds map[string]command) {
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintln(w, "convert turns ML datasets into one random-access MLDF file.\n\nUsage:")
+	for _, n := range names {
+		fmt.Fprintf(w, "  convert %s\n", cmds[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun convert COMMAND -h for a command's flags. Recipes: docs/RECIPES.md.")
+}
+
+func usageErr(_, synopsis string) error {
+	return fmt.Errorf("%w: convert %s", errUsage, strings.TrimSpace(synopsis))
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mldf/convert/pipeline"
+	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/recipe"
+)
+
+// runReport is the machine-readable report written beside the output.
+type runReport struct {
+	Tool           string           `json:"tool"`
+	Version        string           `json:"version"`
+	RecipeSHA256   string           `json:"recipe_sha256"`
+	Output         string           `json:"output"`
+	OK             bool             `json:"ok"`
+	Error          string           `json:"error,omitempty"`
+	Shard          *int             `json:"shard,omitempty"`
+	Shards         int              `json:"shards,omitempty"`
+	Inputs         int              `json:"inputs"`
+	Samples        int64            `json:"samples"`
+	Rejected       int64            `json:"rejected"`
+	RejectsByReason map[string]int64 `json:"rejects_by_reason"`
+	Fields         []fieldReport    `json:"fields"`
+	BytesIn        int64            `json:"bytes_in"`
+	BytesOut       int64            `json:"bytes_out"`
+	Pages          int64            `json:"pages"`
+	ElapsedSeconds float64          `json:"elapsed_seconds"`
+	SamplesPerSec  float64          `json:"samples_per_second"`
+	MBInPerSec     float64          `json:"mb_in_per_second"`
+	PeakRSSBytes   int64            `json:"peak_rss_bytes"`
+	Workers        int              `json:"workers"`
+	ClaimWaitSecs  float64          `json:"claim_wait_seconds"`
+}
+
+type fieldReport struct {
+	Name         string `json:"name"`
+	Type         string `json:"type"`
+	Payloads     int    `json:"payloads"`
+	PayloadBytes uint64 `json:"payload_bytes"`
+}
+
+// recipeHash is the SHA-256 of the resolved recipe (defaults applied, flags merged), so two
+// runs of the same conversion have the same hash.
+func recipeHash(r *recipe.Recipe) string {
+	b, _ := yaml.Marshal(r)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// peakRSS returns the process's peak resident set size in bytes (Linux reports KiB).
+func peakRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Maxrss * 1024
+}
+
+func newReport(plan *recipe.Plan, rep pipeline.Report, runErr error) runReport {
+	r := plan.Recipe
+	out := runReport{
+		Tool: "convert", Version: version, RecipeSHA256: recipeHash(r), Output: rep.Output, OK: runErr == nil,
+		Inputs: plan.Slice[1] - plan.Slice[0], Samples: rep.Samples, Rejected: rep.Rejected,
+		RejectsByReason: rep.RejectsByReason, BytesIn: rep.BytesIn, BytesOut: rep.BytesOut, Pages: rep.Pages,
+		ElapsedSeconds: rep.Elapsed.Seconds(), PeakRSSBytes: peakRSS(), Workers: rep.Workers,
+		ClaimWaitSecs: rep.ClaimWait.Seconds(),
+	}
+	if out.RejectsByReason == nil {
+		out.RejectsByReason = map[string]int64{}
+	}
+	if runErr != nil {
+		out.Error = runErr.Error()
+	}
+	if r.Shards > 0 {
+		out.Shard, out.Shards = &r.Shard, r.Shards
+	}
+	if s := rep.Elapsed.Seconds(); s > 0 {
+		out.SamplesPerSec = float64(rep.Samples) / s
+		out.MBInPerSec = float64(rep.BytesIn) / 1e6 / s
+	}
+	if runErr == nil && rep.Output != "" {
+		if rd, err := reader.Open(rep.Output); err == nil {
+			for _, f := range rd.Describe().Fields {
+				out.Fields = append(out.Fields, fieldReport{Name: f.Name, Type: f.TypeName, Payloads: f.Payloads, PayloadBytes: f.PayloadBytes})
+			}
+			rd.Close()
+		}
+	}
+	return out
+}
+
+// writeReport writes the run's report JSON atomically to the recipe's report path.
+func writeReport(plan *recipe.Plan, rep pipeline.Report, runErr error) error {
+	path := plan.Recipe.Report
+	if path == "" {
+		return nil
+	}
+	if rep.Output == "" {
+		rep.Output = plan.Recipe.Output
+	}
+	return writeFileAtomic(path, newReport(plan, rep, runErr))
+}
+
+// writeFileAtomic writes v as indented JSON to path through a temporary file and a rename.
+func writeFileAtomic(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("report %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("report %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("report %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("report %s: %w", path, err)
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// printPlan prints what a run would do, without doing it (validate, run --dry-run).
+func printPlan(w io.Writer, p *recipe.Plan) error {
+	r := p.Recipe
+	var bytes int64
+	for _, in := range p.Inputs[p.Slice[0]:p.Slice[1]] {
+		bytes += in.Size
+	}
+	fmt.Fprintf(w, "recipe OK\nsource     %s %s%v: %d inputs (%s)", r.Source.Type, r.Source.Path, r.Source.Inputs,
+		p.Slice[1]-p.Slice[0], human(uint64(bytes)))
+	if r.Shards > 0 {
+		fmt.Fprintf(w, ", slice %d of %d = inputs [%d, %d) of %d", r.Shard, r.Shards, p.Slice[0], p.Slice[1], len(p.Inputs))
+	}
+	if n := p.Source.Len(); n >= 0 {
+		fmt.Fprintf(w, ", %d samples", n)
+	} else {
+		fmt.Fprint(w, ", sample count known after the run (streaming)")
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "fields")
+	for _, b := range p.Bindings {
+		fmt.Fprintf(w, "  %-16s %-17s from %q", b.Field.Name(), b.Field.Type(), b.Column)
+		if b.Optional {
+			fmt.Fprint(w, " (optional)")
+		}
+		if a := describeArguments(b.Field.Type(), b.Field.Arguments()); a != "" {
+			fmt.Fprintf(w, "  %s", a)
+		}
+		fmt.Fprintln(w)
+	}
+	out := r.Output
+	if r.Shards > 0 {
+		out = partPath(r.Output, r.Shard, r.Shards)
+	}
+	fmt.Fprintf(w, "output     %s (%s, page size %s, checksums %v)\n", out, r.Format, human(uint64(r.PageSize)), *r.Checksums)
+	fmt.Fprintf(w, "run        workers %d, on_error %s, max_errors %q, rejects %s, report %s\n",
+		r.Workers, r.OnError, r.MaxErrors, r.Rejects, r.Report)
+	return nil
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/mldf/convert/pipeline"
+	"github.com/mldf/convert/progress"
+	"github.com/mldf/convert/recipe"
+)
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	rf, ff := bindRunFlags(fs), bindFieldFlags(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErr("run", "run RECIPE.yaml [--output F] [--workers N] [--dry-run] ...")
+	}
+	r, err := recipe.Load(pos[0])
+	if err != nil {
+		return err
+	}
+	return convert(ctx, r, rf, ff, stdout, stderr)
+}
+
+func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	rf, ff := bindRunFlags(fs), bindFieldFlags(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErr("validate", "validate RECIPE.yaml")
+	}
+	r, err := recipe.Load(pos[0])
+	if err != nil {
+		return err
+	}
+	rf.dryRun = true
+	return convert(ctx, r, rf, ff, stdout, stderr)
+}
+
+// cmdImages is the one-shot form for an ImageFolder: no YAML needed.
+func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("images", flag.ContinueOnError)
+	rf, ff := bindRunFlags(fs), bindFieldFlags(fs)
+	flat := fs.Bool("flat", false, "a flat folder of images without class subfolders (no label)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usageErr("images", "images SRC_DIR OUT.mldf [--max-resolution N] [--mode jpeg|png|raw|smart] ...")
+	}
+	r := &recipe.Recipe{
+		Source: recipe.Source{Type: "images", Path: pos[0], Flat: *flat},
+		Fields: []recipe.Field{{Name: "image", Type: "image"}},
+		Output: pos[1],
+	}
+	if !*flat {
+		r.Fields = append(r.Fields, recipe.Field{Name: "label", Type: "int"})
+	}
+	return convert(ctx, r, rf, ff, stdout, stderr)
+}
+
+// convert applies the flags to r, validates it, builds the plan and runs it.
+func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags, stdout, stderr io.Writer) error {
+	if err := rf.apply(r); err != nil {
+		return err
+	}
+	ff.apply(r)
+	if err := shardFromEnv(r, rf, os.LookupEnv); err != nil {
+		return err
+	}
+	r.Defaults()
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	plan, err := recipe.Build(r)
+	if err != nil {
+		return err
+	}
+	if rf.dryRun {
+		return printPlan(stdout, plan)
+	}
+	if err := os.MkdirAll(filepath.Dir(r.Output), 0o755); err != nil {
+		return fmt.Errorf("output folder: %w", err)
+	}
+	logger := newLogger(r.LogFormat, stderr)
+	if r.Shards > 0 {
+		return runShard(ctx, plan, logger, stdout, stderr)
+	}
+	rep, err := runPlan(ctx, plan, plan.Recipe.Output, logger, stderr)
+	if werr := writeReport(plan, rep, err); werr != nil && err == nil {
+		err = werr
+	}
+	if err != nil {
+		return err
+	}
+	printSummary(stdout, rep)
+	return nil
+}
+
+// runPlan runs one conversion into output with a progress display on stderr.
+func runPlan(ctx context.Context, plan *recipe.Plan, output string, logger *slog.Logger, stderr io.Writer) (pipeline.Report, error) {
+	r := plan.Recipe
+	count, frac, _ := recipe.ParseMaxErrors(r.MaxErrors)
+	policy, err := pipeline.ParseErrorPolicy(r.OnError)
+	if err != nil {
+		return pipeline.Report{}, err
+	}
+	bar := progress.New(stderr, isTerminal(stderr), logger, 10*time.Second)
+	defer bar.Finish()
+	cfg := pipeline.Config{
+		Source: plan.Source, Fields: plan.Bindings, Output: output,
+		PageSize: int(r.PageSize), Workers: r.Workers, ChunkSize: r.ChunkSize,
+		Checksums: *r.Checksums, OnError: policy, MaxErrors: count, MaxErrorFraction: frac,
+		RejectsPath: r.Rejects, Logger: logger,
+		Progress: func(p pipeline.Progress) { bar.Update(progress.Stats(p)) },
+	}
+	if plan.Run != nil {
+		return plan.Run(ctx, cfg)
+	}
+	return pipeline.Run(ctx, cfg)
+}
+
+func newLogger(format string, w io.Writer) *slog.Logger {
+	if format == "json" || !isTerminal(w) {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func printSummary(w io.Writer, rep pipeline.Report) {
+	secs := rep.Elapsed.Seconds()
+	if secs <= 0 {
+		secs = 1e-9
+	}
+	fmt.Fprintf(w, "wrote %s: %d samples (%d rejected), %d pages, %.1f MB in → %.1f MB out in %s (%.0f samples/s, %.1f MB/s in)\n",
+		rep.Output, rep.Samples, rep.Rejected, rep.Pages, float64(rep.BytesIn)/1e6, float64(rep.BytesOut)/1e6,
+		rep.Elapsed.Round(time.Millisecond), float64(rep.Samples)/secs, float64(rep.BytesIn)/1e6/secs)
+	for reason, n := range rep.RejectsByReason {
+		fmt.Fprintf(w, "  rejected (%s): %d\n", reason, n)
+	}
+}

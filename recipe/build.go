@@ -1,0 +1,184 @@
+package recipe
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/encoders/audiofield"
+	"github.com/mldf/convert/encoders/imagefield"
+	"github.com/mldf/convert/encoders/textfield"
+	"github.com/mldf/convert/pipeline"
+	"github.com/mldf/convert/sample"
+	"github.com/mldf/convert/sources"
+	"github.com/mldf/convert/sources/audio"
+	"github.com/mldf/convert/sources/imagefolder"
+	"github.com/mldf/convert/sources/jsonl"
+	"github.com/mldf/convert/sources/tarsrc"
+)
+
+// Plan is a validated recipe resolved into a source and field encoders, ready to run.
+type Plan struct {
+	Recipe   *Recipe
+	Source   sources.Source
+	Bindings []pipeline.Binding
+	// Inputs are the files the source reads (all of them, before sharding), in order.
+	Inputs []sources.Input
+	// Slice is the [lo, hi) range of Inputs this run converts (all of them unless sharded).
+	Slice [2]int
+	// Run, when set, replaces pipeline.Run (another container format, e.g. FFCV .beton).
+	Run func(context.Context, pipeline.Config) (pipeline.Report, error)
+}
+
+// ranger is a source that can be cut to a contiguous range of its inputs (sharded runs).
+type ranger interface {
+	sources.Source
+	Inputs() []sources.Input
+}
+
+// Build resolves a validated recipe (Defaults and Validate called) into a Plan. It opens the
+// source (walking folders, expanding globs) but reads no sample.
+func Build(r *Recipe) (*Plan, error) {
+	p := &Plan{Recipe: r}
+	src, err := buildSource(r)
+	if err != nil {
+		return nil, err
+	}
+	p.Inputs = src.Inputs()
+	p.Slice = [2]int{0, len(p.Inputs)}
+	p.Source = src
+	if r.Shards > 1 {
+		lo, hi := sources.Slice(p.Inputs, r.Shard, r.Shards)
+		p.Slice = [2]int{lo, hi}
+		if p.Source, err = rangeOf(src, lo, hi); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range r.Fields {
+		field, err := buildField(f)
+		if err != nil {
+			return nil, fmt.Errorf("%w: field %q: %w", ErrRecipe, f.Name, err)
+		}
+		if packed, ok := field.(*textfield.Packed); ok {
+			// Packed rows are cut across documents: the source becomes the packer.
+			p.Source = packed.Pack(p.Source, f.From)
+			f.From = packed.Column()
+		}
+		required := f.Required == nil || *f.Required
+		p.Bindings = append(p.Bindings, pipeline.Binding{Field: field, Column: f.From, Optional: !required})
+	}
+	return p, nil
+}
+
+func buildSource(r *Recipe) (ranger, error) {
+	s := r.Source
+	switch s.Type {
+	case "images":
+		layout := imagefolder.LayoutClasses
+		if s.Flat {
+			layout = imagefolder.LayoutFlat
+		}
+		return imagefolder.New(s.Path, imagefolder.Options{Layout: layout})
+	case "audio_folder":
+		return audio.OpenFolder(s.Path)
+	case "librispeech":
+		return audio.OpenLibriSpeech(s.Path)
+	case "nemo_manifest":
+		return audio.OpenManifest(s.Path)
+	case "tar":
+		return tarsrc.New(s.Inputs, tarsrc.Options{})
+	case "jsonl":
+		return jsonl.New(s.Inputs, jsonlColumns(r.Fields), jsonl.Options{MaxLineSize: int(s.MaxLineBytes)})
+	}
+	return nil, fmt.Errorf("%w: source type %q", ErrRecipe, s.Type)
+}
+
+// jsonlColumns says which keys a JSONL source extracts, and as what, from the fields.
+func jsonlColumns(fields []Field) []jsonl.Column {
+	var cols []jsonl.Column
+	for _, f := range fields {
+		kind := sample.KindString
+		switch f.Type {
+		case "int":
+			kind = sample.KindInt
+		case "float":
+			kind = sample.KindFloat
+		case "json", "ndarray":
+			kind = sample.KindJSON
+		case "bytes":
+			if f.Base64 {
+				kind = sample.KindBytes
+			}
+		}
+		required := f.Required == nil || *f.Required
+		cols = append(cols, jsonl.Column{Name: f.From, Key: f.From, Kind: kind, Required: required})
+	}
+	return cols
+}
+
+// rangeOf cuts src to its inputs [lo, hi).
+func rangeOf(src ranger, lo, hi int) (sources.Source, error) {
+	switch s := src.(type) {
+	case *imagefolder.Source:
+		return s.Range(lo, hi)
+	case interface {
+		Range(lo, hi int) (sources.Source, error)
+	}:
+		return s.Range(lo, hi)
+	}
+	return nil, fmt.Errorf("%w: this source cannot be sharded", ErrRecipe)
+}
+
+func buildField(f Field) (encoders.Field, error) {
+	switch f.Type {
+	case "int":
+		return encoders.NewInt(f.Name)
+	case "float":
+		return encoders.NewFloat(f.Name)
+	case "bytes":
+		return encoders.NewBytes(f.Name)
+	case "json":
+		return encoders.NewJSON(f.Name)
+	case "ndarray":
+		return encoders.NewNDArray(f.Name, f.DType, f.Shape)
+	case "image":
+		mode, err := imagefield.ParseMode(f.Mode)
+		if err != nil {
+			return nil, err
+		}
+		filter, err := imagefield.ParseFilter(f.Filter)
+		if err != nil {
+			return nil, err
+		}
+		ch, _ := strconv.Atoi(f.Channels)
+		return imagefield.New(f.Name, imagefield.Options{Mode: mode, MaxResolution: f.MaxResolution,
+			JPEGQuality: f.JPEGQuality, Filter: filter, Channels: ch, MaxPixels: f.MaxPixels})
+	case "audio", "flac":
+		o := audiofield.Options{SampleRate: f.SampleRate, Mono: f.Channels == "mono",
+			MaxDuration: f.MaxDuration, SkipLong: f.OnLong == "skip"}
+		if f.Type == "flac" {
+			return audiofield.NewCompressed(f.Name, o)
+		}
+		switch f.SampleType {
+		case "int32":
+			o.Format = audiofield.Int32
+		case "float32":
+			o.Format = audiofield.Float32
+		default:
+			o.Format = audiofield.Int16
+		}
+		return audiofield.NewWaveform(f.Name, o)
+	case "text":
+		return textfield.NewRaw(f.Name)
+	case "tokens":
+		return textfield.NewTokenized(f.Name, textfield.TokenizedOptions{Tokenizer: f.Tokenizer, AppendEnd: f.AppendEOT})
+	case "packed":
+		o := textfield.PackOptions{Tokenizer: f.Tokenizer, SeqLen: f.SeqLen, PadLast: f.Remainder == "pad"}
+		if f.PadID != nil {
+			o.PadID = uint32(*f.PadID)
+		}
+		return textfield.NewPacked(f.Name, o)
+	}
+	return nil, fmt.Errorf("unknown field type %q", f.Type)
+}
