@@ -44,9 +44,9 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 // key. Only flags given on the command line override the recipe.
 type runFlags struct {
 	output, format, pageSize, onError, maxErrors, rejects, report, logFormat string
-	workers, chunkSize, shard, shards                                       int
-	checksums, dryRun                                                       bool
-	fs                                                                      *flag.FlagSet
+	workers, chunkSize, shard, shards                                        int
+	checksums, dryRun                                                        bool
+	fs                                                                       *flag.FlagSet
 }
 
 func bindRunFlags(fs *flag.FlagSet) *runFlags {

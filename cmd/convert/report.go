@@ -19,28 +19,28 @@ import (
 
 // runReport is the machine-readable report written beside the output.
 type runReport struct {
-	Tool           string           `json:"tool"`
-	Version        string           `json:"version"`
-	RecipeSHA256   string           `json:"recipe_sha256"`
-	Output         string           `json:"output"`
-	OK             bool             `json:"ok"`
-	Error          string           `json:"error,omitempty"`
-	Shard          *int             `json:"shard,omitempty"`
-	Shards         int              `json:"shards,omitempty"`
-	Inputs         int              `json:"inputs"`
-	Samples        int64            `json:"samples"`
-	Rejected       int64            `json:"rejected"`
+	Tool            string           `json:"tool"`
+	Version         string           `json:"version"`
+	RecipeSHA256    string           `json:"recipe_sha256"`
+	Output          string           `json:"output"`
+	OK              bool             `json:"ok"`
+	Error           string           `json:"error,omitempty"`
+	Shard           *int             `json:"shard,omitempty"`
+	Shards          int              `json:"shards,omitempty"`
+	Inputs          int              `json:"inputs"`
+	Samples         int64            `json:"samples"`
+	Rejected        int64            `json:"rejected"`
 	RejectsByReason map[string]int64 `json:"rejects_by_reason"`
-	Fields         []fieldReport    `json:"fields"`
-	BytesIn        int64            `json:"bytes_in"`
-	BytesOut       int64            `json:"bytes_out"`
-	Pages          int64            `json:"pages"`
-	ElapsedSeconds float64          `json:"elapsed_seconds"`
-	SamplesPerSec  float64          `json:"samples_per_second"`
-	MBInPerSec     float64          `json:"mb_in_per_second"`
-	PeakRSSBytes   int64            `json:"peak_rss_bytes"`
-	Workers        int              `json:"workers"`
-	ClaimWaitSecs  float64          `json:"claim_wait_seconds"`
+	Fields          []fieldReport    `json:"fields"`
+	BytesIn         int64            `json:"bytes_in"`
+	BytesOut        int64            `json:"bytes_out"`
+	Pages           int64            `json:"pages"`
+	ElapsedSeconds  float64          `json:"elapsed_seconds"`
+	SamplesPerSec   float64          `json:"samples_per_second"`
+	MBInPerSec      float64          `json:"mb_in_per_second"`
+	PeakRSSBytes    int64            `json:"peak_rss_bytes"`
+	Workers         int              `json:"workers"`
+	ClaimWaitSecs   float64          `json:"claim_wait_seconds"`
 }
 
 type fieldReport struct {
