@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/recipe"
+)
+
+// root is where configs/ and testdata/ live; recipes use paths relative to it. It is set
+// once, before any test changes directory.
+var root string
+
+func TestMain(m *testing.M) {
+	var err error
+	if root, err = filepath.Abs("../.."); err != nil {
+		panic(err)
+	}
+	os.Exit(m.Run())
+}
+
+func repoRoot(*testing.T) string { return root }
+
+// run calls the command in-process from the repository root.
+func run(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	t.Chdir(repoRoot(t))
+	var stdout, stderr bytes.Buffer
+	err := dispatch(context.Background(), args, &stdout, &stderr)
+	return stdout.String(), stderr.String(), err
+}
+
+func TestEveryConfigValidatesAndConverts(t *testing.T) {
+	configs, err := filepath.Glob(filepath.Join(repoRoot(t), "configs", "*.yaml"))
+	if err != nil || len(configs) == 0 {
+		t.Fatalf("no configs: %v", err)
+	}
+	for _, cfg := range configs {
+		name := strings.TrimSuffix(filepath.Base(cfg), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			out := t.TempDir()
+			t.Setenv("OUT", out)
+			stdout, _, err := run(t, "validate", cfg)
+			if err != nil {
+				t.Fatalf("validate: %v", err)
+			}
+			if !strings.Contains(stdout, "recipe OK") {
+				t.Fatalf("validate printed %q", stdout)
+			}
+			if _, err := os.Stat(out); err == nil {
+				if entries, _ := os.ReadDir(out); len(entries) != 0 {
+					t.Fatalf("validate wrote files: %v", entries)
+				}
+			}
+			r, err := recipe.Load(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Defaults()
+			stdout, stderr, err := run(t, "run", cfg, "--workers", "2")
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, stderr)
+			}
+			if r.Format == "beton" {
+				return
+			}
+			rd, err := reader.Open(r.Output)
+			if err != nil {
+				t.Fatalf("output: %v (stdout %q)", err, stdout)
+			}
+			defer rd.Close()
+			if rd.NumSamples() == 0 {
+				t.Fatalf("%s has no samples", r.Output)
+			}
+			if _, err := rd.Verify(); err != nil {
+				t.Fatalf("verify: %v", err)
+			}
+			var rep runReport
+			b, err := os.ReadFile(r.Report)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &rep); err != nil || !rep.OK || rep.Samples != int64(rd.NumSamples()) || len(rep.Fields) != len(r.Fields) {
+				t.Fatalf("report %s: %+v (%v)", r.Report, rep, err)
+			}
+		})
+	}
+}
+
+func TestImagesOneShotAndFlagsOverride(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.mldf")
+	_, _, err := run(t, "images", "testdata/images", out, "--max-resolution", "64", "--mode=jpeg", "--jpeg_quality", "80", "--workers", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := reader.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	for i := range rd.NumSamples() {
+		m, _, err := rd.Image(i, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if max(m.Width, m.Height) > 64 {
+			t.Fatalf("sample %d is %dx%d, flag said 64", i, m.Width, m.Height)
+		}
+	}
+	stdout, _, err := run(t, "inspect", out)
+	if err != nil || !strings.Contains(stdout, "mode=jpeg max_resolution=64 jpeg_quality=80") {
+		t.Fatalf("inspect: %v\n%s", err, stdout)
+	}
+	if _, _, err := run(t, "verify", out); err != nil {
+		t.Fatal(err)
+	}
+	var cat bytes.Buffer
+	t.Chdir(repoRoot(t))
+	if err := dispatch(context.Background(), []string{"cat", out, "--sample", "0", "--field", "image"}, &cat, &cat); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(cat.Bytes(), []byte{0xff, 0xd8}) {
+		t.Fatalf("cat wrote % x..., want a JPEG", cat.Bytes()[:4])
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"nosuch"}, {"run"}, {"images", "only-one"}, {"inspect"}, {"cat", "f"}, {"run", "x.yaml", "--bogus"},
+	} {
+		if _, _, err := run(t, args...); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+	if _, _, err := run(t, "run", "configs/nosuch.yaml"); err == nil || !strings.Contains(err.Error(), "nosuch.yaml") {
+		t.Errorf("missing recipe: %v", err)
+	}
+}
+
+func TestBadRecipeNoOutput(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "bad.yaml")
+	out := filepath.Join(dir, "o.mldf")
+	src := "source: {type: images, path: testdata/images}\nfields:\n  - {name: image, type: image, jpeg_quality: 101}\noutput: " + out + "\npage_size: 1000\n"
+	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := run(t, "run", cfg)
+	if !errors.Is(err, recipe.ErrRecipe) || !strings.Contains(err.Error(), "line 3") || !strings.Contains(err.Error(), "line 5") {
+		t.Fatalf("want both problems with lines, got %v", err)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("output exists after a bad recipe: %v", err)
+	}
+}
+
+func TestShardFromEnv(t *testing.T) {
+	env := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	for _, c := range []struct {
+		env           map[string]string
+		flagShard     int
+		shard, shards int
+		err           string
+	}{
+		{map[string]string{"SLURM_ARRAY_TASK_ID": "5", "SLURM_ARRAY_TASK_MIN": "2", "SLURM_ARRAY_TASK_COUNT": "8"}, -1, 3, 8, ""},
+		{map[string]string{"JOB_COMPLETION_INDEX": "4"}, -1, 0, 0, "pass --shards"},
+		{map[string]string{"SLURM_ARRAY_TASK_ID": "x", "SLURM_ARRAY_TASK_COUNT": "2"}, -1, 0, 0, "not a task index"},
+		{map[string]string{"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "4"}, 2, 2, 4, ""},
+		{map[string]string{}, -1, 0, 0, ""},
+	} {
+		r := &recipe.Recipe{}
+		err := shardFromEnv(r, &runFlags{shard: c.flagShard}, env(c.env))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%v: err %v, want %q", c.env, err, c.err)
+			}
+			continue
+		}
+		if err != nil || r.Shard != c.shard || r.Shards != c.shards {
+			t.Errorf("%v: shard %d/%d (%v), want %d/%d", c.env, r.Shard, r.Shards, err, c.shard, c.shards)
+		}
+	}
+	if got := partPath("out/x.mldf", 3, 8); got != "out/x.part-00003-of-00008.mldf" {
+		t.Errorf("partPath = %q", got)
+	}
+}
