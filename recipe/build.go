@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/encoders/audiofield"
@@ -55,6 +56,15 @@ func Build(r *Recipe) (*Plan, error) {
 			return nil, err
 		}
 	}
+	var alts []string
+	for _, f := range r.Fields {
+		if strings.Contains(f.From, "|") {
+			alts = append(alts, f.From)
+		}
+	}
+	if len(alts) > 0 {
+		p.Source = &alternatives{Source: p.Source, columns: alts}
+	}
 	for _, f := range r.Fields {
 		field, err := buildField(f)
 		if err != nil {
@@ -97,6 +107,7 @@ func buildSource(r *Recipe) (ranger, error) {
 // jsonlColumns says which keys a JSONL source extracts, and as what, from the fields.
 func jsonlColumns(fields []Field) []jsonl.Column {
 	var cols []jsonl.Column
+	seen := map[string]bool{}
 	for _, f := range fields {
 		kind := sample.KindString
 		switch f.Type {
@@ -112,9 +123,38 @@ func jsonlColumns(fields []Field) []jsonl.Column {
 			}
 		}
 		required := f.Required == nil || *f.Required
-		cols = append(cols, jsonl.Column{Name: f.From, Key: f.From, Kind: kind, Required: required})
+		keys := strings.Split(f.From, "|")
+		for _, k := range keys {
+			if seen[k] {
+				continue // two fields from one key (text and tokens): extract it once
+			}
+			seen[k] = true
+			cols = append(cols, jsonl.Column{Name: k, Key: k, Kind: kind, Required: required && len(keys) == 1})
+		}
 	}
 	return cols
+}
+
+// alternatives gives every column written "a|b|c" the value of the first of a, b, c that a
+// sample has (WebDataset shards mixing .jpg and .png members, JSONL with optional keys).
+type alternatives struct {
+	sources.Source
+	columns []string
+}
+
+// Run implements sources.Source.
+func (a *alternatives) Run(ctx context.Context, emit func(sample.Sample) error) error {
+	return a.Source.Run(ctx, func(s sample.Sample) error {
+		for _, alt := range a.columns {
+			for _, c := range strings.Split(alt, "|") {
+				if v, ok := s.Values[c]; ok {
+					s.Values[alt] = v
+					break
+				}
+			}
+		}
+		return emit(s)
+	})
 }
 
 // rangeOf cuts src to its inputs [lo, hi).

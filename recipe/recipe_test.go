@@ -124,6 +124,7 @@ func TestSourceRules(t *testing.T) {
 		{"source: {type: images, path: p}\nfields: [{name: a, type: audio}]\noutput: o\nformat: beton", "cannot store a audio field"},
 		{"source: {type: images, path: p}\nfields: []\n", "output is required"},
 		{"source: {type: images, path: p}\nfields: [{name: a, type: int}]\noutput: o\nshard: 3\nshards: 2", "shard 3 of 2"},
+		{"source: {type: jsonl, inputs: [a]}\nfields: [{name: a, type: int, from: k}, {name: b, type: text, from: k}]\noutput: o", `key "k" is read as an integer by another field and as a string here`},
 	} {
 		r, err := Parse([]byte(c.src), env(nil))
 		if err == nil {

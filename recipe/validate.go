@@ -261,6 +261,28 @@ func (r *Recipe) Validate() error {
 			add(at("type"), "%s: packed text needs a jsonl source", where)
 		}
 	}
+	if s.Type == "jsonl" {
+		// A JSON key is extracted once, as one kind: fields sharing it must agree.
+		kinds := map[string]string{}
+		for i, f := range r.Fields {
+			k := jsonKind(f)
+			if prev, ok := kinds[f.From]; ok && prev != k {
+				add(r.line("fields", "#"+strconv.Itoa(i), "from"), "field %q: key %q is read as %s by another field and as %s here", f.Name, f.From, prev, k)
+			}
+			kinds[f.From] = k
+		}
+	}
+	if s.Type == "jsonl" {
+		// A JSON key is extracted once, as one kind: fields sharing it must agree.
+		kinds := map[string]string{}
+		for i, f := range r.Fields {
+			k := jsonKind(f)
+			if prev, ok := kinds[f.From]; ok && prev != k {
+				add(r.line("fields", "#"+strconv.Itoa(i), "from"), "field %q: key %q is read as %s by another field and as %s here", f.Name, f.From, prev, k)
+			}
+			kinds[f.From] = k
+		}
+	}
 	if r.Format == "beton" {
 		for i, f := range r.Fields {
 			switch f.Type {
@@ -316,3 +338,21 @@ func sortedKeys[V any](m map[string]V) []string {
 // Applies reports whether the option key (a recipe key such as "max_resolution") applies to a
 // field of type typ.
 func Applies(typ, key string) bool { return slices.Contains(fieldKeys[typ], key) }
+
+// jsonKind is how a JSONL value is read for a field: "a string", "an integer", "a number",
+// "any JSON value" or "base64".
+func jsonKind(f Field) string {
+	switch f.Type {
+	case "int":
+		return "an integer"
+	case "float":
+		return "a number"
+	case "json", "ndarray":
+		return "any JSON value"
+	case "bytes":
+		if f.Base64 {
+			return "base64"
+		}
+	}
+	return "a string"
+}

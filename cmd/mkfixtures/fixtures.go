@@ -20,6 +20,7 @@ import (
 	"github.com/mldf/convert/internal/wav"
 	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/sample"
+	"github.com/mldf/convert/sources"
 )
 
 // fixturePageSize is small so that payloads fill and cross pages.
@@ -47,7 +48,8 @@ type fixture struct {
 	name    string
 	fields  []pipeline.Binding
 	samples []sample.Sample
-	err     error // set when building the fields failed
+	source  sources.Source // when set, used instead of samples
+	err     error          // set when building the fields failed
 }
 
 func (fx fixture) write(ctx context.Context, dir string) error {
@@ -55,8 +57,12 @@ func (fx fixture) write(ctx context.Context, dir string) error {
 		return fx.err
 	}
 	path := filepath.Join(dir, fx.name+".mldf")
+	var src sources.Source = memSource(fx.samples)
+	if fx.source != nil {
+		src = fx.source
+	}
 	_, err := pipeline.Run(ctx, pipeline.Config{
-		Source: memSource(fx.samples), Fields: fx.fields, Output: path,
+		Source: src, Fields: fx.fields, Output: path,
 		PageSize: fixturePageSize, Workers: 2, ChunkSize: 5, Checksums: true, OnError: pipeline.Fail,
 	})
 	if err != nil {
@@ -66,7 +72,7 @@ func (fx fixture) write(ctx context.Context, dir string) error {
 }
 
 func fixtures() []fixture {
-	return []fixture{scalarsFixture(), ndarrayFixture(), imagesFixture(), audioFixture(), textFixture()}
+	return []fixture{scalarsFixture(), ndarrayFixture(), imagesFixture(), audioFixture(), textFixture(), packedFixture()}
 }
 
 // fieldSet collects field constructors' errors so fixtures read as lists.

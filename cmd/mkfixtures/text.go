@@ -6,15 +6,16 @@ import (
 	"math"
 	"unicode/utf8"
 
-	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/encoders/textfield"
+	"github.com/mldf/convert/pipeline"
 
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/sample"
 )
 
-// stand-in TEXT fields: encoders/textfield did not exist when this program was written. They
-// follow docs/FORMAT.md's TextMeta (encoding 0 UTF-8, 1 int32 ids, 2 int16 ids) and leave the
-// arguments zero. TODO: switch to encoders/textfield once it lands.
+// Stand-in TEXT fields, kept for what encoders/textfield cannot produce: int16 token ids (the
+// built-in vocabularies all need int32). They follow docs/FORMAT.md's TextMeta (encoding 0
+// UTF-8, 1 int32 ids, 2 int16 ids) and leave the arguments zero.
 
 // textRaw stores UTF-8 text (TEXT_RAW, encoding 0).
 type textRaw struct{ name string }
@@ -83,7 +84,9 @@ func (f textTokens) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	return out, nil
 }
 
-// textFixture: UTF-8 text (with an empty one), int32 and int16 token ids.
+// textFixture: UTF-8 text (with an empty one) and cl100k token ids (int32) from
+// encoders/textfield, plus int16 ids from the stand-in field (no built-in vocabulary fits
+// int16).
 func textFixture() fixture {
 	texts := []string{
 		"hello world",
@@ -91,7 +94,7 @@ func textFixture() fixture {
 		"Grüße aus Köln — 東京 🚀 tabs\tand\nnewlines",
 		"the quick brown fox jumps over the lazy dog again and again",
 		"a",
-		"  leading and trailing spaces  ",
+		"  leading and trailing spaces <|endoftext|> as text",
 	}
 	var ss []sample.Sample
 	for i, t := range texts {
@@ -100,8 +103,26 @@ func textFixture() fixture {
 		}))
 	}
 	var fs fieldSet
-	for _, f := range []encoders.Field{textRaw{"text"}, textTokens{name: "tok32", wide: true, large: true}, textTokens{name: "tok16"}} {
-		fs.add(f, nil, "text", false)
+	raw, err := textfield.NewRaw("text")
+	fs.add(raw, err, "text", false)
+	tok, err := textfield.NewTokenized("cl100k", textfield.TokenizedOptions{AppendEnd: true})
+	fs.add(tok, err, "text", false)
+	fs.add(textTokens{name: "tok16"}, nil, "text", false)
+	return fixture{name: "text", fields: fs.b, samples: ss, err: fs.err}
+}
+
+// packedFixture: TEXT_PACKED rows of 7 cl100k ids cut from the documents, the last row padded.
+func packedFixture() fixture {
+	docs := []string{"one two three four five", "", "six seven", "Grüße 東京 🚀", "the end of the packed stream"}
+	var ss []sample.Sample
+	for i, t := range docs {
+		ss = append(ss, mk(i, map[string]sample.Value{"doc": {Kind: sample.KindString, Bytes: []byte(t)}}))
 	}
-	return fixture{name: "text", fields: fs.b, samples: ss}
+	opt := textfield.PackOptions{SeqLen: 7, PadLast: true, Workers: 1}
+	f, err := textfield.NewPacked("tokens", opt)
+	if err != nil {
+		return fixture{name: "packed", err: err}
+	}
+	return fixture{name: "packed", fields: []pipeline.Binding{{Field: f, Column: f.Column()}},
+		source: f.Pack(memSource(ss), "doc")}
 }
