@@ -42,7 +42,7 @@ max_errors: 1%
 	if r.Source.Path != "/data/train" || r.Output != "out/train.mldf" || r.PageSize != 4<<20 {
 		t.Fatalf("got %+v", r)
 	}
-	if f := r.Fields[0]; f.JPEGQuality != 90 || f.Filter != "lanczos" || f.From != "image" {
+	if f := r.Fields[0]; f.JPEGQuality != 90 || f.Filter != "box" || f.From != "image" {
 		t.Fatalf("defaults not applied: %+v", f)
 	}
 	if r.Rejects != "out/train.mldf.rejects.jsonl" || !*r.Checksums || r.OnError != "skip" {

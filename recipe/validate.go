@@ -36,7 +36,7 @@ var optionKeys = []string{"mode", "max_resolution", "jpeg_quality", "filter", "c
 // Choices of the enumerated options.
 var (
 	ImageModes   = []string{"jpeg", "png", "raw", "smart"}
-	ImageFilters = []string{"lanczos", "catmullrom", "linear", "box", "nearest"}
+	ImageFilters = []string{"box", "area", "nearest", "linear", "bilinear", "catmullrom", "bicubic", "mitchell", "lanczos"}
 	Tokenizers   = []string{"cl100k_base", "o200k_base", "p50k_base", "r50k_base"}
 	SampleTypes  = []string{"int16", "int32", "float32"}
 )
@@ -84,7 +84,7 @@ func (r *Recipe) Defaults() {
 				f.JPEGQuality = 90
 			}
 			if f.Filter == "" {
-				f.Filter = "lanczos"
+				f.Filter = "box" // area averaging, as FFCV's cv2.INTER_AREA; cheap after DCT scaling
 			}
 			if f.Channels == "" {
 				f.Channels = "3"

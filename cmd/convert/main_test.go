@@ -116,7 +116,7 @@ func TestImagesOneShotAndFlagsOverride(t *testing.T) {
 		}
 	}
 	stdout, _, err := run(t, "inspect", out)
-	if err != nil || !strings.Contains(stdout, "mode=jpeg max_resolution=64 jpeg_quality=80") {
+	if err != nil || !strings.Contains(stdout, "mode=jpeg max_resolution=64 jpeg_quality=80 filter=box") {
 		t.Fatalf("inspect: %v\n%s", err, stdout)
 	}
 	if _, _, err := run(t, "verify", out); err != nil {
