@@ -1,0 +1,576 @@
+// Package audiofield encodes audio files (WAV, FLAC) as AUDIO_WAVEFORM fields (raw
+// little-endian interleaved PCM) and AUDIO_COMPRESSED fields (FLAC). It decodes, cuts a segment,
+// downmixes, resamples and converts the sample format as the field's options say.
+//
+// The field arguments (docs/fields/audio.md) record every option, including the sample format
+// of a waveform (int16, int32 or float32), so a reader never mistakes int32 for float32.
+package audiofield
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/mldf/convert/internal/flacenc"
+	"github.com/mldf/convert/internal/resample"
+	"github.com/mldf/convert/internal/wav"
+	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/sample"
+)
+
+// SampleFormat is the sample format of an AUDIO_WAVEFORM payload.
+type SampleFormat uint8
+
+// Sample formats, as stored in the arguments' byte 1. FormatFLAC marks an AUDIO_COMPRESSED
+// field.
+const (
+	Int16   SampleFormat = 1 // int16 little-endian; AudioMeta.bit_depth 16
+	Int32   SampleFormat = 2 // int32 little-endian; bit_depth 32
+	Float32 SampleFormat = 3 // IEEE float32 little-endian, nominal [-1, 1]; bit_depth 32
+	FLAC    SampleFormat = 4 // AUDIO_COMPRESSED: a FLAC stream; bit_depth is its bits per sample
+)
+
+// String returns the format's name as used in recipes (int16, int32, float32, flac).
+func (f SampleFormat) String() string {
+	switch f {
+	case Int16:
+		return "int16"
+	case Int32:
+		return "int32"
+	case Float32:
+		return "float32"
+	case FLAC:
+		return "flac"
+	}
+	return fmt.Sprintf("format(%d)", uint8(f))
+}
+
+// ArgsVersion is the version of the argument layout written by this package.
+const ArgsVersion = 1
+
+// Options configures an audio field. The zero value keeps rate and channels, stores int16
+// (waveform) or the source depth (compressed), and has no duration limit.
+type Options struct {
+	// Format is Int16 (default), Int32 or Float32 for a waveform field; ignored (FLAC) for a
+	// compressed field.
+	Format SampleFormat
+	// BitDepth of a compressed field: 0 keeps the source depth (integer sources of 4..24 bits;
+	// 32-bit integer and float sources become 24-bit), or 8, 16, 24.
+	BitDepth int
+	// SampleRate resamples to this rate; 0 keeps the source rate.
+	SampleRate int
+	// Mono downmixes to one channel (the mean of the channels); false keeps the channels.
+	Mono bool
+	// MaxDuration, in seconds (0 = no limit): longer clips are truncated, or rejected with
+	// ErrTooLong when SkipLong is set.
+	MaxDuration float64
+	SkipLong    bool
+	// NoPassthrough re-encodes FLAC inputs that need no conversion instead of storing their
+	// original bytes (compressed fields only).
+	NoPassthrough bool
+	// EncodeFLAC encodes interleaved integer samples as a FLAC stream with its STREAMINFO
+	// MD5 set. nil means EncodeFLAC (internal/flacenc).
+	EncodeFLAC func(samples []int32, channels, bitsPerSample, sampleRate int) ([]byte, error)
+}
+
+// EncodeFLAC encodes interleaved samples with internal/flacenc at its default level.
+func EncodeFLAC(samples []int32, channels, bitsPerSample, sampleRate int) ([]byte, error) {
+	return flacenc.Append(nil, samples, flacenc.Info{SampleRate: sampleRate, Channels: channels, BitsPerSample: bitsPerSample}, flacenc.Options{})
+}
+
+// Field is an AUDIO_WAVEFORM or AUDIO_COMPRESSED field. It is safe for concurrent use.
+type Field struct {
+	name string
+	typ  manifest.TypeID
+	opt  Options
+	args [manifest.ArgumentsSize]byte
+
+	mu         sync.Mutex
+	resamplers map[[2]int]*resample.Resampler
+}
+
+// NewWaveform returns an AUDIO_WAVEFORM field.
+func NewWaveform(name string, o Options) (*Field, error) {
+	if o.Format == 0 {
+		o.Format = Int16
+	}
+	if o.Format != Int16 && o.Format != Int32 && o.Format != Float32 {
+		return nil, fmt.Errorf("audio field %q: sample format %s (want int16, int32 or float32)", name, o.Format)
+	}
+	o.BitDepth = 16
+	if o.Format != Int16 {
+		o.BitDepth = 32
+	}
+	return newField(name, manifest.TypeAudioWaveform, o)
+}
+
+// NewCompressed returns an AUDIO_COMPRESSED (FLAC) field.
+func NewCompressed(name string, o Options) (*Field, error) {
+	o.Format = FLAC
+	switch o.BitDepth {
+	case 0, 8, 16, 24:
+	default:
+		return nil, fmt.Errorf("audio field %q: FLAC bit depth %d (want 0 = source, 8, 16 or 24)", name, o.BitDepth)
+	}
+	if o.EncodeFLAC == nil {
+		o.EncodeFLAC = EncodeFLAC
+	}
+	return newField(name, manifest.TypeAudioCompressed, o)
+}
+
+func newField(name string, t manifest.TypeID, o Options) (*Field, error) {
+	if err := manifest.ValidateName(name); err != nil {
+		return nil, err
+	}
+	if o.SampleRate < 0 || o.SampleRate > 1<<20 {
+		return nil, fmt.Errorf("audio field %q: sample rate %d", name, o.SampleRate)
+	}
+	if o.MaxDuration < 0 || math.IsNaN(o.MaxDuration) || math.IsInf(o.MaxDuration, 0) {
+		return nil, fmt.Errorf("audio field %q: max_duration %v", name, o.MaxDuration)
+	}
+	f := &Field{name: name, typ: t, opt: o, resamplers: map[[2]int]*resample.Resampler{}}
+	f.args = o.arguments()
+	return f, nil
+}
+
+// Name returns the field name.
+func (f *Field) Name() string { return f.name }
+
+// Type returns TypeAudioWaveform or TypeAudioCompressed.
+func (f *Field) Type() manifest.TypeID { return f.typ }
+
+// Arguments returns the descriptor arguments (layout in docs/fields/audio.md).
+func (f *Field) Arguments() [manifest.ArgumentsSize]byte { return f.args }
+
+// Options returns the field's options.
+func (f *Field) Options() Options { return f.opt }
+
+// Argument byte offsets (docs/fields/audio.md).
+const (
+	argVersion     = 0  // u8
+	argFormat      = 1  // u8 SampleFormat
+	argChannels    = 2  // u8 0 keep, 1 mono
+	argOnLong      = 3  // u8 0 truncate, 1 skip
+	argRate        = 4  // u32 target rate, 0 = source
+	argMaxDuration = 8  // f64 seconds, 0 = no limit
+	argBitDepth    = 16 // u8
+	argPassthrough = 17 // u8 1 = FLAC inputs needing no conversion stored as-is
+	argResampler   = 18 // u8 1 = Kaiser windowed sinc (internal/resample)
+	argStopband    = 19 // u8 stop-band attenuation in dB
+	argPassband    = 20 // u16 passband edge, thousandths of the lower Nyquist
+)
+
+func (o Options) arguments() [manifest.ArgumentsSize]byte {
+	var a [manifest.ArgumentsSize]byte
+	a[argVersion] = ArgsVersion
+	a[argFormat] = byte(o.Format)
+	if o.Mono {
+		a[argChannels] = 1
+	}
+	if o.SkipLong {
+		a[argOnLong] = 1
+	}
+	binary.LittleEndian.PutUint32(a[argRate:], uint32(o.SampleRate))
+	binary.LittleEndian.PutUint64(a[argMaxDuration:], math.Float64bits(o.MaxDuration))
+	a[argBitDepth] = byte(o.BitDepth)
+	if o.Format == FLAC && !o.NoPassthrough {
+		a[argPassthrough] = 1
+	}
+	a[argResampler] = 1
+	a[argStopband] = byte(resample.StopbandDB)
+	binary.LittleEndian.PutUint16(a[argPassband:], uint16(math.Round(resample.PassbandFraction*1000)))
+	return a
+}
+
+// ParseArguments decodes a field's arguments back into Options (EncodeFLAC left nil).
+func ParseArguments(a [manifest.ArgumentsSize]byte) (Options, error) {
+	if a[argVersion] != ArgsVersion {
+		return Options{}, fmt.Errorf("audio arguments: layout version %d (this reader knows %d)", a[argVersion], ArgsVersion)
+	}
+	o := Options{
+		Format:        SampleFormat(a[argFormat]),
+		Mono:          a[argChannels] == 1,
+		SkipLong:      a[argOnLong] == 1,
+		SampleRate:    int(binary.LittleEndian.Uint32(a[argRate:])),
+		MaxDuration:   math.Float64frombits(binary.LittleEndian.Uint64(a[argMaxDuration:])),
+		BitDepth:      int(a[argBitDepth]),
+		NoPassthrough: a[argFormat] == byte(FLAC) && a[argPassthrough] == 0,
+	}
+	if o.Format < Int16 || o.Format > FLAC {
+		return o, fmt.Errorf("audio arguments: unknown sample format %d", a[argFormat])
+	}
+	return o, nil
+}
+
+// origin names the value's file for errors.
+func origin(v sample.Value) string {
+	switch {
+	case v.Path != "":
+		return v.Path
+	case v.Name != "":
+		return v.Name
+	}
+	return "audio value"
+}
+
+// Encode decodes the audio file in v, applies the field's options and returns the payload.
+// Errors name the file.
+func (f *Field) Encode(v sample.Value, meta []byte) ([]byte, error) {
+	p, m, err := f.encode(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", origin(v), err)
+	}
+	if err := manifest.CheckPayloadSize(len(p)); err != nil {
+		return nil, fmt.Errorf("%s: %w", origin(v), err)
+	}
+	m.Put(meta)
+	return p, nil
+}
+
+func (f *Field) encode(v sample.Value) ([]byte, manifest.AudioMeta, error) {
+	var m manifest.AudioMeta
+	if v.Kind != sample.KindFile && v.Kind != sample.KindBytes {
+		return nil, m, fmt.Errorf("%w (kind %d)", ErrValue, v.Kind)
+	}
+	if v.Offset < 0 || v.Duration < 0 || math.IsNaN(v.Offset) || math.IsNaN(v.Duration) || math.IsInf(v.Offset, 0) || math.IsInf(v.Duration, 0) {
+		return nil, m, fmt.Errorf("%w: offset %v, duration %v", ErrSegment, v.Offset, v.Duration)
+	}
+	data, err := v.Load()
+	if err != nil {
+		return nil, m, err
+	}
+	kind := Sniff(data)
+	if kind == ContainerWAV && f.typ == manifest.TypeAudioWaveform {
+		if p, m, ok, err := f.wavFastPath(data, v); ok || err != nil {
+			return p, m, err
+		}
+	}
+	if kind == ContainerUnknown {
+		ext := strings.ToLower(filepath.Ext(v.Name + v.Path))
+		return nil, m, fmt.Errorf("%w (extension %q, starts with %q)", ErrFormat, ext, data[:min(4, len(data))])
+	}
+	var clip *Clip
+	if kind == ContainerFLAC {
+		clip, _, err = DecodeFLAC(data)
+	} else {
+		clip, err = Decode(data)
+	}
+	if err != nil {
+		return nil, m, err
+	}
+	converted, err := f.convert(clip, v)
+	if err != nil {
+		return nil, m, err
+	}
+	out := converted
+	if uint64(out.Frames()) > math.MaxUint32 {
+		return nil, m, fmt.Errorf("%w: %d frames (num_samples is 32-bit)", ErrTooLarge, out.Frames())
+	}
+	m = manifest.AudioMeta{NumSamples: uint32(out.Frames()), SampleRate: uint32(out.SampleRate), NumChannels: uint16(out.Channels)}
+	if f.typ == manifest.TypeAudioCompressed {
+		m.Codec = manifest.AudioCodecFLAC
+		if kind == ContainerFLAC && out == clip && !f.opt.NoPassthrough && (f.opt.BitDepth == 0 || f.opt.BitDepth == clip.BitDepth) {
+			m.BitDepth = uint8(clip.BitDepth)
+			return data, m, nil // verified above: decodes, MD5 matches
+		}
+		ints, depth := toFLACDepth(out, f.opt.BitDepth, clip)
+		p, err := f.opt.EncodeFLAC(ints, out.Channels, depth, out.SampleRate)
+		if err != nil {
+			return nil, m, fmt.Errorf("FLAC encode: %w", err)
+		}
+		m.BitDepth = uint8(depth)
+		return p, m, nil
+	}
+	m.Codec = manifest.AudioCodecPCM
+	m.BitDepth = uint8(f.opt.BitDepth)
+	return pcmBytes(out, f.opt.Format), m, nil
+}
+
+// maxCachedResamplers bounds the per-field cache of filter tables (a table can reach a few
+// MB; a hostile dataset could declare a new sample rate in every file).
+const maxCachedResamplers = 16
+
+// maxUpsample bounds the resampling ratio, so that a file declaring a tiny sample rate
+// cannot expand into gigabytes.
+const maxUpsample = 64
+
+// resampler returns the resampler for a rate pair, cached for the first few pairs seen.
+func (f *Field) resampler(in, out int) (*resample.Resampler, error) {
+	key := [2]int{in, out}
+	f.mu.Lock()
+	r := f.resamplers[key]
+	f.mu.Unlock()
+	if r != nil {
+		return r, nil
+	}
+	r, err := resample.New(in, out) // outside the lock: building a table takes a while
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if prev := f.resamplers[key]; prev != nil {
+		return prev, nil
+	}
+	if len(f.resamplers) < maxCachedResamplers {
+		f.resamplers[key] = r
+	}
+	return r, nil
+}
+
+// convert applies the segment, max_duration, downmix and resampling. It returns c itself when
+// nothing changes.
+func (f *Field) convert(c *Clip, v sample.Value) (*Clip, error) {
+	frames := c.Frames()
+	start, end, err := f.segment(frames, c.SampleRate, v)
+	if err != nil {
+		return nil, err
+	}
+	out := c
+	if start != 0 || end != frames {
+		out = c.slice(start, end)
+	}
+	if f.opt.Mono && out.Channels > 1 {
+		out = downmix(out)
+	}
+	if f.opt.SampleRate > 0 && f.opt.SampleRate != out.SampleRate {
+		if f.opt.SampleRate > maxUpsample*out.SampleRate {
+			return nil, fmt.Errorf("%w: resampling %d Hz to %d Hz (at most %dx up)", ErrUnsupported, out.SampleRate, f.opt.SampleRate, maxUpsample)
+		}
+		r, err := f.resampler(out.SampleRate, f.opt.SampleRate)
+		if err != nil {
+			return nil, err
+		}
+		if n := uint64(r.OutLen(out.Frames())) * uint64(out.Channels) * 4; n > math.MaxUint32 {
+			return nil, fmt.Errorf("%w: resampled audio would take %d bytes", ErrTooLarge, n)
+		}
+		fl := toFloat(out)
+		res := r.Interleaved(nil, fl, out.Channels)
+		out = &Clip{SampleRate: f.opt.SampleRate, Channels: out.Channels, BitDepth: 32, IsFloat: true, Float: res}
+	}
+	return out, nil
+}
+
+// segment returns the frame range [start, end) that the value's Offset/Duration and the
+// field's max_duration select from frames frames at rate Hz.
+func (f *Field) segment(frames, rateHz int, v sample.Value) (start, end int, err error) {
+	rate := float64(rateHz)
+	start, end = 0, frames
+	// Computed in float64 and compared before converting, so huge values cannot overflow.
+	if v.Offset > 0 || v.Duration > 0 {
+		s := math.Round(v.Offset * rate)
+		if s >= float64(frames) {
+			return 0, 0, fmt.Errorf("%w: offset %.3fs is at or past the end (%.3fs)", ErrSegment, v.Offset, float64(frames)/rate)
+		}
+		start = int(s)
+		if v.Duration > 0 {
+			if e := s + math.Round(v.Duration*rate); e < float64(frames) {
+				end = int(e)
+			}
+		}
+	}
+	if md := f.opt.MaxDuration; md > 0 {
+		if limit := math.Floor(md * rate); float64(end-start) > limit {
+			if f.opt.SkipLong {
+				return 0, 0, fmt.Errorf("%w: %.3fs > %gs", ErrTooLong, float64(end-start)/rate, md)
+			}
+			end = start + int(limit)
+		}
+	}
+	if end <= start {
+		return 0, 0, fmt.Errorf("%w: %d frames selected", ErrEmpty, max(0, end-start))
+	}
+	return start, end, nil
+}
+
+// wavFastPath stores the bytes of a little-endian WAV data chunk directly when they already
+// are the field's sample format (16-bit PCM for int16, 32-bit PCM for int32, float32 for
+// float32) and no downmix or resampling is needed. ok is false when the general path must run.
+func (f *Field) wavFastPath(b []byte, v sample.Value) (p []byte, m manifest.AudioMeta, ok bool, err error) {
+	h, data, err := wav.Header(b)
+	if err != nil {
+		return nil, m, false, err
+	}
+	switch {
+	case h.BigEndian || (f.opt.Mono && h.Channels > 1) || (f.opt.SampleRate > 0 && f.opt.SampleRate != h.SampleRate):
+		return nil, m, false, nil
+	case f.opt.Format == Int16 && h.Source == wav.PCM && h.Width == 2:
+	case f.opt.Format == Int32 && h.Source == wav.PCM && h.Width == 4:
+	case f.opt.Format == Float32 && h.Source == wav.Float && h.Width == 4:
+	default:
+		return nil, m, false, nil
+	}
+	frameBytes := h.Width * h.Channels
+	start, end, err := f.segment(len(data)/frameBytes, h.SampleRate, v)
+	if err != nil {
+		return nil, m, true, err
+	}
+	if uint64(end-start) > math.MaxUint32 {
+		return nil, m, true, fmt.Errorf("%w: %d frames (num_samples is 32-bit)", ErrTooLarge, end-start)
+	}
+	p = data[start*frameBytes : end*frameBytes]
+	if v.Kind == sample.KindBytes {
+		p = append([]byte(nil), p...) // the value's bytes are not ours to hand on
+	}
+	m = manifest.AudioMeta{NumSamples: uint32(end - start), SampleRate: uint32(h.SampleRate), NumChannels: uint16(h.Channels),
+		BitDepth: uint8(f.opt.BitDepth), Codec: manifest.AudioCodecPCM}
+	return p, m, true, nil
+}
+
+func (c *Clip) slice(start, end int) *Clip {
+	n := *c
+	if c.IsFloat {
+		n.Float = c.Float[start*c.Channels : end*c.Channels]
+	} else {
+		n.Int = c.Int[start*c.Channels : end*c.Channels]
+	}
+	return &n
+}
+
+// downmix averages the channels into one (integers rounded to nearest).
+func downmix(c *Clip) *Clip {
+	ch, frames := c.Channels, c.Frames()
+	out := &Clip{SampleRate: c.SampleRate, Channels: 1, BitDepth: c.BitDepth, IsFloat: c.IsFloat}
+	if c.IsFloat {
+		out.Float = make([]float32, frames)
+		for i := range out.Float {
+			var s float32
+			for _, v := range c.Float[i*ch : i*ch+ch] {
+				s += v
+			}
+			out.Float[i] = s / float32(ch)
+		}
+		return out
+	}
+	out.Int = make([]int32, frames)
+	for i := range out.Int {
+		var s int64
+		for _, v := range c.Int[i*ch : i*ch+ch] {
+			s += int64(v)
+		}
+		out.Int[i] = int32(math.Round(float64(s) / float64(ch)))
+	}
+	return out
+}
+
+// toFloat returns the samples as float32 in [-1, 1).
+func toFloat(c *Clip) []float32 {
+	if c.IsFloat {
+		return c.Float
+	}
+	scale := 1 / float32(int64(1)<<(c.BitDepth-1))
+	out := make([]float32, len(c.Int))
+	for i, v := range c.Int {
+		out[i] = float32(v) * scale
+	}
+	return out
+}
+
+// floatToInt converts a float sample to a bits-deep integer, rounding and clipping.
+func floatToInt(x float32, bits int) int32 {
+	full := float64(int64(1) << (bits - 1))
+	v := math.Round(float64(x) * full)
+	if v >= full {
+		return int32(full - 1)
+	}
+	if v < -full {
+		return int32(-full)
+	}
+	return int32(v)
+}
+
+// requantize changes an integer sample's depth: exact when widening; rounded to nearest and
+// clipped when narrowing.
+func requantize(v int32, from, to int) int32 {
+	if to >= from {
+		return v << (to - from)
+	}
+	s := from - to
+	r := (int64(v) + int64(1)<<(s-1)) >> s
+	if maxV := int64(1)<<(to-1) - 1; r > maxV {
+		r = maxV
+	}
+	return int32(r)
+}
+
+// toInts converts the clip to integers of the given depth.
+func toInts(c *Clip, bits int) []int32 {
+	out := make([]int32, max(len(c.Int), len(c.Float)))
+	if c.IsFloat {
+		for i, x := range c.Float {
+			out[i] = floatToInt(x, bits)
+		}
+		return out
+	}
+	if c.BitDepth == bits {
+		copy(out, c.Int)
+		return out
+	}
+	for i, v := range c.Int {
+		out[i] = requantize(v, c.BitDepth, bits)
+	}
+	return out
+}
+
+// toFLACDepth chooses the FLAC depth (want, or the depth of the decoded source src) and
+// converts the samples of c.
+func toFLACDepth(c *Clip, want int, src *Clip) ([]int32, int) {
+	depth := want
+	if depth == 0 {
+		depth = src.BitDepth
+		if src.IsFloat || depth > 24 {
+			depth = 24
+		}
+	}
+	if !c.IsFloat && c.BitDepth == depth {
+		return c.Int, depth
+	}
+	return toInts(c, depth), depth
+}
+
+// pcmBytes encodes the clip as little-endian interleaved samples of the given format.
+func pcmBytes(c *Clip, format SampleFormat) []byte {
+	n := max(len(c.Int), len(c.Float))
+	switch format {
+	case Float32:
+		out := make([]byte, 4*n)
+		if c.IsFloat {
+			for i, x := range c.Float {
+				binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(x))
+			}
+			return out
+		}
+		for i, x := range toFloat(c) {
+			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(x))
+		}
+		return out
+	case Int32:
+		out := make([]byte, 4*n)
+		if !c.IsFloat {
+			sh := 32 - c.BitDepth
+			for i, v := range c.Int {
+				binary.LittleEndian.PutUint32(out[4*i:], uint32(v<<sh))
+			}
+			return out
+		}
+		for i, v := range toInts(c, 32) {
+			binary.LittleEndian.PutUint32(out[4*i:], uint32(v))
+		}
+		return out
+	default:
+		out := make([]byte, 2*n)
+		if !c.IsFloat && c.BitDepth == 16 {
+			for i, v := range c.Int {
+				binary.LittleEndian.PutUint16(out[2*i:], uint16(v))
+			}
+			return out
+		}
+		for i, v := range toInts(c, 16) {
+			binary.LittleEndian.PutUint16(out[2*i:], uint16(v))
+		}
+		return out
+	}
+}

@@ -1,0 +1,261 @@
+package flacenc
+
+import (
+	"crypto/md5"
+	"fmt"
+	"hash"
+	"math"
+)
+
+// Channel assignments of the frame header (RFC 9639 section 9.1.3).
+const (
+	chanLeftSide  = 8
+	chanSideRight = 9
+	chanMidSide   = 10
+)
+
+// encoder holds the state and scratch buffers reused from frame to frame.
+type encoder struct {
+	info      Info
+	level     Level
+	blockSize int
+	md5       hash.Hash
+	md5buf    []byte
+	badIndex  int // index within the frame of a sample load rejected
+
+	ch   [][]int32   // the current frame's samples, one slice per channel
+	mid  []int32     // (L+R)>>1 for stereo
+	side []int32     // L-R for stereo
+	sub  []*subframe // analyses: one per channel, then mid and side for stereo
+	an   analyzer
+	bw   bitWriter
+}
+
+func newEncoder(info Info, level Level, blockSize int) *encoder {
+	e := &encoder{
+		info:      info,
+		level:     level,
+		blockSize: blockSize,
+		md5:       md5.New(),
+		md5buf:    make([]byte, 0, 1<<14),
+		ch:        make([][]int32, info.Channels),
+	}
+	for i := range e.ch {
+		e.ch[i] = make([]int32, blockSize)
+	}
+	nsub := info.Channels
+	if e.stereo() {
+		nsub = 4
+		e.mid = make([]int32, blockSize)
+		e.side = make([]int32, blockSize)
+	}
+	e.sub = make([]*subframe, nsub)
+	for i := range e.sub {
+		e.sub[i] = newSubframe(blockSize)
+	}
+	e.an.init(level, blockSize, info.BitsPerSample)
+	return e
+}
+
+// stereo reports whether frames try left/side, side/right and mid/side
+// decorrelation. A 32-bit side channel would need 33 bits, which this
+// encoder does not write.
+func (e *encoder) stereo() bool {
+	return e.info.Channels == 2 && e.info.BitsPerSample < 32
+}
+
+// load deinterleaves n samples per channel into e.ch, checking their range.
+func (e *encoder) load(chunk []int32, n int) error {
+	nch := e.info.Channels
+	bps := e.info.BitsPerSample
+	lo, hi := int32(math.MinInt32), int32(math.MaxInt32)
+	if bps < 32 {
+		lo, hi = -1<<(bps-1), 1<<(bps-1)-1
+	}
+	for c := range nch {
+		dst := e.ch[c][:n]
+		for i := range dst {
+			x := chunk[i*nch+c]
+			if x < lo || x > hi {
+				e.badIndex = i
+				return fmt.Errorf("%w: channel %d value %d not in %d..%d for %d-bit audio", ErrSampleRange, c, x, lo, hi, bps)
+			}
+			dst[i] = x
+		}
+	}
+	return nil
+}
+
+// encodeFrame appends the frame of the n samples per channel in e.ch.
+func (e *encoder) encodeFrame(out []byte, frame uint64, n int) []byte {
+	bps := uint(e.info.BitsPerSample)
+	assign := e.info.Channels - 1
+	var order []*subframe
+	if e.stereo() {
+		l, r := e.ch[0][:n], e.ch[1][:n]
+		mid, side := e.mid[:n], e.side[:n]
+		for i := range l {
+			mid[i] = int32((int64(l[i]) + int64(r[i])) >> 1)
+			side[i] = l[i] - r[i]
+		}
+		sl, sr, sm, ss := e.sub[0], e.sub[1], e.sub[2], e.sub[3]
+		e.an.analyze(sl, l, bps)
+		e.an.analyze(sr, r, bps)
+		e.an.analyze(sm, mid, bps)
+		e.an.analyze(ss, side, bps+1)
+		best := sl.bits + sr.bits
+		order = []*subframe{sl, sr}
+		if b := sl.bits + ss.bits; b < best {
+			best, assign, order = b, chanLeftSide, []*subframe{sl, ss}
+		}
+		if b := ss.bits + sr.bits; b < best {
+			best, assign, order = b, chanSideRight, []*subframe{ss, sr}
+		}
+		if b := sm.bits + ss.bits; b < best {
+			assign, order = chanMidSide, []*subframe{sm, ss}
+		}
+	} else {
+		order = e.sub
+		for c, sf := range e.sub {
+			e.an.analyze(sf, e.ch[c][:n], bps)
+		}
+	}
+
+	start := len(out)
+	out = e.appendHeader(out, frame, n, assign)
+	bw := &e.bw
+	bw.buf = out
+	for _, sf := range order {
+		sf.write(bw)
+	}
+	bw.align()
+	out = bw.buf
+	bw.buf = nil
+	crc := crc16(out[start:])
+	return append(out, byte(crc>>8), byte(crc))
+}
+
+// appendHeader appends a frame header (RFC 9639 section 9.1).
+func (e *encoder) appendHeader(out []byte, frame uint64, n, assign int) []byte {
+	start := len(out)
+	bsCode, bsExtra := blockSizeCode(n)
+	srCode, srExtra := sampleRateCode(e.info.SampleRate)
+	out = append(out, 0xFF, 0xF8, byte(bsCode<<4|srCode), byte(assign<<4|sampleSizeCode(e.info.BitsPerSample)<<1))
+	out = appendCodedNumber(out, frame)
+	switch bsCode {
+	case 6:
+		out = append(out, byte(bsExtra))
+	case 7:
+		out = append(out, byte(bsExtra>>8), byte(bsExtra))
+	}
+	switch srCode {
+	case 12:
+		out = append(out, byte(srExtra))
+	case 13, 14:
+		out = append(out, byte(srExtra>>8), byte(srExtra))
+	}
+	return append(out, crc8(out[start:]))
+}
+
+// blockSizeCode returns the 4-bit block size code and, for codes 6 and 7, the
+// value (n-1) stored after the coded number.
+func blockSizeCode(n int) (code, extra int) {
+	switch n {
+	case 192:
+		return 1, 0
+	case 576, 1152, 2304, 4608:
+		return 2 + log2(n/576), 0
+	case 256, 512, 1024, 2048, 4096, 8192, 16384, 32768:
+		return 8 + log2(n/256), 0
+	}
+	if n <= 256 {
+		return 6, n - 1
+	}
+	return 7, n - 1
+}
+
+func log2(x int) int {
+	k := 0
+	for x > 1 {
+		x >>= 1
+		k++
+	}
+	return k
+}
+
+// sampleRateCode returns the 4-bit sample rate code and, for codes 12..14,
+// the value stored after the block size.
+func sampleRateCode(sr int) (code, extra int) {
+	switch sr {
+	case 88200:
+		return 1, 0
+	case 176400:
+		return 2, 0
+	case 192000:
+		return 3, 0
+	case 8000:
+		return 4, 0
+	case 16000:
+		return 5, 0
+	case 22050:
+		return 6, 0
+	case 24000:
+		return 7, 0
+	case 32000:
+		return 8, 0
+	case 44100:
+		return 9, 0
+	case 48000:
+		return 10, 0
+	case 96000:
+		return 11, 0
+	}
+	switch {
+	case sr%1000 == 0 && sr/1000 <= 255:
+		return 12, sr / 1000
+	case sr <= 65535:
+		return 13, sr
+	case sr%10 == 0 && sr/10 <= 65535:
+		return 14, sr / 10
+	}
+	return 0, 0 // taken from STREAMINFO
+}
+
+// sampleSizeCode returns the 3-bit sample size code; 0 means "see STREAMINFO".
+func sampleSizeCode(bps int) int {
+	switch bps {
+	case 8:
+		return 1
+	case 12:
+		return 2
+	case 16:
+		return 4
+	case 20:
+		return 5
+	case 24:
+		return 6
+	case 32:
+		return 7
+	}
+	return 0
+}
+
+// appendCodedNumber appends v in the UTF-8-like coding of RFC 9639 section
+// 9.1.5 (up to 36 bits, 7 bytes).
+func appendCodedNumber(out []byte, v uint64) []byte {
+	if v < 0x80 {
+		return append(out, byte(v))
+	}
+	// Number of continuation bytes: each holds 6 bits; the first byte holds
+	// 6-k bits for k continuation bytes (5 bits for k=1 ... 0 bits for k=6).
+	k := 1
+	for k < 6 && v >= 1<<(6*k+6-k) {
+		k++
+	}
+	lead := byte(0xFF << (7 - k))
+	out = append(out, lead|byte(v>>(6*k)))
+	for i := k - 1; i >= 0; i-- {
+		out = append(out, 0x80|byte(v>>(6*i))&0x3F)
+	}
+	return out
+}

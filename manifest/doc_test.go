@@ -1,0 +1,53 @@
+package manifest_test
+
+import (
+	"bufio"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// hexLine matches the worked-example lines of docs/FORMAT.md §11: "@OFFSET | bytes | meaning".
+var hexLine = regexp.MustCompile(`^@(\d+)\s*\|\s*((?:[0-9a-f]{2} ?)+)\|`)
+
+// TestFormatDocHex keeps docs/FORMAT.md §11 and the golden file in step: every hex line of the
+// document must match the file's bytes at its offset.
+func TestFormatDocHex(t *testing.T) {
+	doc, err := os.Open(filepath.Join("..", "docs", "FORMAT.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer doc.Close()
+	golden, err := os.ReadFile(goldenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	sc := bufio.NewScanner(doc)
+	for sc.Scan() {
+		m := hexLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		lines++
+		off, _ := strconv.Atoi(m[1])
+		want, err := hex.DecodeString(strings.ReplaceAll(strings.TrimSpace(m[2]), " ", ""))
+		if err != nil {
+			t.Fatalf("FORMAT.md line %q: %v", sc.Text(), err)
+		}
+		if off+len(want) > len(golden) {
+			t.Errorf("FORMAT.md @%d: past the end of the golden file", off)
+			continue
+		}
+		if got := golden[off : off+len(want)]; string(got) != string(want) {
+			t.Errorf("FORMAT.md @%d: % x, golden file has % x", off, want, got)
+		}
+	}
+	if lines < 20 {
+		t.Errorf("found %d hex lines in FORMAT.md §11, want at least 20", lines)
+	}
+}

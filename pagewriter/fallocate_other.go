@@ -1,0 +1,5 @@
+//go:build !linux
+
+package pagewriter
+
+func preallocate(fd uintptr, off, n int64) (supported bool, err error) { return false, nil }

@@ -1,0 +1,190 @@
+package pagewriter
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+)
+
+// File is what the writer needs of a file. *os.File implements it; tests wrap it to inject
+// faults (a full disk, a failing sync).
+type File interface {
+	io.ReaderAt
+	io.WriterAt
+	Truncate(size int64) error
+	Sync() error
+	Close() error
+}
+
+// WrapFunc wraps a file the writer opened; role is "output", "rows" or "alloc".
+type WrapFunc func(f File, role string) File
+
+// Output is a temporary file beside a target path that becomes the target only on Commit.
+// Until then the target path is untouched: an older file there stays as it was, and a failed
+// or aborted run removes the temporary file.
+//
+// On Linux the file is created without a name (O_TMPFILE), so even a killed process leaves
+// nothing behind; Commit links it as ".BASE.tmp-RANDOM" and renames that onto the target.
+// Elsewhere, or where the file system lacks O_TMPFILE, the file is created under that
+// temporary name from the start.
+type Output struct {
+	File
+	os     *os.File
+	target string
+	tmp    string // the temporary name; "" while the file is unnamed
+	done   atomic.Bool
+}
+
+// CreateOutput creates the temporary file in target's directory.
+func CreateOutput(target string, wrap WrapFunc) (*Output, error) {
+	return createOutput(target, wrap, false)
+}
+
+func createOutput(target string, wrap WrapFunc, named bool) (*Output, error) {
+	dir, base := filepath.Split(target)
+	if dir == "" {
+		dir = "."
+	}
+	if base == "" {
+		return nil, fmt.Errorf("create output %q: not a file name", target)
+	}
+	if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("create output %s: is a directory", target)
+	}
+	o := &Output{target: target}
+	var f *os.File
+	err := errNamed
+	if !named {
+		f, err = openUnnamed(dir)
+	}
+	if err != nil {
+		// No O_TMPFILE here: a named temporary file. CreateTemp makes it 0600; outputs are
+		// meant to be shared like any other file.
+		if f, err = os.CreateTemp(dir, "."+base+".tmp-*"); err != nil {
+			return nil, fmt.Errorf("create output %s: %w", target, err)
+		}
+		o.tmp = f.Name()
+		if err := f.Chmod(0o644); err != nil {
+			f.Close()
+			os.Remove(o.tmp)
+			return nil, fmt.Errorf("create output %s: %w", target, err)
+		}
+	}
+	o.os, o.File = f, f
+	if wrap != nil {
+		o.File = wrap(f, "output")
+	}
+	return o, nil
+}
+
+// TempPath names the temporary file for messages: its path, or "DIR/(unnamed temporary
+// file for BASE)" while it has none.
+func (o *Output) TempPath() string {
+	if o.tmp != "" {
+		return o.tmp
+	}
+	return filepath.Join(filepath.Dir(o.target), "(unnamed temporary file for "+filepath.Base(o.target)+")")
+}
+
+// Target returns the path the file is published at by Commit.
+func (o *Output) Target() string { return o.target }
+
+// Fd returns the temporary file's descriptor, for hints such as fallocate.
+func (o *Output) Fd() uintptr { return o.os.Fd() }
+
+// Commit syncs the file, gives it its temporary name if it has none, renames it onto the
+// target, and syncs the directory. On failure the temporary file is removed and the target
+// is left as it was.
+func (o *Output) Commit() error {
+	if !o.done.CompareAndSwap(false, true) {
+		return ErrClosed
+	}
+	fail := func(err error) error {
+		o.File.Close()
+		if o.tmp != "" {
+			os.Remove(o.tmp)
+		}
+		return err
+	}
+	if err := o.File.Sync(); err != nil {
+		return fail(fmt.Errorf("sync %s: %w", o.TempPath(), err))
+	}
+	if o.tmp == "" {
+		if err := o.name(); err != nil {
+			return fail(fmt.Errorf("name the temporary file for %s: %w", o.target, err))
+		}
+	}
+	if err := o.File.Close(); err != nil {
+		return fail(fmt.Errorf("close %s: %w", o.tmp, err))
+	}
+	if err := os.Rename(o.tmp, o.target); err != nil {
+		os.Remove(o.tmp)
+		return fmt.Errorf("publish %s: %w", o.target, err)
+	}
+	// The file is in place; a failing directory sync means the rename may not survive a
+	// power loss, which the caller should hear about, but the file stays.
+	if err := syncDir(filepath.Dir(o.target)); err != nil {
+		return fmt.Errorf("sync directory of %s: %w", o.target, err)
+	}
+	return nil
+}
+
+// name links the unnamed file as ".BASE.tmp-RANDOM" beside the target.
+func (o *Output) name() error {
+	dir, base := filepath.Split(o.target)
+	if dir == "" {
+		dir = "."
+	}
+	for range 100 {
+		var r [6]byte
+		rand.Read(r[:])
+		tmp := filepath.Join(dir, "."+base+".tmp-"+hex.EncodeToString(r[:]))
+		err := linkUnnamed(o.os, tmp)
+		if err == nil {
+			o.tmp = tmp
+			return nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	return fs.ErrExist
+}
+
+// Abort closes and removes the temporary file. It is safe to call after Commit (it does
+// nothing then) and more than once.
+func (o *Output) Abort() error {
+	if !o.done.CompareAndSwap(false, true) {
+		return nil
+	}
+	cerr := o.File.Close()
+	if o.tmp != "" {
+		if err := os.Remove(o.tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove %s: %w", o.tmp, err)
+		}
+	}
+	if cerr != nil && !errors.Is(cerr, os.ErrClosed) {
+		return fmt.Errorf("close %s: %w", o.TempPath(), cerr)
+	}
+	return nil
+}
+
+var errNamed = errors.New("named temporary file requested")
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return err
+	}
+	return nil
+}

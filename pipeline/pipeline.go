@@ -1,0 +1,656 @@
+// Package pipeline runs a conversion: one producer reads samples from a source and cuts them
+// into chunks, a pool of workers encodes the chunks' fields, and the page writer places and
+// writes them, so that the output is the same bytes for any worker count. It applies the
+// error policy (skip or fail, error budgets, the rejects file) and reports progress.
+package pipeline
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/pagewriter"
+	"github.com/mldf/convert/sample"
+	"github.com/mldf/convert/sources"
+)
+
+// Errors returned by Run, wrapped with context.
+var (
+	ErrConfig        = errors.New("pipeline: invalid configuration")
+	ErrTooManyErrors = errors.New("pipeline: too many rejected samples")
+	ErrMissingColumn = errors.New("missing column")
+)
+
+// DefaultChunkSize is the number of samples per chunk when Config.ChunkSize is 0.
+const DefaultChunkSize = 64
+
+// A worker keeps up to maxPending encoded chunks (and at most maxPendingBytes of their
+// payloads) while their turn to claim has not come, and goes on encoding; beyond that it
+// blocks (back-pressure). With chunks cut at maxChunkBytes of input, memory stays bounded by
+// about workers × (maxPending+1) chunks plus the queue.
+const (
+	maxPending      = 4
+	maxPendingBytes = 64 << 20
+	maxChunkBytes   = 16 << 20
+)
+
+// progressEvery is the interval between Progress calls.
+const progressEvery = 500 * time.Millisecond
+
+// Binding maps a source column to an output field.
+type Binding struct {
+	Field  encoders.Field
+	Column string
+	// Optional makes a missing column an empty payload (or a zero value) instead of a
+	// rejected sample.
+	Optional bool
+}
+
+// ErrorPolicy says what a bad sample does to the run.
+type ErrorPolicy int
+
+// Error policies.
+const (
+	Skip ErrorPolicy = iota // leave the sample out, record it, go on (the default)
+	Fail                    // fail the run at the first bad sample
+)
+
+// String returns "skip" or "fail".
+func (p ErrorPolicy) String() string {
+	if p == Fail {
+		return "fail"
+	}
+	return "skip"
+}
+
+// ParseErrorPolicy parses "skip" or "fail" ("" is skip).
+func ParseErrorPolicy(s string) (ErrorPolicy, error) {
+	switch s {
+	case "", "skip":
+		return Skip, nil
+	case "fail":
+		return Fail, nil
+	}
+	return Skip, fmt.Errorf("%w: on_error %q (want skip or fail)", ErrConfig, s)
+}
+
+// Config describes one conversion.
+type Config struct {
+	Source sources.Source
+	Fields []Binding
+	Output string
+	// PageSize of the output; 0 means manifest.DefaultPageSize.
+	PageSize int
+	// Workers encoding in parallel; 0 means runtime.NumCPU().
+	Workers int
+	// ChunkSize is the number of consecutive samples a worker encodes and claims at once;
+	// 0 means DefaultChunkSize. A chunk also ends once its samples account for 16 MiB of
+	// input. The output does not depend on it.
+	ChunkSize int
+	// Checksums stores CRC-32C per payload and the header checksum (the command's default).
+	Checksums bool
+	// OnError is the policy for bad samples.
+	OnError ErrorPolicy
+	// MaxErrors fails the run when more samples than this are rejected; 0 means no limit.
+	MaxErrors int64
+	// MaxErrorFraction fails the run when the rejected fraction exceeds it; 0 means no limit.
+	// It is checked as soon as it is certain (when the source knows its length) and at the end.
+	MaxErrorFraction float64
+	// RejectsPath, when set, receives one JSON line per rejected sample:
+	// {"origin","key","field","reason","error"}, in sample order.
+	RejectsPath string
+	// Progress, when set, is called about every 500ms from one goroutine, and once at the end.
+	Progress func(Progress)
+	// Logger receives warnings about rejected samples; nil discards them.
+	Logger *slog.Logger
+
+	// wrap injects faults into the writer's files (tests).
+	wrap pagewriter.WrapFunc
+}
+
+// Progress is a snapshot of a running conversion.
+type Progress struct {
+	Done, Total, Rejected int64 // Total is -1 when the source does not know its length
+	BytesIn, BytesOut     int64
+	Elapsed               time.Duration
+}
+
+// Report summarises a finished (or failed) conversion.
+type Report struct {
+	Output          string
+	Samples         int64 // rows written
+	Rejected        int64
+	RejectsByReason map[string]int64
+	BytesIn         int64 // input bytes the sources accounted for
+	BytesOut        int64 // output file size
+	PayloadBytes    int64
+	Pages           int64 // pages of the data region
+	Elapsed         time.Duration
+	Workers         int
+	ChunkSize       int
+	// ClaimWait is the time workers spent blocked waiting for their turn to claim while they
+	// could have encoded more (summed over workers); InputWait the time they waited for
+	// samples from the source; WriteTime the time in writes.
+	ClaimWait, InputWait, WriteTime time.Duration
+	// ClaimsOwn counts chunks claimed by their own worker as it published them, ClaimsHelped
+	// those claimed by the worker that passed the baton; Waited counts the times a worker
+	// blocked for its oldest chunk's claim.
+	ClaimsOwn, ClaimsHelped, Waited int64
+}
+
+// SampleError is a sample that could not be converted: where it came from, which field, and
+// a short reason class ("decode", "missing field", "too large", ...).
+type SampleError struct {
+	Origin, Key, Field, Reason string
+	Err                        error
+}
+
+func (e *SampleError) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s: field %q: %v", e.Origin, e.Field, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Origin, e.Err)
+}
+
+func (e *SampleError) Unwrap() error { return e.Err }
+
+// Reasoner is implemented by errors that know their reject reason class; sources and
+// encoders may return such errors (e.g. "too many pixels", "unsupported format").
+type Reasoner interface{ Reason() string }
+
+func reasonOf(err error, fromSource bool) string {
+	var r Reasoner
+	switch {
+	case errors.As(err, &r) && r.Reason() != "":
+		return r.Reason()
+	case errors.Is(err, manifest.ErrPayloadLarge):
+		return "too large"
+	case errors.Is(err, ErrMissingColumn):
+		return "missing field"
+	case errors.Is(err, fs.ErrPermission):
+		return "unreadable"
+	case errors.Is(err, fs.ErrNotExist):
+		return "missing file"
+	case fromSource:
+		return "read"
+	}
+	return "decode"
+}
+
+// job is one chunk of consecutive samples with its claim ticket.
+type job struct {
+	t       *pagewriter.Ticket
+	samples []sample.Sample
+}
+
+// pending is an encoded chunk waiting for its turn to claim.
+type pending struct {
+	t   *pagewriter.Ticket
+	b   *pagewriter.Batch
+	rej []*SampleError
+	n   int64 // samples in the chunk, rejected included
+	in  int64 // input bytes
+}
+
+type runner struct {
+	cfg     Config
+	w       *pagewriter.Writer
+	log     *slog.Logger
+	total   int64
+	start   time.Time
+	rowSize int
+	offs    []int // per binding: metadata struct offset in the row
+	sizes   []int // per binding: metadata struct size
+	hasRef  []bool
+
+	done, rejected, bytesIn atomic.Int64
+	inputWait               atomic.Int64
+	workersLeft             atomic.Int32
+	workersDone             chan struct{}
+
+	// Owned by whoever holds the claim baton (updated only in OnClaim, in chunk order).
+	byReason map[string]int64
+	rejects  *bufio.Writer
+	rejErr   error
+	logged   int
+}
+
+// Run converts cfg.Source into cfg.Output. The output appears only when Run succeeds; on
+// error or cancellation the output path is left as it was. The report is filled as far as
+// the run got, also on error.
+func Run(ctx context.Context, cfg Config) (rep Report, err error) {
+	if err := validate(&cfg); err != nil {
+		return Report{}, err
+	}
+	r := &runner{cfg: cfg, log: cfg.Logger, start: time.Now(), byReason: map[string]int64{},
+		workersDone: make(chan struct{})}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	r.total = cfg.Source.Len()
+	descs := make([]manifest.FieldDesc, len(cfg.Fields))
+	types := make([]manifest.TypeID, len(cfg.Fields))
+	for i, b := range cfg.Fields {
+		descs[i] = encoders.Descriptor(b.Field)
+		types[i] = b.Field.Type()
+	}
+	layout, err := manifest.Layout(types)
+	if err != nil {
+		return Report{}, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	r.rowSize, r.offs = layout.Size, layout.Offsets
+	for _, t := range types {
+		size, ref := manifest.MetaSize(t)
+		r.sizes = append(r.sizes, size)
+		r.hasRef = append(r.hasRef, ref)
+	}
+	if cfg.RejectsPath != "" {
+		f, err := os.Create(cfg.RejectsPath)
+		if err != nil {
+			return Report{}, fmt.Errorf("rejects file: %w", err)
+		}
+		r.rejects = bufio.NewWriter(f)
+		defer func() {
+			ferr := r.rejects.Flush()
+			if cerr := f.Close(); ferr == nil {
+				ferr = cerr
+			}
+			if ferr != nil && err == nil {
+				err = fmt.Errorf("rejects file %s: %w", cfg.RejectsPath, ferr)
+			}
+		}()
+	}
+	r.w, err = pagewriter.Create(cfg.Output, pagewriter.Options{
+		PageSize: int64(cfg.PageSize), Fields: descs, Checksums: cfg.Checksums, Wrap: cfg.wrap})
+	if err != nil {
+		return Report{}, err
+	}
+
+	err = r.run(ctx)
+	rep = r.report()
+	if err == nil {
+		err = r.checkFraction(true)
+	}
+	if err != nil {
+		r.w.Abort()
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("conversion to %s interrupted: %w", cfg.Output, err)
+		}
+		r.progress(&rep)
+		return rep, err
+	}
+	res, err := r.w.Finish()
+	if err != nil {
+		r.progress(&rep)
+		return rep, err
+	}
+	rep.BytesOut, rep.Pages, rep.PayloadBytes, rep.Samples = res.Size, res.Pages, res.PayloadBytes, res.Samples
+	rep.Elapsed = time.Since(r.start)
+	r.progress(&rep)
+	return rep, nil
+}
+
+func validate(cfg *Config) error {
+	switch {
+	case cfg.Source == nil:
+		return fmt.Errorf("%w: no source", ErrConfig)
+	case len(cfg.Fields) == 0:
+		return fmt.Errorf("%w: no fields", ErrConfig)
+	case cfg.Output == "":
+		return fmt.Errorf("%w: no output path", ErrConfig)
+	case cfg.Workers < 0, cfg.ChunkSize < 0, cfg.PageSize < 0:
+		return fmt.Errorf("%w: negative workers, chunk size or page size", ErrConfig)
+	case cfg.MaxErrors < 0, cfg.MaxErrorFraction < 0, cfg.MaxErrorFraction > 1:
+		return fmt.Errorf("%w: max errors must be >= 0 and the fraction in [0, 1]", ErrConfig)
+	}
+	for i, b := range cfg.Fields {
+		if b.Field == nil {
+			return fmt.Errorf("%w: field %d has no encoder", ErrConfig, i)
+		}
+		if b.Column == "" {
+			return fmt.Errorf("%w: field %q has no column", ErrConfig, b.Field.Name())
+		}
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = runtime.NumCPU()
+	}
+	if cfg.ChunkSize == 0 {
+		cfg.ChunkSize = DefaultChunkSize
+	}
+	return nil
+}
+
+// run starts the producer, the workers and the progress ticker under one errgroup and waits
+// for all of them.
+func (r *runner) run(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	jobs := make(chan *job, r.cfg.Workers)
+	g.Go(func() error { return r.produce(gctx, jobs) })
+	r.workersLeft.Store(int32(r.cfg.Workers))
+	for range r.cfg.Workers {
+		g.Go(func() error {
+			defer func() {
+				if r.workersLeft.Add(-1) == 0 {
+					close(r.workersDone)
+				}
+			}()
+			return r.work(gctx, jobs)
+		})
+	}
+	if r.cfg.Progress != nil {
+		g.Go(func() error {
+			t := time.NewTicker(progressEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-gctx.Done():
+					return nil
+				case <-r.workersDone:
+					return nil
+				case <-t.C:
+					r.cfg.Progress(r.snapshot())
+				}
+			}
+		})
+	}
+	return g.Wait()
+}
+
+// produce runs the source and cuts its samples into chunks, issuing each chunk's ticket in
+// sample order.
+func (r *runner) produce(ctx context.Context, jobs chan<- *job) error {
+	defer close(jobs)
+	size := r.cfg.ChunkSize
+	cur := make([]sample.Sample, 0, size)
+	send := func() error {
+		j := &job{t: r.w.Issue(), samples: cur}
+		cur = make([]sample.Sample, 0, size)
+		select {
+		case jobs <- j:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	var bytes int64
+	err := r.cfg.Source.Run(ctx, func(s sample.Sample) error {
+		cur = append(cur, s)
+		bytes += s.InputBytes
+		if len(cur) == size || bytes >= maxChunkBytes {
+			bytes = 0
+			return send()
+		}
+		return ctx.Err()
+	})
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return err
+		}
+		return fmt.Errorf("source: %w", err)
+	}
+	if len(cur) > 0 {
+		return send()
+	}
+	return nil
+}
+
+// worker is one encoder's state: its encoded chunks, published and waiting to be claimed
+// or written, in chunk order.
+type worker struct {
+	r         *runner
+	pend      []*pending
+	pendBytes int64 // payload bytes in pend
+	free      []*pending
+	row       []byte
+	pays      [][]byte
+}
+
+// writeClaimed writes the chunks at the head of pend that have claimed their place (claims
+// happen in chunk order, so the claimed ones are a prefix).
+func (wk *worker) writeClaimed(ctx context.Context, block bool) error {
+	for len(wk.pend) > 0 {
+		p := wk.pend[0]
+		if !block {
+			select {
+			case <-p.t.Claimed():
+			default:
+				return nil
+			}
+		}
+		if err := wk.r.w.WaitClaimed(ctx, p.t); err != nil {
+			return err
+		}
+		if err := wk.r.w.Write(p.b); err != nil {
+			return err
+		}
+		wk.pend = wk.pend[1:]
+		wk.pendBytes -= p.b.PayloadBytes()
+		p.b.Reset()
+		wk.free = append(wk.free, p)
+		block = false
+	}
+	return nil
+}
+
+// work encodes chunks and publishes them for claiming in chunk order; a chunk's claim runs
+// as soon as its predecessor has claimed, on whichever goroutine sees that first, and the
+// worker writes its chunks once claimed. It keeps up to maxPending unclaimed chunks and goes
+// on encoding meanwhile; with more it blocks for its oldest one's claim (back-pressure).
+func (r *runner) work(ctx context.Context, jobs <-chan *job) error {
+	wk := &worker{r: r, row: make([]byte, r.rowSize), pays: make([][]byte, len(r.cfg.Fields))}
+	for {
+		full := len(wk.pend) >= maxPending || (len(wk.pend) > 0 && wk.pendBytes >= maxPendingBytes)
+		if err := wk.writeClaimed(ctx, full); err != nil {
+			return err
+		}
+		if full {
+			continue
+		}
+		var claimed <-chan struct{}
+		if len(wk.pend) > 0 {
+			claimed = wk.pend[0].t.Claimed()
+		}
+		start := time.Now()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-claimed:
+			// Neither a new chunk nor the claim was there: the worker was starved of input
+			// (with input it would have gone on encoding).
+			r.inputWait.Add(int64(time.Since(start)))
+		case j, ok := <-jobs:
+			r.inputWait.Add(int64(time.Since(start)))
+			if !ok {
+				for len(wk.pend) > 0 {
+					if err := wk.writeClaimed(ctx, true); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			var p *pending
+			if n := len(wk.free); n > 0 {
+				p, wk.free = wk.free[n-1], wk.free[:n-1]
+			} else {
+				p = &pending{b: r.w.NewBatch()}
+			}
+			if err := r.encode(ctx, j, p, wk); err != nil {
+				return err
+			}
+			wk.pend = append(wk.pend, p)
+			wk.pendBytes += p.b.PayloadBytes()
+			r.w.Publish(p.t, p.b)
+		}
+	}
+}
+
+// encode encodes every sample of j into p. Bad samples become rejects; only a broken
+// invariant (or cancellation) is an error.
+func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) error {
+	p.t, p.rej, p.n, p.in = j.t, p.rej[:0], int64(len(j.samples)), 0
+	p.b.OnClaim = func(int64) error { return r.account(p) }
+	for i := range j.samples {
+		s := &j.samples[i]
+		p.in += s.InputBytes
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if s.Err != nil {
+			p.rej = append(p.rej, &SampleError{Origin: s.Origin, Key: s.Key, Reason: reasonOf(s.Err, true), Err: s.Err})
+			continue
+		}
+		if e := r.encodeSample(s, wk.row, wk.pays); e != nil {
+			p.rej = append(p.rej, e)
+			continue
+		}
+		if err := p.b.Append(wk.row, wk.pays); err != nil {
+			return fmt.Errorf("%s: %w", s.Origin, err)
+		}
+	}
+	clear(wk.pays)
+	j.samples = nil
+	return nil
+}
+
+// encodeSample encodes one sample into row and pays. An encoder that panics on a hostile
+// input rejects the sample ("panic") instead of taking the run down.
+func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *SampleError) {
+	clear(row)
+	clear(pays)
+	field := ""
+	defer func() {
+		if p := recover(); p != nil {
+			se = &SampleError{Origin: s.Origin, Key: s.Key, Field: field, Reason: "panic", Err: fmt.Errorf("encoder panicked: %v", p)}
+		}
+	}()
+	for f, b := range r.cfg.Fields {
+		field = b.Field.Name()
+		meta := row[r.offs[f] : r.offs[f]+r.sizes[f]]
+		v, ok := s.Values[b.Column]
+		if !ok || v.Kind == sample.KindNone {
+			if b.Optional {
+				continue
+			}
+			err := fmt.Errorf("%w %q", ErrMissingColumn, b.Column)
+			return &SampleError{Origin: s.Origin, Key: s.Key, Field: b.Field.Name(), Reason: reasonOf(err, false), Err: err}
+		}
+		payload, err := b.Field.Encode(v, meta)
+		if err == nil {
+			err = manifest.CheckPayloadSize(len(payload))
+		}
+		if err == nil && len(payload) > 0 && !r.hasRef[f] {
+			err = fmt.Errorf("%s field returned a %d-byte payload", b.Field.Type(), len(payload))
+		}
+		if err != nil {
+			return &SampleError{Origin: s.Origin, Key: s.Key, Field: b.Field.Name(), Reason: reasonOf(err, false), Err: err}
+		}
+		if r.hasRef[f] {
+			clear(meta[:12]) // the writer owns the payload reference
+		}
+		pays[f] = payload
+	}
+	return nil
+}
+
+// account runs as a chunk claims its place, in chunk order: it counts the chunk, records its
+// rejects and applies the error policy, so that errors and the rejects file do not depend on
+// the worker count.
+func (r *runner) account(p *pending) error {
+	r.done.Add(p.n)
+	r.bytesIn.Add(p.in)
+	if len(p.rej) == 0 {
+		return nil
+	}
+	for _, e := range p.rej {
+		rejected := r.rejected.Add(1)
+		r.byReason[e.Reason]++
+		if r.rejects != nil && r.rejErr == nil {
+			line, _ := json.Marshal(struct {
+				Origin string `json:"origin"`
+				Key    string `json:"key"`
+				Field  string `json:"field"`
+				Reason string `json:"reason"`
+				Error  string `json:"error"`
+			}{e.Origin, e.Key, e.Field, e.Reason, e.Err.Error()})
+			if _, err := r.rejects.Write(append(line, '\n')); err != nil {
+				r.rejErr = err
+			}
+		}
+		if r.rejErr != nil {
+			return fmt.Errorf("rejects file %s: %w", r.cfg.RejectsPath, r.rejErr)
+		}
+		if r.cfg.OnError == Fail {
+			return e
+		}
+		if m := r.cfg.MaxErrors; m > 0 && rejected > m {
+			return fmt.Errorf("%w: %d rejected, more than max_errors %d (last: %w)", ErrTooManyErrors, rejected, m, e)
+		}
+		if r.logged < 10 {
+			r.logged++
+			r.log.Warn("skipped sample", "origin", e.Origin, "field", e.Field, "reason", e.Reason, "error", e.Err)
+		}
+	}
+	return r.checkFraction(false)
+}
+
+// checkFraction fails the run when the rejected fraction is certain to exceed the limit: at
+// the end, or earlier against the source's known length.
+func (r *runner) checkFraction(final bool) error {
+	frac := r.cfg.MaxErrorFraction
+	if frac <= 0 {
+		return nil
+	}
+	rej := r.rejected.Load()
+	var of int64
+	switch {
+	case final:
+		of = r.done.Load()
+	case r.total > 0:
+		of = r.total
+	default:
+		return nil
+	}
+	if of > 0 && float64(rej) > frac*float64(of) {
+		return fmt.Errorf("%w: %d of %d samples rejected, more than max_error_fraction %g", ErrTooManyErrors, rej, of, frac)
+	}
+	return nil
+}
+
+func (r *runner) snapshot() Progress {
+	return Progress{Done: r.done.Load(), Total: r.total, Rejected: r.rejected.Load(),
+		BytesIn: r.bytesIn.Load(), BytesOut: r.w.Stats().Written, Elapsed: time.Since(r.start)}
+}
+
+// report builds the report after the errgroup is done (so the baton-owned fields are safe).
+func (r *runner) report() Report {
+	st := r.w.Stats()
+	return Report{
+		Output: r.cfg.Output, Samples: st.Position.Rows, Rejected: r.rejected.Load(),
+		RejectsByReason: r.byReason, BytesIn: r.bytesIn.Load(), BytesOut: st.Written,
+		PayloadBytes: st.PayloadBytes, Elapsed: time.Since(r.start),
+		Workers: r.cfg.Workers, ChunkSize: r.cfg.ChunkSize,
+		ClaimWait: st.Wait.WaitTime,
+		InputWait: time.Duration(r.inputWait.Load()), WriteTime: st.WriteTime,
+		ClaimsOwn: st.Wait.Own, ClaimsHelped: st.Wait.Helped, Waited: st.Wait.Waited,
+	}
+}
+
+func (r *runner) progress(rep *Report) {
+	if r.cfg.Progress == nil {
+		return
+	}
+	r.cfg.Progress(Progress{Done: r.done.Load(), Total: r.total, Rejected: rep.Rejected,
+		BytesIn: rep.BytesIn, BytesOut: rep.BytesOut, Elapsed: rep.Elapsed})
+}

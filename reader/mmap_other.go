@@ -1,0 +1,14 @@
+//go:build !unix
+
+package reader
+
+import (
+	"errors"
+	"os"
+)
+
+var errNoMmap = errors.New("mmap not supported on this platform")
+
+func mmapFile(*os.File, int64) ([]byte, error) { return nil, errNoMmap }
+
+func munmap([]byte) error { return nil }

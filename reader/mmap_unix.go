@@ -1,0 +1,20 @@
+//go:build unix
+
+package reader
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// mmapFile maps size bytes of f read-only. A nil slice and an error mean the caller falls
+// back to ReadAt.
+func mmapFile(f *os.File, size int64) ([]byte, error) {
+	if size <= 0 || int64(int(size)) != size {
+		return nil, unix.EINVAL
+	}
+	return unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+}
+
+func munmap(b []byte) error { return unix.Munmap(b) }

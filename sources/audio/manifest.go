@@ -1,0 +1,188 @@
+package audio
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/mldf/convert/sample"
+)
+
+// Manifest keys with a meaning of their own.
+const (
+	KeyAudioFilepath = "audio_filepath"
+	KeyOffset        = "offset"
+	KeyDuration      = "duration"
+)
+
+// Manifest is a NeMo-style JSONL manifest source: one JSON object per line with
+// "audio_filepath" (relative to the manifest's folder unless absolute), and optionally "text",
+// "duration" and "offset". It emits "audio" (a file value; with "offset" present, Offset and
+// Duration select the segment [offset, offset+duration)) and every other key as a column of
+// its own name: integral numbers as KindInt, other numbers as KindFloat, strings as KindString,
+// anything else as KindJSON. Empty lines are skipped; a bad line becomes a sample whose Err
+// names the manifest and the line.
+type Manifest struct {
+	list
+	path string
+}
+
+// OpenManifest reads and checks the whole manifest and stats every audio file it names.
+func OpenManifest(path string) (*Manifest, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("audio manifest: %w", err)
+	}
+	m := &Manifest{path: path}
+	dir := filepath.Dir(path)
+	seen := map[string]bool{}
+	sizes := map[string]int64{}
+	lineNo := 0
+	for len(data) > 0 {
+		lineNo++
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		line = bytes.TrimRight(line, "\r")
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		origin := fmt.Sprintf("%s:%d", path, lineNo)
+		it := item{key: strconv.Itoa(lineNo), origin: origin}
+		it.values, err = parseManifestLine(line, dir)
+		if err != nil {
+			it.err = fmt.Errorf("%s: %w", origin, err)
+			it.values = nil
+			m.items = append(m.items, it)
+			continue
+		}
+		p := it.values[ColAudio].Path
+		size, ok := sizes[p]
+		if !ok {
+			st, err := os.Stat(p)
+			if err != nil {
+				it.err = fmt.Errorf("%s: %w", origin, err)
+				m.items = append(m.items, it)
+				continue
+			}
+			size = st.Size()
+			sizes[p] = size
+		}
+		if !seen[p] {
+			it.size = size // a file shared by several segments counts once
+		}
+		m.addInput(seen, p, size)
+		m.items = append(m.items, it)
+	}
+	if len(m.items) == 0 {
+		return nil, fmt.Errorf("%w: manifest %s has no entries", ErrNoAudio, path)
+	}
+	return m, nil
+}
+
+// Path returns the manifest's path.
+func (m *Manifest) Path() string { return m.path }
+
+func parseManifestLine(line []byte, dir string) (map[string]sample.Value, error) {
+	if !utf8.Valid(line) {
+		return nil, fmt.Errorf("%w: invalid UTF-8", ErrManifest)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(line, &obj); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrManifest, err)
+	}
+	if obj == nil {
+		return nil, fmt.Errorf("%w: not a JSON object", ErrManifest)
+	}
+	raw, ok := obj[KeyAudioFilepath]
+	if !ok {
+		return nil, fmt.Errorf("%w: no %q key", ErrManifest, KeyAudioFilepath)
+	}
+	var rel string
+	if err := json.Unmarshal(raw, &rel); err != nil || rel == "" {
+		return nil, fmt.Errorf("%w: %q is not a non-empty string", ErrManifest, KeyAudioFilepath)
+	}
+	p := rel
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	audio := fileValue(p)
+	vals := map[string]sample.Value{}
+	var offset, duration float64
+	_, hasOffset := obj[KeyOffset]
+	for k, raw := range obj {
+		if k == KeyAudioFilepath {
+			continue
+		}
+		if k == ColAudio {
+			return nil, fmt.Errorf("%w: key %q clashes with the audio column", ErrManifest, k)
+		}
+		v, err := jsonValue(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%w: key %q: %v", ErrManifest, k, err)
+		}
+		if k == KeyOffset || k == KeyDuration {
+			x := v.Float
+			if v.Kind == sample.KindInt {
+				x = float64(v.Int)
+			} else if v.Kind != sample.KindFloat {
+				return nil, fmt.Errorf("%w: %q must be a number", ErrManifest, k)
+			}
+			if x < 0 || math.IsInf(x, 0) {
+				return nil, fmt.Errorf("%w: %q is %v", ErrManifest, k, x)
+			}
+			if k == KeyOffset {
+				offset = x
+			} else {
+				duration = x
+			}
+			v = sample.Value{Kind: sample.KindFloat, Float: x}
+		}
+		vals[k] = v
+	}
+	if hasOffset {
+		audio.Offset, audio.Duration = offset, duration
+	}
+	vals[ColAudio] = audio
+	return vals, nil
+}
+
+// jsonValue turns one JSON value into a sample value.
+func jsonValue(raw json.RawMessage) (sample.Value, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return sample.Value{}, fmt.Errorf("empty value")
+	}
+	switch c := raw[0]; {
+	case c == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return sample.Value{}, err
+		}
+		return sample.Value{Kind: sample.KindString, Bytes: []byte(s)}, nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		if !bytes.ContainsAny(raw, ".eE") {
+			if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+				return sample.Value{Kind: sample.KindInt, Int: n}, nil
+			}
+		}
+		f, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil {
+			return sample.Value{}, err
+		}
+		return sample.Value{Kind: sample.KindFloat, Float: f}, nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return sample.Value{}, err
+	}
+	return sample.Value{Kind: sample.KindJSON, Bytes: buf.Bytes()}, nil
+}
