@@ -4,9 +4,16 @@
 package encoders
 
 import (
+	"errors"
+
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/sample"
 )
+
+// ErrFiltered marks a sample that a field's own options leave out (an audio clip longer than
+// max_duration with on_long: skip). The pipeline records it but never counts it as an error:
+// it does not fail a run under on_error: fail and does not use up max_errors.
+var ErrFiltered = errors.New("left out by the field's options")
 
 // Field encodes one column of every sample. A Field is configured once and must be safe for
 // concurrent use by many workers.

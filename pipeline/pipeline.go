@@ -130,11 +130,12 @@ type Progress struct {
 // Report summarises a finished (or failed) conversion.
 type Report struct {
 	Output          string
-	Samples         int64 // rows written
-	Rejected        int64
-	RejectsByReason map[string]int64
-	BytesIn         int64 // input bytes the sources accounted for
-	BytesOut        int64 // output file size
+	Samples         int64            // rows written
+	Rejected        int64            // samples left out by errors (the error policy counts these)
+	Filtered        int64            // samples left out by a field's options (encoders.ErrFiltered)
+	RejectsByReason map[string]int64 // both, by reason ("filtered" for Filtered)
+	BytesIn         int64            // input bytes the sources accounted for
+	BytesOut        int64            // output file size
 	PayloadBytes    int64
 	Pages           int64 // pages of the data region
 	Elapsed         time.Duration
@@ -222,6 +223,7 @@ type runner struct {
 
 	// Owned by whoever holds the claim baton (updated only in OnClaim, in chunk order).
 	byReason map[string]int64
+	filtered int64 // samples the fields' own options left out (baton-owned, like byReason)
 	rejects  *bufio.Writer
 	rejErr   error
 	logged   int
@@ -574,7 +576,10 @@ func (r *runner) account(p *pending) error {
 		return nil
 	}
 	for _, e := range p.rej {
-		rejected := r.rejected.Add(1)
+		filtered := errors.Is(e.Err, encoders.ErrFiltered)
+		if filtered {
+			e.Reason = "filtered"
+		}
 		r.byReason[e.Reason]++
 		if r.rejects != nil && r.rejErr == nil {
 			line, _ := json.Marshal(struct {
@@ -591,6 +596,11 @@ func (r *runner) account(p *pending) error {
 		if r.rejErr != nil {
 			return fmt.Errorf("rejects file %s: %w", r.cfg.RejectsPath, r.rejErr)
 		}
+		if filtered {
+			r.filtered++
+			continue
+		}
+		rejected := r.rejected.Add(1)
 		if r.cfg.OnError == Fail {
 			return e
 		}
@@ -637,7 +647,7 @@ func (r *runner) snapshot() Progress {
 func (r *runner) report() Report {
 	st := r.w.Stats()
 	return Report{
-		Output: r.cfg.Output, Samples: st.Position.Rows, Rejected: r.rejected.Load(),
+		Output: r.cfg.Output, Samples: st.Position.Rows, Rejected: r.rejected.Load(), Filtered: r.filtered,
 		RejectsByReason: r.byReason, BytesIn: r.bytesIn.Load(), BytesOut: st.Written,
 		PayloadBytes: st.PayloadBytes, Elapsed: time.Since(r.start),
 		Workers: r.cfg.Workers, ChunkSize: r.cfg.ChunkSize,

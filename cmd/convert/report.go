@@ -30,6 +30,7 @@ type runReport struct {
 	Inputs          int              `json:"inputs"`
 	Samples         int64            `json:"samples"`
 	Rejected        int64            `json:"rejected"`
+	Filtered        int64            `json:"filtered"`
 	RejectsByReason map[string]int64 `json:"rejects_by_reason"`
 	Fields          []fieldReport    `json:"fields"`
 	BytesIn         int64            `json:"bytes_in"`
@@ -71,7 +72,7 @@ func newReport(plan *recipe.Plan, rep pipeline.Report, runErr error) runReport {
 	r := plan.Recipe
 	out := runReport{
 		Tool: "convert", Version: version, RecipeSHA256: recipeHash(r), Output: rep.Output, OK: runErr == nil,
-		Inputs: plan.Slice[1] - plan.Slice[0], Samples: rep.Samples, Rejected: rep.Rejected,
+		Inputs: plan.Slice[1] - plan.Slice[0], Samples: rep.Samples, Rejected: rep.Rejected, Filtered: rep.Filtered,
 		RejectsByReason: rep.RejectsByReason, BytesIn: rep.BytesIn, BytesOut: rep.BytesOut, Pages: rep.Pages,
 		ElapsedSeconds: rep.Elapsed.Seconds(), PeakRSSBytes: peakRSS(), Workers: rep.Workers,
 		ClaimWaitSecs: rep.ClaimWait.Seconds(),

@@ -153,8 +153,8 @@ func printSummary(w io.Writer, rep pipeline.Report) {
 	if secs <= 0 {
 		secs = 1e-9
 	}
-	fmt.Fprintf(w, "wrote %s: %d samples (%d rejected), %d pages, %.1f MB in → %.1f MB out in %s (%.0f samples/s, %.1f MB/s in)\n",
-		rep.Output, rep.Samples, rep.Rejected, rep.Pages, float64(rep.BytesIn)/1e6, float64(rep.BytesOut)/1e6,
+	fmt.Fprintf(w, "wrote %s: %d samples (%d rejected, %d filtered), %d pages, %.1f MB in → %.1f MB out in %s (%.0f samples/s, %.1f MB/s in)\n",
+		rep.Output, rep.Samples, rep.Rejected, rep.Filtered, rep.Pages, float64(rep.BytesIn)/1e6, float64(rep.BytesOut)/1e6,
 		rep.Elapsed.Round(time.Millisecond), float64(rep.Samples)/secs, float64(rep.BytesIn)/1e6/secs)
 	for reason, n := range rep.RejectsByReason {
 		fmt.Fprintf(w, "  rejected (%s): %d\n", reason, n)

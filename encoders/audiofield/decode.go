@@ -11,6 +11,7 @@ import (
 	"github.com/mewkiz/flac"
 	"github.com/mewkiz/flac/frame"
 
+	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/internal/wav"
 )
 
@@ -23,7 +24,7 @@ var (
 	ErrNoStreamInfo = errors.New("audio: FLAC stream does not start with a STREAMINFO block")
 	ErrUnsupported  = errors.New("audio: unsupported audio")
 	ErrSegment      = errors.New("audio: invalid segment")
-	ErrTooLong      = errors.New("audio: longer than max_duration")
+	ErrTooLong      = fmt.Errorf("audio: longer than max_duration (%w)", encoders.ErrFiltered)
 	ErrTooLarge     = errors.New("audio: too many samples for the format")
 	ErrValue        = errors.New("audio: value is not an audio file")
 	ErrEmpty        = errors.New("audio: no samples")
