@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildConvert builds the command once into dir.
+func buildConvert(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "convert")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// writeNoiseFolder writes an ImageFolder of n copies of one noisy PNG (slow to re-encode) in
+// 2 classes.
+func writeNoiseFolder(t *testing.T, root string, n, size int) {
+	t.Helper()
+	seed := uint32(1)
+	img := image.NewRGBA(image.Rect(0, 0, size, size))
+	for p := 0; p < len(img.Pix); p += 4 {
+		seed = seed*1664525 + 1013904223
+		img.Pix[p], img.Pix[p+1], img.Pix[p+2], img.Pix[p+3] = uint8(seed>>24), uint8(seed>>16), uint8(seed>>8), 255
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		dir := filepath.Join(root, fmt.Sprintf("class%d", i%2))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%04d.png", i)), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// SIGINT and SIGTERM stop a run promptly: the process exits non-zero, nothing is at the output
+// path and no temporary file is left beside it. An older file at the output path is untouched.
+func TestSignalsStopAndCleanUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir := t.TempDir()
+	bin := buildConvert(t, dir)
+	data := filepath.Join(dir, "data")
+	writeNoiseFolder(t, data, 400, 256)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			outDir := t.TempDir()
+			out := filepath.Join(outDir, "x.mldf")
+			old := []byte("an older file that must survive")
+			if sig == syscall.SIGTERM {
+				if err := os.WriteFile(out, old, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cmd := exec.Command(bin, "images", data, out, "--mode", "png", "--workers", "1")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(700 * time.Millisecond) // well into the run (400 PNG re-encodes take seconds)
+			sent := time.Now()
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(30 * time.Second): // a deadlock guard, not a timing assertion
+				_ = cmd.Process.Kill()
+				t.Fatalf("still running 30s after %v", sig)
+			}
+			t.Logf("%v: exited %v after the signal (%v)", sig, time.Since(sent).Round(time.Millisecond), err)
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+				t.Fatalf("want a non-zero exit, got %v\n%s", err, stderr.String())
+			}
+			entries, _ := os.ReadDir(outDir)
+			for _, e := range entries {
+				switch e.Name() {
+				case "x.mldf":
+					got, _ := os.ReadFile(out)
+					if sig != syscall.SIGTERM || !bytes.Equal(got, old) {
+						t.Fatalf("output path holds %d bytes after an interrupted run", len(got))
+					}
+				case "x.mldf.rejects.jsonl", "x.mldf.report.json":
+				default:
+					t.Errorf("left behind: %s", e.Name())
+				}
+			}
+		})
+	}
+}
