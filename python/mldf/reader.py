@@ -1,0 +1,693 @@
+"""Random access to MLDF files: open, validate, read samples and columns from a memory map."""
+
+import io
+import json
+import mmap
+import numbers
+import os
+import struct
+
+import numpy as np
+
+from . import _format as F
+from ._checksum import crc32c_many, xxh64_fast
+
+try:  # Pillow is optional: without it images stay encoded
+    from PIL import Image as _PILImage
+except ImportError:  # pragma: no cover - depends on the environment
+    _PILImage = None
+
+try:  # soundfile is optional: without it FLAC stays encoded
+    import soundfile as _soundfile  # type: ignore
+except ImportError:  # pragma: no cover - depends on the environment
+    _soundfile = None
+
+HAVE_PIL = _PILImage is not None
+HAVE_SOUNDFILE = _soundfile is not None
+
+
+class FormatError(ValueError):
+    """The file is not a valid MLDF file (or this reader cannot read it).
+
+    ``rule`` names the docs/FORMAT.md rule ("R1".."R13" checked when opening or reading a value,
+    "V1".."V7" by ``verify()``); ``sample``/``field`` say where, when known."""
+
+    def __init__(self, path, rule, message, sample=None, field=None, entry=None):
+        where = []
+        if sample is not None:
+            where.append("sample %d" % sample)
+        if field is not None:
+            where.append("field %r" % field)
+        if entry is not None:
+            where.append("allocation entry %d" % entry)
+        text = "%s: %s%s (FORMAT.md rule %s)" % (path, ", ".join(where) + ": " if where else "", message, rule)
+        super().__init__(text)
+        self.path, self.rule, self.sample, self.field, self.entry = path, rule, sample, field, entry
+
+
+class VersionError(FormatError):
+    """The file's major version is not one this reader reads (rule R3)."""
+
+
+class ChecksumError(FormatError):
+    """A payload's CRC-32C or the header's xxhash64 does not match (rules V1, V6)."""
+
+
+class EncodedImage:
+    """An image left encoded: Pillow is not installed, or the reader was opened with
+    ``decode_images=False``. ``data`` is a read-only memoryview of the JPEG/PNG bytes in the
+    file; ``decoded`` is always False (a flag to test); ``decode()`` needs Pillow."""
+
+    decoded = False
+    __slots__ = ("data", "format", "height", "width", "channels")
+
+    def __init__(self, data, fmt, height, width, channels):
+        self.data, self.format = data, fmt
+        self.height, self.width, self.channels = height, width, channels
+
+    def __bytes__(self):
+        return bytes(self.data)
+
+    def __len__(self):
+        return len(self.data)
+
+    @property
+    def shape(self):
+        return (self.height, self.width, self.channels)
+
+    def decode(self):
+        """The H×W×C uint8 array (needs Pillow)."""
+        if _PILImage is None:
+            raise RuntimeError("decoding %s images needs Pillow (pip install pillow)" % self.format)
+        return _decode_pil(self.data, self.channels)
+
+    def __repr__(self):
+        return "EncodedImage(format=%r, shape=%r, %d bytes)" % (self.format, self.shape, len(self.data))
+
+
+class EncodedAudio(bytes):
+    """FLAC bytes (``soundfile`` is not installed or decoding was turned off), with the
+    metadata: ``format`` ("flac"), ``sample_rate``, ``num_channels``, ``num_frames``,
+    ``bit_depth``; ``decoded`` is False."""
+
+    decoded = False
+
+
+_PIL_MODES = {1: "L", 3: "RGB", 4: "RGBA"}
+
+
+def _decode_pil(data, channels):
+    with _PILImage.open(io.BytesIO(data)) as im:
+        want = _PIL_MODES.get(channels)
+        if want is not None and im.mode != want:
+            im = im.convert(want)
+        arr = np.asarray(im)
+    if arr.ndim == 2:
+        arr = arr[:, :, None]
+    return arr
+
+
+class Field:
+    """One field descriptor: ``name``, ``type`` (name, e.g. "IMAGE_JPEG"), ``type_id``,
+    ``flags``, ``metadata_size``, ``offset`` (of its struct in a metadata row), ``arguments``
+    (decoded per docs/fields/*.md: a dict; {} when all zero; None when not documented — see
+    ``raw_arguments``), ``raw_arguments`` (128 bytes)."""
+
+    __slots__ = ("index", "name", "type", "type_id", "flags", "metadata_size", "offset", "arguments",
+                 "raw_arguments", "kind")
+
+    def __init__(self, index, name, type_id, flags, metadata_size, offset, raw_arguments):
+        self.index, self.name, self.type_id, self.flags = index, name, type_id, flags
+        self.type = F.TYPE_NAMES.get(type_id, "TYPE(%d)" % type_id)
+        self.metadata_size, self.offset = metadata_size, offset
+        self.raw_arguments = raw_arguments
+        self.arguments = F.decode_arguments(type_id, raw_arguments)
+        self.kind = F.kind_of(type_id)
+
+    @property
+    def has_payload(self):
+        return self.kind != F.K_SCALAR
+
+    def __repr__(self):
+        return "Field(%r, %s, arguments=%r)" % (self.name, self.type, self.arguments)
+
+
+def open(path, decode_images=True, decode_audio=True):  # noqa: A001 - the package's entry point
+    """Open an MLDF file read-only (memory-mapped) and validate its structure.
+
+    Raises FormatError (or its subclass VersionError) for a file that breaks a rule of
+    docs/FORMAT.md; OSError when the file cannot be read."""
+    return Reader(path, decode_images=decode_images, decode_audio=decode_audio)
+
+
+def _u64(b, off):
+    return int.from_bytes(b[off:off + 8], "little")
+
+
+class Reader:
+    """A validated MLDF file. ``len(r)``, ``r[i]`` (a dict of field values), ``r[a:b]`` and
+    ``r[[i, j, ...]]`` (lists of dicts), ``r.column(name)`` (a numpy view of the metadata
+    table), ``r.fields``, ``r.verify()``, ``r.close()``; usable as a context manager.
+
+    Values returned for raw images, raw audio, fixed ndarrays, token ids, BYTES and columns
+    are read-only views of the memory map: valid while the reader is open (they keep the map
+    alive after ``close()``; copy them with ``np.array(v)`` to own them)."""
+
+    def __init__(self, path, decode_images=True, decode_audio=True):
+        self.path = os.fspath(path)
+        self.decode_images = decode_images and HAVE_PIL
+        self.decode_audio = decode_audio and HAVE_SOUNDFILE
+        self._mm = None
+        with io.open(self.path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size >= F.PREAMBLE_SIZE:
+                self._mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                buf = self._mm
+            else:
+                buf = f.read()
+        self.size = size
+        self._buf = buf
+        try:
+            self._validate()
+        except BaseException:
+            self.close()
+            raise
+
+    # ---- validation (docs/FORMAT.md §10, rules R1..R12) ----
+
+    def _fail(self, rule, msg, cls=FormatError, **kw):
+        raise cls(self.path, rule, msg, **kw)
+
+    def _validate(self):
+        b, size = self._buf, self.size
+        if size < F.SIGNATURE_SIZE:
+            self._fail("R1", "not an MLDF file: %d bytes, shorter than the 9-byte signature" % size)
+        if bytes(b[:F.SIGNATURE_SIZE]) != F.SIGNATURE:
+            self._fail("R1", "not an MLDF file: the first 9 bytes are %s, want %s"
+                       % (bytes(b[:9]).hex(" "), F.SIGNATURE.hex(" ")))
+        if size < F.PREAMBLE_SIZE:
+            self._fail("R2", "file is %d bytes, shorter than the 73-byte signature and header" % size)
+        hdr = bytes(b[F.HEADER_OFFSET:F.PREAMBLE_SIZE])
+        (major, minor, flags, nsamples, nfields, _pad, page, desc_ptr, meta_ptr, data_ptr, alloc_ptr,
+         checksum) = F.HEADER_STRUCT.unpack(hdr)
+        self.header_bytes = hdr
+        self.version = (major, minor)
+        self.flags, self.page_size, self.header_checksum = flags, page, checksum
+        self.field_desc_ptr, self.metadata_ptr, self.data_ptr, self.alloc_table_ptr = desc_ptr, meta_ptr, data_ptr, alloc_ptr
+        if major != F.VERSION_MAJOR:
+            self._fail("R3", "file is version %d.%d; this reader reads %d.x" % (major, minor, F.VERSION_MAJOR),
+                       cls=VersionError)
+        if not flags & F.FLAG_LITTLE_ENDIAN:
+            self._fail("R4", "little-endian flag not set (flags %#x)" % flags)
+        if flags & F.FLAG_ENCRYPTED:
+            self._fail("R4", "encrypted files are not supported (flags %#x)" % flags)
+        if flags & F.FLAG_COMPRESSED:
+            self._fail("R4", "compressed flag set (flags %#x); MLDF 1.x defines no compression" % flags)
+        if page == 0 or page & (page - 1):
+            self._fail("R5", "page size %d is not a power of two" % page)
+        if page < F.MIN_PAGE_SIZE:
+            self._fail("R5", "page size %d is smaller than %d" % (page, F.MIN_PAGE_SIZE))
+        if nfields == 0:
+            self._fail("R6", "num_fields is 0")
+        for name, v in (("field_desc_ptr", desc_ptr), ("data_ptr", data_ptr), ("metadata_ptr", meta_ptr),
+                        ("alloc_table_ptr", alloc_ptr)):
+            if v > size:
+                self._fail("R7", "%s %d points past the end of the %d-byte file" % (name, v, size))
+        if desc_ptr < F.PREAMBLE_SIZE or desc_ptr % 8:
+            self._fail("R8", "field_desc_ptr %d must be a multiple of 8 and at least %d" % (desc_ptr, F.PREAMBLE_SIZE))
+        desc_len = nfields * F.FIELD_DESC_SIZE
+        desc_end = desc_ptr + desc_len
+        if desc_end > size:
+            self._fail("R8", "num_fields %d: %d descriptor bytes at %d run past the end of the %d-byte file"
+                       % (nfields, desc_len, desc_ptr, size))
+        if desc_end > data_ptr:
+            self._fail("R8", "the field descriptors [%d, %d) overlap the data region at data_ptr %d"
+                       % (desc_ptr, desc_end, data_ptr))
+        if data_ptr % page:
+            self._fail("R9", "data_ptr %d is not a multiple of the page size %d" % (data_ptr, page))
+        if data_ptr > meta_ptr:
+            self._fail("R9", "data_ptr %d is after metadata_ptr %d" % (data_ptr, meta_ptr))
+
+        # R10: descriptors (nfields <= 65535 and checked against the file size above)
+        self.descriptor_bytes = bytes(b[desc_ptr:desc_end])
+        fields, names, types = [], {}, []
+        for k in range(nfields):
+            d = self.descriptor_bytes[k * F.FIELD_DESC_SIZE:(k + 1) * F.FIELD_DESC_SIZE]
+            raw_name = d[:F.NAME_SIZE]
+            nul = raw_name.find(b"\0")
+            shown = raw_name[:nul if nul >= 0 else F.NAME_SIZE].decode("utf-8", "replace")
+            if nul < 0:
+                self._fail("R10", "descriptor at offset %d: name not NUL-terminated within 64 bytes" % (desc_ptr + k * 208),
+                           field=shown)
+            if any(raw_name[nul:]):
+                self._fail("R10", "descriptor at offset %d: bytes after the name's NUL terminator are not zero"
+                           % (desc_ptr + k * 208), field=shown)
+            if nul == 0:
+                self._fail("R10", "field %d has an empty name" % k)
+            try:
+                name = raw_name[:nul].decode("utf-8")
+            except UnicodeDecodeError:
+                self._fail("R10", "field %d: name is not UTF-8" % k, field=shown)
+            type_id, fflags, msize = struct.unpack_from("<HHI", d, 64)
+            kind = F.kind_of(type_id)
+            if kind is None:
+                self._fail("R10", "unknown field type %d" % type_id, field=name)
+            if msize != F.META_SIZE[kind]:
+                self._fail("R10", "metadata size %d does not match type %s (want %d)"
+                           % (msize, F.TYPE_NAMES[type_id], F.META_SIZE[kind]), field=name)
+            if name in names:
+                self._fail("R10", "duplicate field name (also field %d)" % names[name], field=name)
+            names[name] = k
+            types.append(type_id)
+            fields.append((name, type_id, fflags, msize, bytes(d[76:204])))
+        offsets, row_size = F.row_layout(types)
+        self.fields = [Field(k, n, t, fl, ms, offsets[k], a) for k, (n, t, fl, ms, a) in enumerate(fields)]
+        self._by_name = names
+        self.row_size = row_size
+
+        # R11: the metadata table
+        if meta_ptr % F.META_ALIGN:
+            self._fail("R11", "metadata_ptr %d is not a multiple of %d" % (meta_ptr, F.META_ALIGN))
+        meta_len = nsamples * row_size  # Python ints: no overflow
+        if meta_ptr + meta_len > size:
+            self._fail("R11", "num_samples %d x row size %d from metadata_ptr %d runs past the end of the %d-byte file"
+                       % (nsamples, row_size, meta_ptr, size))
+        if meta_ptr + meta_len != alloc_ptr:
+            self._fail("R11", "metadata table [%d, %d) (num_samples %d x row size %d) does not end at alloc_table_ptr %d"
+                       % (meta_ptr, meta_ptr + meta_len, nsamples, row_size, alloc_ptr))
+        # R12: the allocation table runs to the end of the file in whole entries
+        alloc_len = size - alloc_ptr
+        if alloc_len % F.ALLOC_ENTRY_SIZE:
+            self._fail("R12", "allocation table [%d, %d) is %d bytes, not a multiple of %d"
+                       % (alloc_ptr, size, alloc_len, F.ALLOC_ENTRY_SIZE))
+        self.num_samples = nsamples
+        self.num_alloc_entries = alloc_len // F.ALLOC_ENTRY_SIZE
+        self._structs = [F.META_STRUCT.get(f.kind) for f in self.fields]
+
+    # ---- basic access ----
+
+    def __len__(self):
+        return self.num_samples
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return "<mldf.Reader %r: %d samples, fields %s>" % (
+            self.path, self.num_samples, ", ".join("%s:%s" % (f.name, f.type) for f in self.fields))
+
+    @property
+    def closed(self):
+        return self._buf is None
+
+    def close(self):
+        """Release the memory map. Arrays and memoryviews already returned keep the mapping
+        alive until they are dropped (numpy holds a reference), so they stay valid."""
+        mm, self._mm, self._buf = self._mm, None, None
+        if mm is not None:
+            try:
+                mm.close()
+            except BufferError:
+                pass  # views still exported: the map is unmapped when the last one goes
+
+    def _check_open(self):
+        if self._buf is None:
+            raise ValueError("%s: reader is closed" % self.path)
+
+    def field(self, name_or_index):
+        """The Field with this name or index (KeyError/IndexError otherwise)."""
+        if isinstance(name_or_index, numbers.Integral):
+            return self.fields[name_or_index]
+        try:
+            return self.fields[self._by_name[name_or_index]]
+        except KeyError:
+            raise KeyError("%s: no field %r (fields: %s)" % (
+                self.path, name_or_index, ", ".join(f.name for f in self.fields))) from None
+
+    @property
+    def field_names(self):
+        return [f.name for f in self.fields]
+
+    def _index(self, i):
+        if not isinstance(i, numbers.Integral):
+            raise TypeError("sample index must be an integer, not %s" % type(i).__name__)
+        i = int(i)
+        n = self.num_samples
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("%s: sample %d out of range (%d samples)" % (self.path, i, n))
+        return i
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            return self.column(key)
+        if isinstance(key, slice):
+            return [self.sample(i) for i in range(*key.indices(self.num_samples))]
+        if isinstance(key, numbers.Integral):
+            return self.sample(key)
+        idx = np.asarray(key)
+        if idx.dtype == bool:
+            if idx.shape != (self.num_samples,):
+                raise IndexError("boolean index of shape %s, want (%d,)" % (idx.shape, self.num_samples))
+            idx = np.flatnonzero(idx)
+        elif idx.ndim != 1 or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
+            raise TypeError("index with an int, a slice, a sequence of ints or a boolean mask, not %r" % (key,))
+        return [self.sample(int(i)) for i in idx]
+
+    def __iter__(self):
+        for i in range(self.num_samples):
+            yield self.sample(i)
+
+    def sample(self, i, fields=None):
+        """Sample i as a dict {field name: value}; ``fields`` limits it to some names."""
+        self._check_open()
+        i = self._index(i)
+        fs = self.fields if fields is None else [self.field(n) for n in fields]
+        return {f.name: self._value(i, f) for f in fs}
+
+    def get(self, i, field):
+        """The value of one field of sample i."""
+        self._check_open()
+        return self._value(self._index(i), self.field(field))
+
+    def meta(self, i, field):
+        """The metadata struct of one field of sample i as a dict (for INT/FLOAT: {"value"})."""
+        self._check_open()
+        i, f = self._index(i), self.field(field)
+        off = self.metadata_ptr + i * self.row_size + f.offset
+        if f.kind == F.K_SCALAR:
+            return {"value": self._scalar(off, f)}
+        return dict(zip(F.META_NAMES[f.kind], self._structs[f.index].unpack_from(self._buf, off)))
+
+    def payload(self, i, field):
+        """The raw payload bytes of one field of sample i: a read-only memoryview (empty for
+        an empty payload). The reference is checked (rule R13); the CRC is not (see verify)."""
+        self._check_open()
+        i, f = self._index(i), self.field(field)
+        if f.kind == F.K_SCALAR:
+            raise TypeError("field %r is %s: it has no payload" % (f.name, f.type))
+        off = self.metadata_ptr + i * self.row_size + f.offset
+        ptr, size = struct.unpack_from("<QI", self._buf, off)
+        return self._payload(i, f, ptr, size)
+
+    def column(self, name):
+        """Field ``name`` for all samples as a read-only numpy array viewing the memory map
+        (zero-copy): int64 for INT, float64 for FLOAT, a structured array of the metadata
+        struct (data_ptr, data_size, height, ...) for the other types."""
+        self._check_open()
+        f = self.field(name)
+        dt = F.SCALAR_DTYPE[f.type_id] if f.kind == F.K_SCALAR else F.META_DTYPE[f.kind]
+        n = self.num_samples
+        if n == 0:
+            return np.empty(0, dtype=dt)
+        return np.ndarray(shape=(n,), dtype=dt, buffer=self._exported(self.metadata_ptr, self.alloc_table_ptr),
+                          offset=f.offset, strides=(self.row_size,))
+
+    def _exported(self, start, end):
+        """bytes [start, end) of the map as a uint8 array that holds a buffer export of the
+        map: arrays built on it keep close() from unmapping their memory. (np.ndarray with
+        buffer=mmap keeps a reference to the mmap but no export: close() would unmap the
+        memory under it and a later read would crash.)"""
+        return np.frombuffer(self._buf, dtype=np.uint8, count=end - start, offset=start)
+
+    # ---- values ----
+
+    def _scalar(self, off, f):
+        if f.type_id == F.INT:
+            return np.int64(struct.unpack_from("<q", self._buf, off)[0])
+        return np.float64(struct.unpack_from("<d", self._buf, off)[0])
+
+    def _payload(self, i, f, ptr, size):
+        if size == 0:
+            if ptr != 0:
+                self._fail("R13", "empty payload has data_ptr %d, want 0" % ptr, sample=i, field=f.name)
+            return memoryview(b"")
+        if ptr < self.data_ptr or ptr + size > self.metadata_ptr:
+            self._fail("R13", "payload [%d, %d+%d) lies outside the data region [%d, %d)"
+                       % (ptr, ptr, size, self.data_ptr, self.metadata_ptr), sample=i, field=f.name)
+        return memoryview(self._buf)[ptr:ptr + size]
+
+    def _array(self, ptr, size, dtype):
+        return np.frombuffer(self._buf, dtype=dtype, count=size // dtype.itemsize, offset=ptr)
+
+    def _value(self, i, f):
+        off = self.metadata_ptr + i * self.row_size + f.offset
+        kind = f.kind
+        if kind == F.K_SCALAR:
+            return self._scalar(off, f)
+        m = self._structs[f.index].unpack_from(self._buf, off)
+        ptr, size = m[0], m[1]
+        data = self._payload(i, f, ptr, size)
+        if kind == F.K_IMAGE:
+            return self._image(i, f, ptr, size, data, m)
+        if kind == F.K_AUDIO:
+            return self._audio(i, f, ptr, size, data, m)
+        if kind == F.K_TEXT:
+            return self._text(i, f, ptr, size, data, m)
+        t = f.type_id
+        if t == F.BYTES:
+            return data
+        if size == 0:
+            return None
+        if t == F.JSON:
+            try:
+                return json.loads(bytes(data).decode("utf-8"))
+            except (UnicodeDecodeError, ValueError) as e:
+                self._fail("R13", "JSON payload does not parse: %s" % e, sample=i, field=f.name)
+        if t == F.NDARRAY:
+            return self._ndarray(i, f, ptr, size, data)
+        return data  # MULTIMODAL_SAMPLE and other blobs: raw bytes
+
+    def _ndarray(self, i, f, ptr, size, data):
+        a = f.arguments or {}
+        if a.get("layout") == "fixed":
+            try:
+                dt = np.dtype(a["dtype"])
+            except TypeError:
+                self._fail("R13", "NDARRAY dtype %r is not a numpy dtype" % a.get("dtype"), sample=i, field=f.name)
+            shape = a["shape"]
+            want = dt.itemsize * int(np.prod(shape, dtype=object))
+            if want != size:
+                self._fail("R13", "NDARRAY payload is %d bytes, dtype %s shape %s needs %d" % (size, dt, shape, want),
+                           sample=i, field=f.name)
+            return self._array(ptr, size, dt).reshape(shape)
+        if a.get("layout") == "npy":
+            try:
+                return np.load(io.BytesIO(data), allow_pickle=False)
+            except (ValueError, OSError, EOFError) as e:
+                self._fail("R13", "NDARRAY payload is not a .npy file: %s" % e, sample=i, field=f.name)
+        return data  # undocumented arguments: raw bytes
+
+    def _image(self, i, f, ptr, size, data, m):
+        _, _, h, w, c, mode = m
+        if size == 0:
+            return None
+        if mode == F.IMAGE_MODE_RAW:
+            if size != h * w * c:
+                self._fail("R13", "raw image payload is %d bytes, %dx%dx%d needs %d" % (size, h, w, c, h * w * c),
+                           sample=i, field=f.name)
+            return self._array(ptr, size, np.dtype(np.uint8)).reshape(h, w, c)
+        fmt = {F.IMAGE_MODE_JPEG: "jpeg", F.IMAGE_MODE_PNG: "png"}.get(mode)
+        if fmt is None:
+            self._fail("R13", "unknown image mode %d" % mode, sample=i, field=f.name)
+        if not self.decode_images:
+            return EncodedImage(data, fmt, h, w, c)
+        try:
+            arr = _decode_pil(data, c)
+        except Exception as e:  # Pillow raises many types for bad data
+            self._fail("R13", "%s payload does not decode: %s" % (fmt.upper(), e), sample=i, field=f.name)
+        if arr.shape != (h, w, c):
+            self._fail("R13", "decoded %s is %s, the metadata says %dx%dx%d" % (fmt.upper(), arr.shape, h, w, c),
+                       sample=i, field=f.name)
+        return arr
+
+    def _audio(self, i, f, ptr, size, data, m):
+        _, _, frames, rate, ch, depth, codec = m
+        if size == 0:
+            return None
+        if codec == F.AUDIO_CODEC_PCM:
+            fmt = (f.arguments or {}).get("format")
+            dt = F.AUDIO_DTYPES.get(fmt)
+            if dt is None:
+                if depth == 16:
+                    dt = F.AUDIO_DTYPES["int16"]
+                else:
+                    self._fail("R13", "raw audio of bit depth %d and no sample format in the field arguments" % depth,
+                               sample=i, field=f.name)
+            if size != frames * ch * dt.itemsize:
+                self._fail("R13", "PCM payload is %d bytes, %d frames x %d channels of %s need %d"
+                           % (size, frames, ch, dt, frames * ch * dt.itemsize), sample=i, field=f.name)
+            return self._array(ptr, size, dt).reshape(frames, ch)
+        if codec == F.AUDIO_CODEC_FLAC:
+            if self.decode_audio:
+                dtype = "int16" if depth <= 16 else "int32"
+                arr, _ = _soundfile.read(io.BytesIO(data), dtype=dtype, always_2d=True)
+                return arr
+            out = EncodedAudio(data)
+            out.format, out.sample_rate, out.num_channels, out.num_frames, out.bit_depth = "flac", rate, ch, frames, depth
+            return out
+        self._fail("R13", "unknown audio codec %d" % codec, sample=i, field=f.name)
+
+    def _text(self, i, f, ptr, size, data, m):
+        enc = m[3]
+        if enc == F.TEXT_UTF8:
+            try:
+                return str(data, "utf-8")
+            except UnicodeDecodeError as e:
+                self._fail("R13", "text is not UTF-8: %s" % e, sample=i, field=f.name)
+        dt = {F.TEXT_TOKENS32: np.dtype("<i4"), F.TEXT_TOKENS16: np.dtype("<i2")}.get(enc)
+        if dt is None:
+            self._fail("R13", "unknown text encoding %d" % enc, sample=i, field=f.name)
+        if size % dt.itemsize:
+            self._fail("R13", "token payload of %d bytes is not a multiple of %d" % (size, dt.itemsize),
+                       sample=i, field=f.name)
+        if size == 0:
+            return np.empty(0, dtype=dt)
+        return self._array(ptr, size, dt)
+
+    # ---- verification (rules V1..V7) ----
+
+    def alloc_table(self):
+        """The allocation table as a read-only structured array (ptr, size, check)."""
+        self._check_open()
+        dt = np.dtype([("ptr", "<u8"), ("size", "<u4"), ("check", "<u4")])
+        return np.ndarray(shape=(self.num_alloc_entries,), dtype=dt,
+                          buffer=self._exported(self.alloc_table_ptr, self.size))
+
+    def verify(self, checksums=True):
+        """Check every rule of docs/FORMAT.md §10 that opening did not: the header checksum
+        (V1), the allocation table (V2..V4), the one-to-one match of payload references and
+        entries (V5), every payload's CRC-32C (V6) and zero gaps (V7). Raises ChecksumError or
+        FormatError at the first violation; returns a dict summary otherwise."""
+        self._check_open()
+        b = self._buf
+        checked = bool(self.flags & F.FLAG_CHECKSUMMED) and checksums
+        if checked:
+            h = xxh64_fast(b"".join((self.header_bytes[:F.HEADER_CHECKSUM_OFFSET], self.descriptor_bytes,
+                                     b[self.metadata_ptr:self.size])))
+            if h != self.header_checksum:
+                self._fail("V1", "header checksum is %016x but the header, descriptors, metadata table and "
+                           "allocation table hash to %016x: one of them was altered" % (self.header_checksum, h),
+                           cls=ChecksumError)
+        at = self.alloc_table()
+        ptr = at["ptr"].astype(np.uint64)
+        size = at["size"].astype(np.uint64)
+        end = ptr + size
+        ps = np.uint64(self.page_size)
+        n = len(at)
+
+        def bad(rule, k, msg):
+            self._fail(rule, msg, entry=int(k))
+
+        if n:
+            z = np.flatnonzero(size == 0)
+            if z.size:
+                bad("V2", z[0], "entry has size 0 (ptr %d); empty payloads have no entry" % ptr[z[0]])
+            uns = np.flatnonzero(ptr[1:] <= ptr[:-1])
+            if uns.size:
+                k = uns[0] + 1
+                bad("V2", k, "table not sorted by ptr: ptr %d follows ptr %d" % (ptr[k], ptr[k - 1]))
+            ov = np.flatnonzero(ptr[1:] < end[:-1])
+            if ov.size:
+                k = ov[0] + 1
+                bad("V2", k, "payload [%d, %d) overlaps the previous entry's payload, which ends at %d"
+                    % (ptr[k], end[k], end[k - 1]))
+            out = np.flatnonzero((ptr < np.uint64(self.data_ptr)) | (end > np.uint64(self.metadata_ptr)) | (end < ptr))
+            if out.size:
+                k = out[0]
+                bad("V3", k, "payload [%d, %d+%d) lies outside the data region [%d, %d)"
+                    % (ptr[k], ptr[k], size[k], self.data_ptr, self.metadata_ptr))
+            small = size <= ps
+            cross = small & (ptr // ps != (end - np.uint64(1)) // ps)
+            big = ~small & (ptr % ps != 0)
+            v4 = np.flatnonzero(cross | big)
+            if v4.size:
+                k = v4[0]
+                bad("V4", k, "payload [%d, %d) of %d bytes breaks the page rule (page size %d)"
+                    % (ptr[k], end[k], size[k], self.page_size))
+        # V5: references <-> entries, one to one
+        refs_ptr, refs_size, owners = [], [], []
+        for f in self.fields:
+            if not f.has_payload:
+                continue
+            col = self.column(f.name)
+            p = col["data_ptr"].astype(np.uint64)
+            s = col["data_size"].astype(np.uint64)
+            e = p + s
+            empty = s == 0
+            badempty = np.flatnonzero(empty & (p != 0))
+            if badempty.size:
+                self._fail("R13", "empty payload has data_ptr %d, want 0" % p[badempty[0]],
+                           sample=int(badempty[0]), field=f.name)
+            outside = np.flatnonzero(~empty & ((p < np.uint64(self.data_ptr)) | (e > np.uint64(self.metadata_ptr)) | (e < p)))
+            if outside.size:
+                j = outside[0]
+                self._fail("R13", "payload [%d, %d+%d) lies outside the data region [%d, %d)"
+                           % (p[j], p[j], s[j], self.data_ptr, self.metadata_ptr), sample=int(j), field=f.name)
+            keep = np.flatnonzero(~empty)
+            refs_ptr.append(p[keep])
+            refs_size.append(s[keep])
+            owners.append(np.stack([keep, np.full(keep.shape, f.index)], axis=1))
+        if refs_ptr:
+            rp = np.concatenate(refs_ptr)
+            rs = np.concatenate(refs_size)
+            ow = np.concatenate(owners)
+        else:
+            rp = rs = np.empty(0, np.uint64)
+            ow = np.empty((0, 2), np.int64)
+        order = np.argsort(rp, kind="stable")
+        rp, rs, ow = rp[order], rs[order], ow[order]
+        dup = np.flatnonzero(rp[1:] == rp[:-1])
+        if dup.size:
+            j = dup[0] + 1
+            self._fail("V5", "payload at ptr %d is also referenced by sample %d, field %r"
+                       % (rp[j], ow[j - 1][0], self.fields[ow[j - 1][1]].name),
+                       sample=int(ow[j][0]), field=self.fields[ow[j][1]].name)
+        pos = np.searchsorted(ptr, rp)
+        missing = np.flatnonzero((pos >= n) | (ptr[np.minimum(pos, max(n - 1, 0))] != rp)) if n else np.arange(len(rp))
+        if missing.size:
+            j = missing[0]
+            self._fail("V5", "payload [%d, %d+%d) has no allocation entry at ptr %d" % (rp[j], rp[j], rs[j], rp[j]),
+                       sample=int(ow[j][0]), field=self.fields[ow[j][1]].name)
+        wrong = np.flatnonzero(size[pos] != rs)
+        if wrong.size:
+            j = wrong[0]
+            self._fail("V5", "data_size %d but allocation entry at ptr %d has size %d" % (rs[j], rp[j], size[pos[j]]),
+                       sample=int(ow[j][0]), field=self.fields[ow[j][1]].name, entry=int(pos[j]))
+        if len(rp) != n:
+            unref = np.setdiff1d(np.arange(n), pos)
+            k = unref[0]
+            bad("V5", k, "entry (ptr %d, size %d) is not referenced by any metadata row" % (ptr[k], size[k]))
+        # V6: payload CRC-32C
+        crc_bytes = 0
+        if checked and n:
+            got = crc32c_many(b, ptr.astype(np.int64), size.astype(np.int64))
+            checks = at["check"]
+            badcrc = np.flatnonzero(got != checks)
+            if badcrc.size:
+                k = int(badcrc[0])
+                p, s = int(ptr[k]), int(size[k])
+                sample, field = ow[k]
+                self._fail("V6", "payload [%d, %d+%d) has CRC-32C %08x, the allocation table says %08x"
+                           % (p, p, s, int(got[k]), int(checks[k])), cls=ChecksumError, sample=int(sample),
+                           field=self.fields[field].name, entry=k)
+            crc_bytes = int(size.sum())
+        # V7: gaps are zero (for the minor versions this reader knows)
+        gaps = self.version[1] <= F.VERSION_MINOR
+        if gaps:
+            mv = np.frombuffer(b, dtype=np.uint8)
+            starts = np.concatenate([[F.PREAMBLE_SIZE, self.field_desc_ptr + len(self.descriptor_bytes), self.data_ptr],
+                                     end]).astype(np.int64)
+            stops = np.concatenate([[self.field_desc_ptr, self.data_ptr], ptr, [self.metadata_ptr]]).astype(np.int64)
+            for a, z in zip(starts.tolist(), stops.tolist()):
+                if z > a and mv[a:z].any():
+                    first = a + int(np.flatnonzero(mv[a:z])[0])
+                    self._fail("V7", "byte %d (gap [%d, %d)) is %#04x; gaps must be zero" % (first, a, z, mv[first]))
+            del mv
+        return {"samples": self.num_samples, "fields": len(self.fields), "entries": n,
+                "payload_bytes": int(size.sum()) if n else 0, "checksummed": bool(self.flags & F.FLAG_CHECKSUMMED),
+                "checksums_ok": checked, "crc_bytes": crc_bytes, "gaps_checked": gaps}
