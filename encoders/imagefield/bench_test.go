@@ -1,0 +1,228 @@
+package imagefield
+
+import (
+	"bytes"
+	"fmt"
+	"image/jpeg"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mldf/convert/internal/turbojpeg"
+	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/sample"
+)
+
+// benchJPEG is a 500x375 photo-like JPEG at quality 90, like bench/genimages makes.
+func benchJPEG(b *testing.B) []byte {
+	return jpegBytes(b, 500, 375, 42)
+}
+
+// BenchmarkEncode measures one worker encoding one 500x375 JPEG: images/s per core.
+//
+//	go test ./encoders/imagefield -run XXX -bench Encode -benchtime 200x
+func BenchmarkEncode(b *testing.B) {
+	src := benchJPEG(b)
+	cases := []struct {
+		name string
+		o    Options
+	}{
+		{"jpeg256q90", Options{Mode: ModeJPEG, MaxResolution: 256, JPEGQuality: 90}},
+		{"jpeg256q90-lanczos", Options{Mode: ModeJPEG, MaxResolution: 256, JPEGQuality: 90, Filter: FilterLanczos}},
+		{"smart256", Options{Mode: ModeSmart, MaxResolution: 256}},
+		{"smart512", Options{Mode: ModeSmart, MaxResolution: 512}},
+		{"raw256", Options{Mode: ModeRaw, MaxResolution: 256}},
+	}
+	for _, c := range cases {
+		for _, f := range variants(b, c.o) {
+			b.Run(c.name+"/"+pathName(f), func(b *testing.B) {
+				meta := make([]byte, manifest.ImageMetaSize)
+				v := sample.Value{Kind: sample.KindBytes, Bytes: src, Name: "bench.jpg"}
+				b.SetBytes(int64(len(src)))
+				b.ReportAllocs()
+				c0 := cpuTime()
+				for b.Loop() {
+					if _, err := f.Encode(v, meta); err != nil {
+						b.Fatal(err)
+					}
+				}
+				reportCPU(b, c0)
+			})
+		}
+	}
+}
+
+// BenchmarkStages splits the jpeg-mode job (500x375 -> 256x192, q90) into its stages.
+func BenchmarkStages(b *testing.B) {
+	src := benchJPEG(b)
+	hdr, _ := SniffHeader(src)
+	b.Run("sniff", func(b *testing.B) {
+		c0 := cpuTime()
+		for b.Loop() {
+			if _, err := SniffHeader(src); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportCPU(b, c0)
+	})
+	img, _ := jpeg.Decode(bytes.NewReader(src))
+	full := fromImage(img, 3)
+	b.Run("decode/go-full", func(b *testing.B) {
+		c0 := cpuTime()
+		for b.Loop() {
+			img, err := jpeg.Decode(bytes.NewReader(src))
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = fromImage(img, 3)
+		}
+		reportCPU(b, c0)
+	})
+	scaled := full
+	if turbojpeg.Available() {
+		d, _ := turbojpeg.NewDecoder()
+		defer d.Close()
+		num := turbojpeg.ScaleFor(hdr.Width, hdr.Height, 256, 192)
+		b.Run("decode/turbo-scaled", func(b *testing.B) {
+			c0 := cpuTime()
+			for b.Loop() {
+				if _, _, _, err := d.Decode(src, num, turbojpeg.RGB, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportCPU(b, c0)
+		})
+		b.Run("decode/turbo-full", func(b *testing.B) {
+			c0 := cpuTime()
+			for b.Loop() {
+				if _, _, _, err := d.Decode(src, 8, turbojpeg.RGB, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportCPU(b, c0)
+		})
+		pix, w, h, _ := d.Decode(src, num, turbojpeg.RGB, nil)
+		scaled = pixbuf{pix: pix, w: w, h: h, c: 3}
+	}
+	for _, flt := range []Filter{FilterBox, FilterLinear, FilterLanczos} {
+		b.Run("resize/full-"+flt.String(), func(b *testing.B) {
+			c0 := cpuTime()
+			for b.Loop() {
+				_ = resize(full, 256, 192, flt)
+			}
+			reportCPU(b, c0)
+		})
+		if scaled.w != full.w {
+			b.Run("resize/scaled-"+flt.String(), func(b *testing.B) {
+				c0 := cpuTime()
+				for b.Loop() {
+					_ = resize(scaled, 256, 192, flt)
+				}
+				reportCPU(b, c0)
+			})
+		}
+	}
+	small := resize(full, 256, 192, FilterBox)
+	b.Run("encode/go", func(b *testing.B) {
+		c0 := cpuTime()
+		for b.Loop() {
+			var buf bytes.Buffer
+			if err := jpeg.Encode(&buf, toImage(small), &jpeg.Options{Quality: 90}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportCPU(b, c0)
+	})
+	if turbojpeg.Available() {
+		e, _ := turbojpeg.NewEncoder()
+		defer e.Close()
+		b.Run("encode/turbo", func(b *testing.B) {
+			c0 := cpuTime()
+			for b.Loop() {
+				if _, err := e.Encode(small.pix, small.w, small.h, turbojpeg.RGB, 90, turbojpeg.Samp420); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportCPU(b, c0)
+		})
+	}
+}
+
+// reportCPU reports images per second of wall time and, where measurable, the process CPU
+// time per image and images per second per core (CPU time includes the garbage collector).
+// On a loaded machine the CPU figures are the ones to compare.
+func reportCPU(b *testing.B, c0 int64) {
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "images/s")
+	if c1 := cpuTime(); c0 > 0 && c1 > c0 {
+		per := float64(c1-c0) / float64(b.N)
+		b.ReportMetric(per/1e3, "cpu-µs/img")
+		b.ReportMetric(1e9/per, "img/s/core")
+	}
+}
+
+// BenchmarkEncodeParallel runs the jpeg job (max 256, q90) on every core at once
+// (GOMAXPROCS goroutines, one pooled codec each): images/s for the whole machine.
+func BenchmarkEncodeParallel(b *testing.B) {
+	src := benchJPEG(b)
+	for _, f := range variants(b, Options{Mode: ModeJPEG, MaxResolution: 256, JPEGQuality: 90}) {
+		b.Run("jpeg256q90/"+pathName(f), func(b *testing.B) {
+			c0 := cpuTime()
+			b.RunParallel(func(pb *testing.PB) {
+				meta := make([]byte, manifest.ImageMetaSize)
+				v := sample.Value{Kind: sample.KindBytes, Bytes: src, Name: "bench.jpg"}
+				for pb.Next() {
+					if _, err := f.Encode(v, meta); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			reportCPU(b, c0)
+		})
+	}
+}
+
+// BenchmarkFolder encodes the images of the folder named by $MLDF_BENCH_IMAGES (for example
+// the output of bench/genimages), reading each file, on every core. Skipped when unset.
+//
+//	go run ./bench/genimages -out /tmp/imgs -n 2000
+//	MLDF_BENCH_IMAGES=/tmp/imgs go test ./encoders/imagefield -run XXX -bench Folder -benchtime 2000x
+func BenchmarkFolder(b *testing.B) {
+	dir := os.Getenv("MLDF_BENCH_IMAGES")
+	if dir == "" {
+		b.Skip("MLDF_BENCH_IMAGES not set")
+	}
+	var files []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if len(files) == 0 {
+		b.Skip("no files")
+	}
+	for _, o := range []Options{
+		{Mode: ModeJPEG, MaxResolution: 256, JPEGQuality: 90},
+		{Mode: ModeSmart, MaxResolution: 512},
+	} {
+		for _, f := range variants(b, o) {
+			b.Run(fmt.Sprintf("%s%d/%s", o.Mode, o.MaxResolution, pathName(f)), func(b *testing.B) {
+				var next atomic.Int64
+				c0 := cpuTime()
+				b.RunParallel(func(pb *testing.PB) {
+					meta := make([]byte, manifest.ImageMetaSize)
+					for pb.Next() {
+						p := files[int(next.Add(1)-1)%len(files)]
+						if _, err := f.Encode(sample.Value{Kind: sample.KindFile, Path: p}, meta); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				reportCPU(b, c0)
+			})
+		}
+	}
+}

@@ -1,0 +1,324 @@
+// Package imagefield encodes image files into MLDF IMAGE_JPEG, IMAGE_PNG and IMAGE_RAW fields.
+// It sniffs each file's header (rejecting decompression bombs before decoding), decodes with
+// libjpeg-turbo where available and the Go decoders otherwise, applies EXIF orientation,
+// shrinks to a maximum resolution and re-encodes, or passes suitable JPEGs through untouched.
+package imagefield
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
+	"os"
+	"strings"
+	"sync"
+
+	"golang.org/x/image/bmp"
+	"golang.org/x/image/tiff"
+	"golang.org/x/image/webp"
+
+	"github.com/mldf/convert/internal/turbojpeg"
+	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/sample"
+)
+
+// Errors returned by the image field. Encode errors wrap one of them and name the file.
+var (
+	ErrOptions           = errors.New("invalid image field option")
+	ErrArguments         = errors.New("invalid image field arguments")
+	ErrKind              = errors.New("value is not an image file or bytes")
+	ErrEmpty             = errors.New("empty image file (0 bytes)")
+	ErrUnsupportedFormat = errors.New("unsupported image format")
+	ErrTooManyPixels     = errors.New("image has more pixels than max_pixels allows (decompression bomb?)")
+	ErrDimensions        = errors.New("image dimensions out of range")
+	ErrCorrupt           = errors.New("corrupt or truncated image")
+	ErrEncode            = errors.New("image encoding failed")
+)
+
+// Field is an image field. It is safe for concurrent use; libjpeg-turbo handles are pooled per
+// concurrent caller.
+type Field struct {
+	name  string
+	opts  Options
+	typ   manifest.TypeID
+	args  [manifest.ArgumentsSize]byte
+	turbo bool // use libjpeg-turbo (when compiled in)
+	pool  sync.Pool
+}
+
+// codec holds one worker's libjpeg-turbo handles (nil members mean the Go codecs) and
+// reusable pixel buffers.
+type codec struct {
+	dec *turbojpeg.Decoder
+	enc *turbojpeg.Encoder
+	buf scratch
+}
+
+// New returns an image field called name with options opts (zero members take defaults).
+func New(name string, opts Options) (*Field, error) {
+	if err := manifest.ValidateName(name); err != nil {
+		return nil, err
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("image field %q: %w", name, err)
+	}
+	f := &Field{name: name, opts: o, args: o.arguments(), turbo: turbojpeg.Available()}
+	switch o.Mode {
+	case ModePNG:
+		f.typ = manifest.TypeImagePNG
+	case ModeRaw:
+		f.typ = manifest.TypeImageRaw
+	default:
+		f.typ = manifest.TypeImageJPEG
+	}
+	f.pool.New = func() any {
+		c := &codec{}
+		if !f.turbo {
+			return c
+		}
+		if d, err := turbojpeg.NewDecoder(); err == nil {
+			c.dec = d
+		}
+		if e, err := turbojpeg.NewEncoder(); err == nil {
+			c.enc = e
+		}
+		return c
+	}
+	return f, nil
+}
+
+// Name implements encoders.Field.
+func (f *Field) Name() string { return f.name }
+
+// Type implements encoders.Field: IMAGE_JPEG for jpeg and smart, IMAGE_PNG, IMAGE_RAW.
+func (f *Field) Type() manifest.TypeID { return f.typ }
+
+// Arguments implements encoders.Field; see ParseArguments and docs/fields/image.md.
+func (f *Field) Arguments() [manifest.ArgumentsSize]byte { return f.args }
+
+// Options returns the field's options with defaults applied.
+func (f *Field) Options() Options { return f.opts }
+
+// Turbo reports whether the field decodes and encodes JPEG with libjpeg-turbo.
+func (f *Field) Turbo() bool { return f.turbo }
+
+func valueName(v sample.Value) string {
+	if v.Path != "" {
+		return v.Path
+	}
+	if v.Name != "" {
+		return v.Name
+	}
+	return "(unnamed value)"
+}
+
+// Encode implements encoders.Field. v is a KindFile value (the file is read here) or a
+// KindBytes value holding the encoded image; the format is recognised from its bytes.
+func (f *Field) Encode(v sample.Value, meta []byte) ([]byte, error) {
+	var data []byte
+	switch v.Kind {
+	case sample.KindFile:
+		b, err := os.ReadFile(v.Path)
+		if err != nil {
+			return nil, fmt.Errorf("image field %q: %w", f.name, err)
+		}
+		data = b
+	case sample.KindBytes:
+		data = v.Bytes
+	default:
+		return nil, fmt.Errorf("image field %q: %s: %w (kind %d)", f.name, valueName(v), ErrKind, v.Kind)
+	}
+	payload, m, err := f.encode(data, v.Kind == sample.KindBytes)
+	if err != nil {
+		return nil, fmt.Errorf("image field %q: %s: %w", f.name, valueName(v), err)
+	}
+	m.Put(meta)
+	return payload, nil
+}
+
+// target returns the size that fits w×h within the field's max resolution, keeping the aspect
+// ratio: the longest side becomes MaxResolution, the other is rounded, at least 1.
+func (f *Field) target(w, h int) (int, int) {
+	m := f.opts.MaxResolution
+	if m == 0 || (w <= m && h <= m) {
+		return w, h
+	}
+	if w >= h {
+		return m, max(1, int(float64(h)*float64(m)/float64(w)+0.5))
+	}
+	return max(1, int(float64(w)*float64(m)/float64(h)+0.5)), m
+}
+
+// passThrough reports whether smart mode may store the JPEG as is.
+func (f *Field) passThrough(h Header, resized bool) bool {
+	if f.opts.Mode != ModeSmart || h.Format != FormatJPEG || resized || !h.EndsWithEOI {
+		return false
+	}
+	if h.Orientation > 1 || h.Precision != 8 {
+		return false
+	}
+	switch h.Process {
+	case procBaseline, procExtended, procProgressive:
+	default:
+		return false
+	}
+	return h.Components == f.opts.Channels
+}
+
+func (f *Field) encode(data []byte, copyIn bool) ([]byte, manifest.ImageMeta, error) {
+	var m manifest.ImageMeta
+	if len(data) == 0 {
+		return nil, m, ErrEmpty
+	}
+	hdr, err := SniffHeader(data)
+	if err != nil {
+		if errors.Is(err, ErrUnsupportedFormat) {
+			return nil, m, err
+		}
+		return nil, m, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	if hdr.Width <= 0 || hdr.Height <= 0 {
+		return nil, m, fmt.Errorf("%w: %s header says %dx%d", ErrDimensions, hdr.Format, hdr.Width, hdr.Height)
+	}
+	if px := int64(hdr.Width) * int64(hdr.Height); f.opts.MaxPixels > 0 && px > f.opts.MaxPixels {
+		return nil, m, fmt.Errorf("%w: %s header says %dx%d = %d pixels, max_pixels is %d",
+			ErrTooManyPixels, hdr.Format, hdr.Width, hdr.Height, px, f.opts.MaxPixels)
+	}
+	// Sizes in the displayed (oriented) frame.
+	ow, oh := hdr.Width, hdr.Height
+	if hdr.Orientation >= 5 {
+		ow, oh = oh, ow
+	}
+	tw, th := f.target(ow, oh)
+	if tw > 65535 || th > 65535 {
+		return nil, m, fmt.Errorf("%w: %dx%d exceeds 65535 pixels a side (set max_resolution)", ErrDimensions, tw, th)
+	}
+	if f.passThrough(hdr, tw != ow || th != oh) {
+		m = manifest.ImageMeta{Height: uint16(oh), Width: uint16(ow), Channels: uint8(hdr.Components), Mode: manifest.ImageModeJPEG}
+		if copyIn {
+			data = bytes.Clone(data)
+		}
+		return data, m, nil
+	}
+	c := f.pool.Get().(*codec)
+	defer f.pool.Put(c)
+	// Target in the stored (unoriented) frame.
+	sw, sh := tw, th
+	if hdr.Orientation >= 5 {
+		sw, sh = th, tw
+	}
+	px, err := f.decode(c, data, hdr, sw, sh)
+	if err != nil {
+		return nil, m, err
+	}
+	px = resize(px, sw, sh, f.opts.Filter, &c.buf)
+	px = orient(px, hdr.Orientation)
+	out, mode, err := f.store(c, px)
+	if err != nil {
+		return nil, m, err
+	}
+	m = manifest.ImageMeta{Height: uint16(px.h), Width: uint16(px.w), Channels: uint8(px.c), Mode: mode}
+	return out, m, nil
+}
+
+// decode decodes data to a pixbuf of the field's channel count, at least sw×sh when DCT
+// scaling is used.
+func (f *Field) decode(c *codec, data []byte, hdr Header, sw, sh int) (pixbuf, error) {
+	ch := f.opts.Channels
+	var turboErr error
+	if hdr.Format == FormatJPEG && c.dec != nil && hdr.Components != 4 {
+		px, err := f.decodeTurbo(c, data, hdr, sw, sh)
+		if err == nil {
+			return px, nil
+		}
+		turboErr = err
+	}
+	img, err := decodeGo(data, hdr.Format)
+	if err != nil {
+		if turboErr != nil {
+			return pixbuf{}, fmt.Errorf("%w: %s: %w (libjpeg-turbo: %v)", ErrCorrupt, hdr.Format, err, turboErr)
+		}
+		return pixbuf{}, fmt.Errorf("%w: %s: %w", ErrCorrupt, hdr.Format, err)
+	}
+	if b := img.Bounds(); b.Dx() != hdr.Width || b.Dy() != hdr.Height {
+		return pixbuf{}, fmt.Errorf("%w: %s decoded to %dx%d, header says %dx%d", ErrCorrupt, hdr.Format, b.Dx(), b.Dy(), hdr.Width, hdr.Height)
+	}
+	return fromImage(img, ch), nil
+}
+
+func (f *Field) decodeTurbo(c *codec, data []byte, hdr Header, sw, sh int) (pixbuf, error) {
+	d := c.dec
+	ch := f.opts.Channels
+	num := turbojpeg.ScaleFor(hdr.Width, hdr.Height, sw, sh)
+	pf := turbojpeg.RGB
+	if ch == 1 {
+		pf = turbojpeg.Gray
+	}
+	pix, w, h, err := d.Decode(data, num, pf, c.buf.dec)
+	if cap(pix) > cap(c.buf.dec) {
+		c.buf.dec = pix[:0]
+	}
+	if err != nil {
+		// A warning still yields pixels; a premature end means the picture is incomplete.
+		if !errors.Is(err, turbojpeg.ErrWarning) || strings.Contains(err.Error(), "Premature end") {
+			return pixbuf{}, err
+		}
+	}
+	px := pixbuf{pix: pix, w: w, h: h, c: pf.Size()}
+	return convertChannels(px, ch), nil
+}
+
+func decodeGo(data []byte, f Format) (image.Image, error) {
+	r := bytes.NewReader(data)
+	switch f {
+	case FormatJPEG:
+		return jpeg.Decode(r)
+	case FormatPNG:
+		return png.Decode(r)
+	case FormatGIF:
+		return gif.Decode(r)
+	case FormatBMP:
+		return bmp.Decode(r)
+	case FormatTIFF:
+		return tiff.Decode(r)
+	case FormatWebP:
+		return webp.Decode(r)
+	}
+	return nil, ErrUnsupportedFormat
+}
+
+// store encodes px in the field's mode and returns the payload and the per-sample mode.
+func (f *Field) store(c *codec, px pixbuf) ([]byte, uint8, error) {
+	switch f.opts.Mode {
+	case ModeRaw:
+		// px may live in the worker's scratch buffers: the payload is a copy.
+		return bytes.Clone(px.pix), manifest.ImageModeRaw, nil
+	case ModePNG:
+		var buf bytes.Buffer
+		if err := (&png.Encoder{CompressionLevel: png.DefaultCompression}).Encode(&buf, toImage(px)); err != nil {
+			return nil, 0, fmt.Errorf("%w: PNG: %w", ErrEncode, err)
+		}
+		return buf.Bytes(), manifest.ImageModePNG, nil
+	}
+	if c.enc != nil {
+		pf := turbojpeg.RGB
+		if px.c == 1 {
+			pf = turbojpeg.Gray
+		}
+		out, err := c.enc.Encode(px.pix, px.w, px.h, pf, f.opts.JPEGQuality, turbojpeg.Samp420)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%w: JPEG: %w", ErrEncode, err)
+		}
+		return out, manifest.ImageModeJPEG, nil
+	}
+	var buf bytes.Buffer
+	buf.Grow(px.w * px.h / 2)
+	if err := jpeg.Encode(&buf, toImage(px), &jpeg.Options{Quality: f.opts.JPEGQuality}); err != nil {
+		return nil, 0, fmt.Errorf("%w: JPEG: %w", ErrEncode, err)
+	}
+	return buf.Bytes(), manifest.ImageModeJPEG, nil
+}

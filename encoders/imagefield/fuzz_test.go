@@ -1,0 +1,83 @@
+package imagefield
+
+import (
+	"bytes"
+	"image"
+	"os"
+	"path/filepath"
+	"testing"
+
+	_ "image/gif"
+	_ "image/jpeg"
+	_ "image/png"
+
+	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/sample"
+)
+
+func fuzzSeeds(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.*")
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil && len(b) < 64<<10 {
+			f.Add(b)
+		}
+	}
+	src := jpegBytes(f, 32, 24, 9)
+	f.Add(src)
+	f.Add(withOrientation(src, 6, true))
+	f.Add(pngHeader(100000, 100000))
+	f.Add(jpegHeader(65000, 65000))
+	f.Add([]byte("GIF89a\x10\x00\x10\x00"))
+	f.Add([]byte("RIFF\x00\x00\x00\x00WEBPVP8X"))
+	f.Add([]byte("II*\x00\x08\x00\x00\x00"))
+	f.Add([]byte("BM"))
+}
+
+// FuzzSniffHeader checks that header sniffing never panics and agrees with the standard
+// library's DecodeConfig on the formats both read.
+func FuzzSniffHeader(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := SniffHeader(data)
+		if err != nil {
+			return
+		}
+		if h.Width < 0 || h.Height < 0 || h.Orientation < 0 || h.Orientation > 8 {
+			t.Fatalf("bad header %+v", h)
+		}
+		switch h.Format {
+		case FormatJPEG, FormatPNG, FormatGIF:
+			c, _, err := image.DecodeConfig(bytes.NewReader(data))
+			if err == nil && (c.Width != h.Width || c.Height != h.Height) {
+				t.Fatalf("%s: sniffed %dx%d, DecodeConfig %dx%d", h.Format, h.Width, h.Height, c.Width, c.Height)
+			}
+		}
+	})
+}
+
+// FuzzEncode runs the whole field on arbitrary bytes with a small pixel limit: it must return
+// an error or a payload consistent with its metadata, and never panic.
+func FuzzEncode(f *testing.F) {
+	fuzzSeeds(f)
+	fields := map[Mode]*Field{}
+	for _, m := range []Mode{ModeSmart, ModeRaw} {
+		fl, err := New("image", Options{Mode: m, MaxResolution: 32, MaxPixels: 1 << 20})
+		if err != nil {
+			f.Fatal(err)
+		}
+		fields[m] = fl
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for mode, fl := range fields {
+			meta := make([]byte, manifest.ImageMetaSize)
+			out, err := fl.Encode(sample.Value{Kind: sample.KindBytes, Bytes: data, Name: "fuzz"}, meta)
+			if err != nil {
+				continue
+			}
+			m := manifest.GetImageMeta(meta)
+			if m.Width == 0 || m.Height == 0 || (mode == ModeRaw && len(out) != int(m.Width)*int(m.Height)*int(m.Channels)) {
+				t.Fatalf("%s: meta %+v with %d bytes", mode, m, len(out))
+			}
+		}
+	})
+}

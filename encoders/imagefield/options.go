@@ -1,0 +1,242 @@
+package imagefield
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	"github.com/mldf/convert/manifest"
+)
+
+// Mode says how a field stores its images.
+type Mode uint8
+
+// Storage modes. The zero value is ModeSmart.
+const (
+	// ModeSmart stores a JPEG that needs no change as its original bytes and re-encodes
+	// everything else to JPEG.
+	ModeSmart Mode = iota
+	// ModeJPEG re-encodes every image to JPEG.
+	ModeJPEG
+	// ModePNG encodes every image to PNG (lossless).
+	ModePNG
+	// ModeRaw stores decoded pixels, height×width×channels uint8, row-major.
+	ModeRaw
+)
+
+var modeNames = [...]string{"smart", "jpeg", "png", "raw"}
+
+// String returns the mode's recipe name.
+func (m Mode) String() string {
+	if int(m) < len(modeNames) {
+		return modeNames[m]
+	}
+	return fmt.Sprintf("mode(%d)", uint8(m))
+}
+
+// ParseMode parses a recipe mode name: smart, jpeg, png or raw (case-insensitive).
+func ParseMode(s string) (Mode, error) {
+	for i, n := range modeNames {
+		if strings.EqualFold(s, n) {
+			return Mode(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: mode %q (want smart, jpeg, png or raw)", ErrOptions, s)
+}
+
+// Filter is the resampling filter used to shrink images.
+type Filter uint8
+
+// Resampling filters. The zero value, FilterDefault, means FilterBox (area averaging, like
+// OpenCV's INTER_AREA when shrinking).
+const (
+	FilterDefault Filter = iota
+	FilterNearest
+	FilterBox
+	FilterLinear
+	FilterCatmullRom
+	FilterMitchell
+	FilterLanczos
+)
+
+var filterNames = [...]string{"default", "nearest", "box", "linear", "catmullrom", "mitchell", "lanczos"}
+
+// String returns the filter's recipe name.
+func (f Filter) String() string {
+	if int(f) < len(filterNames) {
+		return filterNames[f]
+	}
+	return fmt.Sprintf("filter(%d)", uint8(f))
+}
+
+// ParseFilter parses a recipe filter name: nearest, box (also "area"), linear (also
+// "bilinear"), catmullrom (also "bicubic", "cubic"), mitchell, lanczos (case-insensitive).
+func ParseFilter(s string) (Filter, error) {
+	switch strings.ToLower(s) {
+	case "area":
+		return FilterBox, nil
+	case "bilinear", "triangle":
+		return FilterLinear, nil
+	case "bicubic", "cubic":
+		return FilterCatmullRom, nil
+	case "lanczos3":
+		return FilterLanczos, nil
+	}
+	for i, n := range filterNames {
+		if i > 0 && strings.EqualFold(s, n) {
+			return Filter(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: filter %q (want nearest, box, linear, catmullrom, mitchell or lanczos)", ErrOptions, s)
+}
+
+// Defaults applied to zero-valued options.
+const (
+	DefaultJPEGQuality = 90
+	DefaultChannels    = 3
+	// DefaultMaxPixels is the decompression-bomb limit: Pillow's limit (2 × 89478485 pixels).
+	DefaultMaxPixels = 178956970
+)
+
+// Options configure an image field. The zero value is valid: smart mode, no resize, quality
+// 90, box filter, 3 channels, the default pixel limit.
+type Options struct {
+	Mode Mode
+	// MaxResolution bounds the longest side in pixels; larger images shrink, keeping their
+	// aspect ratio. 0 keeps every size (up to 65535, the metadata's limit).
+	MaxResolution int
+	// JPEGQuality is the quality of re-encoded JPEGs, 1..100; 0 means 90.
+	JPEGQuality int
+	// Filter is the resampling filter; FilterDefault means FilterBox.
+	Filter Filter
+	// Channels is 3 (RGB, the default when 0), 1 (gray) or 4 (RGBA; png and raw modes only).
+	Channels int
+	// MaxPixels rejects, from the header and before decoding, images with more pixels
+	// (width × height); 0 means DefaultMaxPixels, negative means no limit.
+	MaxPixels int64
+}
+
+// withDefaults validates o and fills in its defaults.
+func (o Options) withDefaults() (Options, error) {
+	if o.Mode > ModeRaw {
+		return o, fmt.Errorf("%w: mode %d", ErrOptions, o.Mode)
+	}
+	if o.MaxResolution < 0 || o.MaxResolution > 65535 {
+		return o, fmt.Errorf("%w: max_resolution %d (want 0..65535)", ErrOptions, o.MaxResolution)
+	}
+	if o.JPEGQuality == 0 {
+		o.JPEGQuality = DefaultJPEGQuality
+	}
+	if o.JPEGQuality < 1 || o.JPEGQuality > 100 {
+		return o, fmt.Errorf("%w: jpeg_quality %d (want 1..100)", ErrOptions, o.JPEGQuality)
+	}
+	if o.Filter == FilterDefault {
+		o.Filter = FilterBox
+	}
+	if o.Filter > FilterLanczos {
+		return o, fmt.Errorf("%w: filter %d", ErrOptions, o.Filter)
+	}
+	if o.Channels == 0 {
+		o.Channels = DefaultChannels
+	}
+	switch o.Channels {
+	case 1, 3:
+	case 4:
+		if o.Mode == ModeJPEG || o.Mode == ModeSmart {
+			return o, fmt.Errorf("%w: channels 4 needs mode png or raw (JPEG has no alpha)", ErrOptions)
+		}
+	default:
+		return o, fmt.Errorf("%w: channels %d (want 1, 3 or 4)", ErrOptions, o.Channels)
+	}
+	if o.MaxPixels == 0 {
+		o.MaxPixels = DefaultMaxPixels
+	}
+	if o.MaxPixels < 0 {
+		o.MaxPixels = -1
+	}
+	return o, nil
+}
+
+// ArgumentsVersion is the version of the descriptor arguments layout written by this package.
+const ArgumentsVersion = 1
+
+// Wire ids of the modes in the arguments; 0..2 equal the per-sample ImageMeta modes.
+const (
+	argModeRaw   = 0
+	argModeJPEG  = 1
+	argModePNG   = 2
+	argModeSmart = 3
+)
+
+var modeToArg = [...]byte{ModeSmart: argModeSmart, ModeJPEG: argModeJPEG, ModePNG: argModePNG, ModeRaw: argModeRaw}
+
+// chroma subsampling of re-encoded colour JPEGs, recorded in the arguments.
+const argSubsampling420 = 0
+
+// flag bits of the arguments.
+const argFlagExifOrientation = 1 << 0
+
+// arguments encodes o (with defaults applied) as the 128-byte descriptor arguments. The
+// layout (docs/fields/image.md), little-endian:
+//
+//	@0 version u8 (1)   @1 mode u8 (0 raw, 1 jpeg, 2 png, 3 smart)   @2 jpeg_quality u8
+//	@3 channels u8      @4 max_resolution u32 (0 = keep)              @8 filter u8
+//	@9 flags u8 (bit0: EXIF orientation applied)                      @10 subsampling u8 (0 = 4:2:0)
+//	@11 reserved u8     @12 reserved u32     @16 max_pixels i64 (-1 = no limit)
+//	@24..127 reserved, zero
+func (o Options) arguments() (a [manifest.ArgumentsSize]byte) {
+	a[0] = ArgumentsVersion
+	a[1] = modeToArg[o.Mode]
+	a[2] = byte(o.JPEGQuality)
+	a[3] = byte(o.Channels)
+	binary.LittleEndian.PutUint32(a[4:], uint32(o.MaxResolution))
+	a[8] = byte(o.Filter)
+	a[9] = argFlagExifOrientation
+	a[10] = argSubsampling420
+	binary.LittleEndian.PutUint64(a[16:], uint64(o.MaxPixels))
+	return a
+}
+
+// ParseArguments decodes the descriptor arguments of an image field (the reader side) into
+// the options that wrote it, with defaults applied. It rejects unknown versions, values out
+// of range and non-zero reserved bytes.
+func ParseArguments(a [manifest.ArgumentsSize]byte) (Options, error) {
+	if a[0] != ArgumentsVersion {
+		return Options{}, fmt.Errorf("%w: arguments version %d (this reader reads %d)", ErrArguments, a[0], ArgumentsVersion)
+	}
+	var o Options
+	switch a[1] {
+	case argModeRaw:
+		o.Mode = ModeRaw
+	case argModeJPEG:
+		o.Mode = ModeJPEG
+	case argModePNG:
+		o.Mode = ModePNG
+	case argModeSmart:
+		o.Mode = ModeSmart
+	default:
+		return Options{}, fmt.Errorf("%w: mode byte %d", ErrArguments, a[1])
+	}
+	o.JPEGQuality = int(a[2])
+	o.Channels = int(a[3])
+	o.MaxResolution = int(binary.LittleEndian.Uint32(a[4:]))
+	o.Filter = Filter(a[8])
+	o.MaxPixels = int64(binary.LittleEndian.Uint64(a[16:]))
+	if o.JPEGQuality == 0 || o.Channels == 0 || o.Filter == FilterDefault || o.MaxPixels == 0 {
+		return Options{}, fmt.Errorf("%w: quality %d, channels %d, filter %d, max_pixels %d: zero where a value is required",
+			ErrArguments, o.JPEGQuality, o.Channels, o.Filter, o.MaxPixels)
+	}
+	if a[9]&^argFlagExifOrientation != 0 || a[10] != argSubsampling420 || a[11] != 0 || binary.LittleEndian.Uint32(a[12:]) != 0 {
+		return Options{}, fmt.Errorf("%w: unknown flags %#x or subsampling %d or reserved bytes set", ErrArguments, a[9], a[10])
+	}
+	for i := 24; i < len(a); i++ {
+		if a[i] != 0 {
+			return Options{}, fmt.Errorf("%w: reserved byte %d is %#02x, want 0", ErrArguments, i, a[i])
+		}
+	}
+	o2, err := o.withDefaults()
+	if err != nil {
+		return Options{}, fmt.Errorf("%w: %w", ErrArguments, err)
+	}
+	return o2, nil
+}
