@@ -1,0 +1,116 @@
+package textfield
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/sample"
+	"github.com/mldf/convert/sources/jsonl"
+)
+
+// benchCorpus writes ~2 MB of GSM8K lines (the fixture repeated) and returns its path.
+func benchCorpus(b *testing.B) string {
+	seed, err := os.ReadFile(filepath.Join(fixtures, "gsm8k_head8.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	for buf.Len() < 2<<20 {
+		buf.Write(seed)
+	}
+	p := filepath.Join(b.TempDir(), "corpus.jsonl")
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// BenchmarkTokenize is one goroutine tokenizing text (MB/s of UTF-8 text).
+func BenchmarkTokenize(b *testing.B) {
+	docs := texts(b)
+	f, _ := NewTokenized("t", TokenizedOptions{})
+	n := 0
+	for _, d := range docs {
+		n += len(d)
+	}
+	b.SetBytes(int64(n))
+	meta := make([]byte, manifest.TextMetaSize)
+	defer reportCPU(b, int64(n), cpuTime())
+	for b.Loop() {
+		for _, d := range docs {
+			if _, err := f.Encode(str(d), meta); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkPack is JSONL → packed rows of 2048 cl100k ids of the "answer" column, MB/s of
+// JSONL input: the GSM8K test split (1319 lines, 750 KB) when the shared test data is present,
+// else the fixture repeated. Every pass starts with an empty segment cache.
+func BenchmarkPack(b *testing.B) {
+	p := filepath.Join(shared, "real/gsm8k_test.jsonl")
+	if !exists(p) {
+		p = benchCorpus(b)
+	}
+	st, _ := os.Stat(p)
+	for _, w := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			src, err := jsonl.New([]string{p}, []jsonl.Column{{Key: "question", Kind: sample.KindString, Required: true}, {Key: "answer", Kind: sample.KindString, Required: true}}, jsonl.Options{Workers: w})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(st.Size())
+			defer reportCPU(b, st.Size(), cpuTime())
+			for b.Loop() {
+				pk, err := Pack(src, "answer", PackOptions{SeqLen: 2048, Workers: w})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := pk.Run(context.Background(), func(s sample.Sample) error { return s.Err }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkTokenizeWhole is tiktoken-go on each whole text, the speed without Encode's
+// segment cache.
+func BenchmarkTokenizeWhole(b *testing.B) {
+	docs := texts(b)
+	tk, _ := NewTokenizer("cl100k_base")
+	n := 0
+	for _, d := range docs {
+		n += len(d)
+	}
+	b.SetBytes(int64(n))
+	defer reportCPU(b, int64(n), cpuTime())
+	for b.Loop() {
+		for _, d := range docs {
+			if _, err := tk.EncodeWhole([]byte(d)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU adds MB per CPU-second, which the load of a shared machine does not change.
+func reportCPU(b *testing.B, bytes int64, start time.Duration) {
+	if cpu := (cpuTime() - start).Seconds(); cpu > 0 {
+		b.ReportMetric(float64(bytes)*float64(b.N)/1e6/cpu, "MB/cpu-s")
+	}
+}

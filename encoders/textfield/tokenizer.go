@@ -1,0 +1,248 @@
+package textfield
+
+import (
+	"bytes"
+	"fmt"
+	"hash/maphash"
+	"sort"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/tiktoken-go/tokenizer"
+)
+
+// vocabInfo is what the field needs to know of a vocabulary beyond its codec: the number of
+// ids (largest id + 1, special tokens included) and the <|endoftext|> id.
+type vocabInfo struct {
+	size, eot uint32
+}
+
+// vocabs are the vocabularies compiled into tiktoken-go/tokenizer, with their sizes as in
+// OpenAI's tiktoken.
+var vocabs = map[string]vocabInfo{
+	"r50k_base":   {size: 50257, eot: 50256},
+	"p50k_base":   {size: 50281, eot: 50256},
+	"cl100k_base": {size: 100277, eot: 100257},
+	"o200k_base":  {size: 200019, eot: 199999},
+}
+
+// DefaultTokenizer is the vocabulary used when none is named.
+const DefaultTokenizer = "cl100k_base"
+
+// Tokenizers returns the names of the built-in vocabularies, sorted.
+func Tokenizers() []string {
+	names := make([]string, 0, len(vocabs))
+	for n := range vocabs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Tokenizer is a BPE tokenizer with a built-in vocabulary. It is safe for concurrent use.
+type Tokenizer struct {
+	name  string
+	info  vocabInfo
+	codec tokenizer.Codec
+	seed  maphash.Seed
+	cache [cacheShards]cacheShard
+}
+
+// NewTokenizer returns the built-in tokenizer name ("" means DefaultTokenizer).
+func NewTokenizer(name string) (*Tokenizer, error) {
+	if name == "" {
+		name = DefaultTokenizer
+	}
+	info, ok := vocabs[name]
+	if !ok {
+		return nil, fmt.Errorf("%w %q (built in: %v)", ErrTokenizer, name, Tokenizers())
+	}
+	c, err := tokenizer.Get(tokenizer.Encoding(name))
+	if err != nil {
+		return nil, fmt.Errorf("%w %q: %v", ErrTokenizer, name, err)
+	}
+	return &Tokenizer{name: name, info: info, codec: c, seed: maphash.MakeSeed()}, nil
+}
+
+// Name returns the vocabulary name, as recorded in the field arguments.
+func (t *Tokenizer) Name() string { return t.name }
+
+// VocabSize returns the number of ids: every id is below it.
+func (t *Tokenizer) VocabSize() uint32 { return t.info.size }
+
+// EOT returns the id of <|endoftext|>.
+func (t *Tokenizer) EOT() uint32 { return t.info.eot }
+
+// Encode appends the token ids of the UTF-8 text to dst. Special-token text such as
+// "<|endoftext|>" inside the text is tokenized as ordinary text (tiktoken's
+// encode_ordinary), so a document cannot inject control tokens.
+//
+// The text is cut into segments at points where the vocabulary's pre-tokenizer always
+// splits: before every space that follows a non-whitespace character. In the split
+// patterns of r50k, p50k, cl100k and o200k a space can only start a pre-token or sit in a
+// run of whitespace, so no pre-token spans such a point, and the pre-tokens on either side
+// depend only on the text on their side (the one lookahead, `\s+(?!\S)`, cannot reach
+// across a non-whitespace character). The ids of short segments (" word", " 16") are cached
+// and uncached segments go to tiktoken-go together, which makes text several times faster
+// to tokenize than passing it whole; the ids are the same (the tests and a fuzz target
+// compare them).
+//
+// Encode checks that the tokens cover every byte of the text and returns ErrTokenLoss
+// otherwise: tiktoken-go v0.10.0 silently drops U+007F (DEL), whose bit is missing from its
+// generated pre-tokenizer, and such a text is rejected rather than stored without it.
+func (t *Tokenizer) Encode(text []byte, dst []uint32) ([]uint32, error) {
+	var (
+		err      error
+		start    int   // start of the current segment
+		runStart = -1  // start of the run of uncached segments, -1 when none
+		cuts     []int // ends of the segments of the run
+	)
+	// segment handles text[start:end]: cached ids are appended at once; uncached segments
+	// gather into a run that goes to tiktoken-go in one call (a call has a fixed cost).
+	segment := func(end int) error {
+		seg := text[start:end]
+		if len(seg) <= maxCached {
+			sh := &t.cache[maphash.Bytes(t.seed, seg)%cacheShards]
+			sh.mu.RLock()
+			ids, ok := sh.m[string(seg)]
+			sh.mu.RUnlock()
+			if ok {
+				if runStart >= 0 {
+					if dst, err = t.encodeRun(text[runStart:start], runStart, cuts, dst); err != nil {
+						return err
+					}
+					runStart, cuts = -1, cuts[:0]
+				}
+				dst = append(dst, ids...)
+				return nil
+			}
+		}
+		if runStart < 0 {
+			runStart = start
+		}
+		cuts = append(cuts, end)
+		return nil
+	}
+	for k := 1; k < len(text); k++ {
+		i := bytes.IndexByte(text[k:], ' ')
+		if i < 0 {
+			break
+		}
+		k += i
+		if !splitsAfter(text[:k]) {
+			continue
+		}
+		if err := segment(k); err != nil {
+			return dst, err
+		}
+		start = k
+	}
+	if start < len(text) {
+		if err := segment(len(text)); err != nil {
+			return dst, err
+		}
+	}
+	if runStart >= 0 {
+		return t.encodeRun(text[runStart:], runStart, cuts, dst)
+	}
+	return dst, nil
+}
+
+// encodeRun tokenizes run, the text of consecutive segments starting at offset base of the
+// text and ending at the offsets cuts, appends the ids and caches each short segment's ids.
+// Pre-tokens never cross a cut, so every token lies inside one segment.
+func (t *Tokenizer) encodeRun(run []byte, base int, cuts []int, dst []uint32) ([]uint32, error) {
+	raw, toks, err := t.codec.Encode(string(run))
+	if err != nil {
+		return dst, fmt.Errorf("tokenizer %s: %w", t.name, err)
+	}
+	n := 0
+	for _, tk := range toks {
+		n += len(tk)
+	}
+	if n != len(run) {
+		return dst, fmt.Errorf("%w: %s covers %d of %d bytes", ErrTokenLoss, t.name, n, len(run))
+	}
+	first := len(dst)
+	for _, id := range raw {
+		dst = append(dst, uint32(id))
+	}
+	// Cache the short segments: walk the tokens, cutting at the segment ends.
+	off, ti, segStart, segTok := 0, 0, 0, 0
+	for _, c := range cuts {
+		end := c - base
+		for ti < len(toks) && off < end {
+			off += len(toks[ti])
+			ti++
+		}
+		if off != end {
+			return dst, nil // a token crosses a cut: cache nothing (never seen; ids stay right)
+		}
+		if end-segStart <= maxCached {
+			t.store(run[segStart:end], dst[first+segTok:first+ti])
+		}
+		segStart, segTok = end, ti
+	}
+	return dst, nil
+}
+
+func (t *Tokenizer) store(seg []byte, ids []uint32) {
+	sh := &t.cache[maphash.Bytes(t.seed, seg)%cacheShards]
+	sh.mu.Lock()
+	if sh.m == nil {
+		sh.m = make(map[string][]uint32)
+	}
+	if len(sh.m) < shardEntries {
+		sh.m[string(seg)] = append([]uint32(nil), ids...)
+	}
+	sh.mu.Unlock()
+}
+
+// splitsAfter reports whether b ends with a character that is certainly not whitespace
+// (printable ASCII other than space, or a letter, mark, digit, punctuation or symbol): the
+// pre-token holding it cannot run on into a following space.
+func splitsAfter(b []byte) bool {
+	c := b[len(b)-1]
+	if c < utf8.RuneSelf {
+		return c > ' ' && c < 0x7f
+	}
+	r, _ := utf8.DecodeLastRune(b)
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsPunct(r) || unicode.IsSymbol(r) || unicode.Is(unicode.M, r)
+}
+
+// maxCached is the longest segment whose ids are cached, and cacheShards × shardEntries the
+// most entries kept (about 40 MB at most).
+const (
+	maxCached    = 32
+	cacheShards  = 32
+	shardEntries = 1 << 14
+)
+
+type cacheShard struct {
+	mu sync.RWMutex
+	m  map[string][]uint32
+}
+
+// EncodeWhole returns the ids tiktoken-go gives for the whole text in one call, without the
+// segmenting and the cache of Encode; it is the reference Encode is tested against.
+func (t *Tokenizer) EncodeWhole(text []byte) ([]uint32, error) {
+	raw, _, err := t.codec.Encode(string(text))
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]uint32, len(raw))
+	for i, id := range raw {
+		ids[i] = uint32(id)
+	}
+	return ids, nil
+}
+
+// Decode returns the text of ids.
+func (t *Tokenizer) Decode(ids []uint32) (string, error) {
+	u := make([]uint, len(ids))
+	for i, id := range ids {
+		u[i] = uint(id)
+	}
+	return t.codec.Decode(u)
+}

@@ -1,0 +1,472 @@
+// Package jsonl streams JSON Lines files (plain, gzip or zstd) as samples, one per non-blank
+// line, extracting the configured columns by dotted key path. Lines are parsed in parallel
+// chunks cut at line boundaries and emitted in line order, with bounded memory.
+//
+// One reader goroutine decompresses (when needed) and cuts the stream into chunks of whole
+// lines (ChunkSize, 4 MiB by default), counting newlines so every chunk knows its first line
+// number; Workers goroutines parse chunks; the caller's goroutine emits the samples chunk by
+// chunk in order. The samples, their order, keys and errors depend only on the input, never
+// on the worker count or the chunk size. The bytes in flight are bounded by a weighted
+// semaphore (2 × (Workers + 1) × ChunkSize, or one overlong line), and chunk buffers are
+// recycled: memory does not grow with the file.
+//
+// Each line is validated completely (RFC 8259 JSON, UTF-8 everywhere, nesting at most 10000)
+// in one pass by a small scanner that records where the wanted values lie and skips the
+// rest; only the wanted values are decoded (BenchmarkExtract against BenchmarkEncodingJSON:
+// about a quarter of the CPU per byte of encoding/json).
+//
+// Lines up to MaxLineSize (256 MiB by default) are accepted: a 50 MB line is ordinary in
+// scraped corpora. A longer line costs at most MaxLineSize + ChunkSize of buffer while it is
+// detected, is then skipped without being held, and becomes a per-line ErrLineTooLong; the
+// limit exists so that a file with no newline at all (a binary file, a JSON array on one line
+// of 10 GB) is an error instead of an out-of-memory kill. Peak memory for a line near the
+// limit is about three times its size (the line, the decoded value, the encoder's output).
+package jsonl
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
+
+	"github.com/mldf/convert/sample"
+	"github.com/mldf/convert/sources"
+)
+
+// Defaults of Options.
+const (
+	// DefaultMaxLineSize is the longest line accepted (256 MiB). A longer line becomes a
+	// per-line ErrLineTooLong error; it is skipped without being held in memory.
+	DefaultMaxLineSize = 256 << 20
+	// DefaultChunkSize is the size of the line-aligned chunks handed to the parsers.
+	DefaultChunkSize = 4 << 20
+)
+
+// Options tune a Source. The zero value is usable.
+type Options struct {
+	// Workers is the number of parallel parsers; 0 means GOMAXPROCS. The samples and their
+	// order do not depend on it.
+	Workers int
+	// MaxLineSize is the longest line accepted, in bytes; 0 means DefaultMaxLineSize.
+	MaxLineSize int
+	// ChunkSize is the read and parse unit; 0 means DefaultChunkSize.
+	ChunkSize int
+}
+
+// Source is a streaming sources.Source over JSONL files.
+type Source struct {
+	inputs []sources.Input
+	ext    *extractor
+	opt    Options
+}
+
+var _ sources.Source = (*Source)(nil)
+
+// New returns a Source reading the given files or glob patterns in the order given (the files
+// of one pattern in lexical order; a file named twice is read once), extracting cols from
+// each line. Every pattern must match at least one file, and every file must open (and
+// start a valid gzip or zstd stream when it is compressed): New reports the first that does
+// not. The compression is recognised by the first bytes, not the name.
+func New(paths []string, cols []Column, opt Options) (*Source, error) {
+	ext, err := newExtractor(cols)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opt.MaxLineSize <= 0 {
+		opt.MaxLineSize = DefaultMaxLineSize
+	}
+	if opt.ChunkSize <= 0 {
+		opt.ChunkSize = DefaultChunkSize
+	}
+	files, err := expand(paths)
+	if err != nil {
+		return nil, err
+	}
+	s := &Source{ext: ext, opt: opt}
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			return nil, fmt.Errorf("jsonl: %w", err)
+		}
+		if st.IsDir() {
+			return nil, fmt.Errorf("jsonl: %s is a directory", f)
+		}
+		// Fail before the run, not an hour into it, when a file cannot be opened or its
+		// compressed stream does not start.
+		_, closeFn, err := open(f)
+		if err != nil {
+			return nil, err
+		}
+		closeFn()
+		s.inputs = append(s.inputs, sources.Input{Path: f, Size: st.Size()})
+	}
+	return s, nil
+}
+
+func expand(paths []string) ([]string, error) {
+	if len(paths) == 0 {
+		return nil, ErrNoFiles
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range paths {
+		matches := []string{p}
+		if _, err := os.Lstat(p); err != nil && strings.ContainsAny(p, `*?[\`) {
+			m, gerr := filepath.Glob(p)
+			if gerr != nil {
+				return nil, fmt.Errorf("jsonl: pattern %q: %w", p, gerr)
+			}
+			if len(m) == 0 {
+				return nil, fmt.Errorf("%w: pattern %q matches no file", ErrNoFiles, p)
+			}
+			matches = m
+		}
+		for _, m := range matches {
+			if k := filepath.Clean(m); !seen[k] {
+				seen[k] = true
+				out = append(out, m)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Inputs returns the files the source reads, in order, with their sizes on disk.
+func (s *Source) Inputs() []sources.Input { return append([]sources.Input(nil), s.inputs...) }
+
+// Len returns -1: the number of lines is not known before reading them.
+func (s *Source) Len() int64 { return -1 }
+
+// chunk is a run of whole lines of one file, parsed by one worker.
+type chunk struct {
+	file    string
+	data    []byte
+	buf     []byte // the buffer data lies in, recycled after the parse
+	line    int64  // number of the first line of data (1-based)
+	tooLong bool   // data is empty: line `line` exceeded the limit and was skipped
+	weight  int64
+	samples []sample.Sample
+	done    chan struct{}
+}
+
+// Run reads the files in order and emits one sample per non-blank line. Read and
+// decompression errors stop the run; per-line problems are reported through Sample.Err.
+func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(ctx)
+	budget := int64(2 * (s.opt.Workers + 1) * s.opt.ChunkSize)
+	sem := semaphore.NewWeighted(budget)
+	work := make(chan *chunk)
+	order := make(chan *chunk, 2*(s.opt.Workers+1)+64)
+	pool := &bufPool{size: s.opt.ChunkSize, free: make(chan []byte, 2*(s.opt.Workers+1))}
+
+	g.Go(func() error {
+		defer close(order)
+		defer close(work)
+		send := func(c *chunk) error {
+			c.weight = min(int64(len(c.data)), budget)
+			if err := sem.Acquire(gctx, c.weight); err != nil {
+				return err
+			}
+			c.done = make(chan struct{})
+			select {
+			case order <- c:
+			case <-gctx.Done():
+				sem.Release(c.weight)
+				return gctx.Err()
+			}
+			select {
+			case work <- c:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			return nil
+		}
+		for _, in := range s.inputs {
+			if err := s.readFile(gctx, in.Path, pool, send); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for range s.opt.Workers {
+		g.Go(func() error {
+			sc := &scanner{}
+			for c := range work {
+				s.parse(sc, c)
+				pool.put(c.buf)
+				c.buf = nil
+				close(c.done)
+			}
+			return nil
+		})
+	}
+
+	var index int64
+	emitErr := func() error {
+		for c := range order {
+			select {
+			case <-c.done:
+			case <-gctx.Done():
+				return nil // the group's error explains
+			}
+			for i := range c.samples {
+				c.samples[i].Index = index
+				index++
+				if err := emit(c.samples[i]); err != nil {
+					return err
+				}
+				c.samples[i] = sample.Sample{}
+			}
+			sem.Release(c.weight)
+		}
+		return nil
+	}()
+	if emitErr != nil {
+		cancel()
+		_ = g.Wait()
+		return emitErr
+	}
+	return g.Wait()
+}
+
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// open returns the decompressed stream of path, chosen by its first bytes (gzip 1f 8b,
+// zstd 28 b5 2f fd), not by its name.
+func open(path string) (io.Reader, func(), error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("jsonl: %w", err)
+	}
+	br := bufio.NewReaderSize(f, 256<<10)
+	magic, _ := br.Peek(4)
+	switch {
+	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("jsonl: %s: gzip: %w", path, err)
+		}
+		return zr, func() { zr.Close(); f.Close() }, nil
+	case bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("jsonl: %s: zstd: %w", path, err)
+		}
+		return zr, func() { zr.Close(); f.Close() }, nil
+	}
+	return br, func() { f.Close() }, nil
+}
+
+// bufPool recycles the chunk buffers of one run. A chunk's values are copied out while it
+// is parsed, so its buffer is free again as soon as the parse ends.
+type bufPool struct {
+	size int
+	free chan []byte
+}
+
+func (p *bufPool) get() []byte {
+	select {
+	case b := <-p.free:
+		return b
+	default:
+		return make([]byte, p.size)
+	}
+}
+
+func (p *bufPool) put(b []byte) {
+	if cap(b) != p.size {
+		return
+	}
+	select {
+	case p.free <- b[:p.size]:
+	default:
+	}
+}
+
+// readFile cuts path's stream into chunks of whole lines and passes them to send in order.
+func (s *Source) readFile(ctx context.Context, path string, pool *bufPool, send func(*chunk) error) error {
+	r, closeFn, err := open(path)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	chunkSize, maxLine := s.opt.ChunkSize, s.opt.MaxLineSize
+	// newBuf returns a buffer holding carry at its start, with room to read after it.
+	newBuf := func(carry []byte) ([]byte, int) {
+		var b []byte
+		if len(carry) <= chunkSize/2 {
+			b = pool.get()
+		} else {
+			b = make([]byte, min(max(len(carry)+chunkSize, 2*len(carry)), maxLine+chunkSize))
+		}
+		return b, copy(b, carry)
+	}
+	line := int64(1)
+	buf, n := newBuf(nil) // buf[:n] is the start of the current line
+	first := true
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		m, rerr := readFull(r, buf[n:])
+		n += m
+		eof := rerr == io.EOF
+		if rerr != nil && !eof {
+			return fmt.Errorf("jsonl: %s: read error after line %d: %w", path, line-1, rerr)
+		}
+		if first {
+			first = false
+			if bytes.HasPrefix(buf[:n], bom) {
+				n = copy(buf, buf[len(bom):n])
+			}
+		}
+		data := buf[:n]
+		if eof {
+			if n == 0 {
+				pool.put(buf)
+				return nil
+			}
+			if n > maxLine && bytes.IndexByte(data, '\n') < 0 {
+				pool.put(buf)
+				return send(&chunk{file: path, line: line, tooLong: true})
+			}
+			return send(&chunk{file: path, data: data, buf: buf, line: line})
+		}
+		i := bytes.LastIndexByte(data, '\n')
+		if i < 0 {
+			if n <= maxLine {
+				nb, _ := newBuf(data)
+				pool.put(buf)
+				buf = nb
+				continue
+			}
+			// Skip the rest of this overlong line without holding it.
+			rest, found, err := discardLine(r)
+			if err != nil {
+				return fmt.Errorf("jsonl: %s: read error in line %d: %w", path, line, err)
+			}
+			pool.put(buf)
+			if err := send(&chunk{file: path, line: line, tooLong: true}); err != nil {
+				return err
+			}
+			if !found {
+				return nil
+			}
+			line++
+			buf, n = newBuf(rest)
+			continue
+		}
+		nb, nn := newBuf(data[i+1:])
+		if err := send(&chunk{file: path, data: data[:i+1], buf: buf, line: line}); err != nil {
+			return err
+		}
+		line += int64(bytes.Count(data[:i+1], []byte{'\n'}))
+		buf, n = nb, nn
+	}
+}
+
+// readFull reads until b is full or the stream ends; it returns io.EOF only at a clean end
+// (unlike io.ReadFull, whose io.ErrUnexpectedEOF would hide a truncated gzip stream).
+func readFull(r io.Reader, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := r.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// discardLine reads r up to and including the next newline and returns what follows it in
+// the last read, and whether a newline was found before EOF.
+func discardLine(r io.Reader) ([]byte, bool, error) {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return append([]byte(nil), buf[i+1:n]...), true, nil
+		}
+		if err == io.EOF {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+	}
+}
+
+// parse turns a chunk's lines into samples.
+func (s *Source) parse(sc *scanner, c *chunk) {
+	if c.tooLong {
+		c.samples = []sample.Sample{s.errSample(c.file, c.line, 0, "", fmt.Errorf("%w: longer than the limit of %d bytes", ErrLineTooLong, s.opt.MaxLineSize))}
+		return
+	}
+	var arena arena
+	data := c.data
+	c.samples = make([]sample.Sample, 0, bytes.Count(data, []byte{'\n'})+1)
+	ln := c.line
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		var line []byte
+		if i < 0 {
+			line, data = data, nil
+		} else {
+			line, data = data[:i], data[i+1:]
+		}
+		n := int64(len(line)) + 1
+		if blank(line) {
+			ln++
+			continue
+		}
+		if len(line) > s.opt.MaxLineSize {
+			c.samples = append(c.samples, s.errSample(c.file, ln, n, "", fmt.Errorf("%w: %d bytes, longer than the limit of %d", ErrLineTooLong, len(line), s.opt.MaxLineSize)))
+			ln++
+			continue
+		}
+		vals, key, err := s.ext.extract(sc, line, &arena)
+		if err != nil {
+			c.samples = append(c.samples, s.errSample(c.file, ln, n, key, err))
+			ln++
+			continue
+		}
+		origin := c.file + ":" + strconv.FormatInt(ln, 10)
+		c.samples = append(c.samples, sample.Sample{Key: origin, Origin: origin, Values: vals, InputBytes: n})
+		ln++
+	}
+	c.data = nil
+}
+
+func (s *Source) errSample(file string, line, n int64, key string, err error) sample.Sample {
+	origin := file + ":" + strconv.FormatInt(line, 10)
+	return sample.Sample{Key: origin, Origin: origin, InputBytes: n,
+		Err: &LineError{File: file, Line: line, Key: key, Err: err}}
+}
+
+func blank(line []byte) bool {
+	for _, c := range line {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,569 @@
+package jsonl
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"strconv"
+	"unicode/utf8"
+)
+
+// maxDepth bounds the nesting of arrays and objects in one line (encoding/json's limit too):
+// deeper lines are rejected instead of growing a stack without bound.
+const maxDepth = 10000
+
+// node is one step of the wanted key paths: a trie over path segments.
+type node struct {
+	children map[string]*node
+	path     string // dotted path from the root, for error messages
+	cols     []int  // columns whose path ends here
+	sub      []int  // every column at or below this node (reset on a duplicate key)
+}
+
+// span is where a column's value lies in the line.
+type span struct {
+	start, end int
+	found      bool
+}
+
+// scanner validates one line of JSON and records the spans of the wanted values in a single
+// pass. It is reused line after line by one goroutine.
+type scanner struct {
+	b       []byte
+	i       int
+	spans   []span
+	stack   []byte // open containers while skipping: '{' or '['
+	idx     []byte // scratch for array index keys
+	keyBuf  []byte // scratch for unescaped keys
+	lastKey string // deepest wanted-path key being read, for error messages
+}
+
+// syntaxError is a scanner failure; the caller wraps it into a LineError.
+type syntaxError struct {
+	off  int
+	utf8 bool // invalid UTF-8 rather than bad JSON
+	key  string
+	msg  string
+}
+
+func (e *syntaxError) Error() string { return fmt.Sprintf("%s at column %d", e.msg, e.off+1) }
+
+func (s *scanner) fail(msg string) error {
+	return &syntaxError{off: s.i, key: s.lastKey, msg: msg}
+}
+
+func (s *scanner) unexpected(what string) error {
+	if s.i >= len(s.b) {
+		return s.fail("unexpected end of line, want " + what)
+	}
+	c := s.b[s.i]
+	if c >= 0x20 && c < 0x7f {
+		return s.fail(fmt.Sprintf("invalid character %q, want %s", c, what))
+	}
+	return s.fail(fmt.Sprintf("invalid byte 0x%02x, want %s", c, what))
+}
+
+// scan validates line as one JSON object and fills s.spans for the columns of root.
+func (s *scanner) scan(root *node, line []byte, ncols int) error {
+	s.b, s.i, s.lastKey = line, 0, ""
+	if cap(s.spans) < ncols {
+		s.spans = make([]span, ncols)
+	}
+	s.spans = s.spans[:ncols]
+	clear(s.spans)
+	s.stack = s.stack[:0]
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		if s.i < len(s.b) {
+			return s.fail("line is not a JSON object (starts with " + typeName(s.b[s.i]) + ")")
+		}
+		return s.unexpected("'{'")
+	}
+	s.i++
+	if err := s.object(root, 1); err != nil {
+		return err
+	}
+	s.lastKey = ""
+	s.ws()
+	if s.i != len(s.b) {
+		return s.unexpected("end of line after the object")
+	}
+	return nil
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\r', '\n':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// object parses the members of an object whose '{' was consumed, descending into the
+// members n wants and skipping the others.
+func (s *scanner) object(n *node, depth int) error {
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+		return nil
+	}
+	for {
+		if s.i >= len(s.b) || s.b[s.i] != '"' {
+			return s.unexpected("a string key")
+		}
+		ks := s.i + 1
+		esc, err := s.str()
+		if err != nil {
+			return err
+		}
+		key := s.b[ks : s.i-1]
+		if esc {
+			s.keyBuf, err = unescape(s.keyBuf[:0], key)
+			if err != nil {
+				return &syntaxError{off: ks, utf8: true, key: s.lastKey, msg: err.Error()}
+			}
+			key = s.keyBuf
+		}
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return s.unexpected("':' after object key")
+		}
+		s.i++
+		s.ws()
+		var child *node
+		if n != nil {
+			child = n.children[string(key)]
+		}
+		if child != nil {
+			outer := s.lastKey
+			s.lastKey = child.path
+			if err := s.wanted(child, depth); err != nil {
+				return err
+			}
+			s.lastKey = outer
+		} else if err := s.skip(depth); err != nil {
+			return err
+		}
+		s.ws()
+		if s.i >= len(s.b) {
+			return s.unexpected("',' or '}'")
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+			s.ws()
+		case '}':
+			s.i++
+			return nil
+		default:
+			return s.unexpected("',' or '}'")
+		}
+	}
+}
+
+// array parses the elements of an array whose '[' was consumed; n's children are keyed by
+// decimal element index.
+func (s *scanner) array(n *node, depth int) error {
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == ']' {
+		s.i++
+		return nil
+	}
+	for k := 0; ; k++ {
+		s.idx = strconv.AppendInt(s.idx[:0], int64(k), 10)
+		if child := n.children[string(s.idx)]; child != nil {
+			outer := s.lastKey
+			s.lastKey = child.path
+			if err := s.wanted(child, depth); err != nil {
+				return err
+			}
+			s.lastKey = outer
+		} else if err := s.skip(depth); err != nil {
+			return err
+		}
+		s.ws()
+		if s.i >= len(s.b) {
+			return s.unexpected("',' or ']'")
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+			s.ws()
+		case ']':
+			s.i++
+			return nil
+		default:
+			return s.unexpected("',' or ']'")
+		}
+	}
+}
+
+// wanted parses a value that n wants: it records the value's span for n's columns and
+// descends when deeper paths go through it. A repeated key resets what an earlier
+// occurrence recorded, so the last occurrence wins (as in encoding/json and Python).
+func (s *scanner) wanted(n *node, depth int) error {
+	for _, c := range n.sub {
+		s.spans[c] = span{}
+	}
+	start := s.i
+	var err error
+	switch {
+	case n.children != nil && s.i < len(s.b) && s.b[s.i] == '{':
+		if depth+1 > maxDepth {
+			return s.fail("nesting deeper than " + strconv.Itoa(maxDepth))
+		}
+		s.i++
+		err = s.object(n, depth+1)
+	case n.children != nil && s.i < len(s.b) && s.b[s.i] == '[':
+		if depth+1 > maxDepth {
+			return s.fail("nesting deeper than " + strconv.Itoa(maxDepth))
+		}
+		s.i++
+		err = s.array(n, depth+1)
+	default:
+		err = s.skip(depth)
+	}
+	if err != nil {
+		return err
+	}
+	for _, c := range n.cols {
+		s.spans[c] = span{start: start, end: s.i, found: true}
+	}
+	return nil
+}
+
+// skip validates one value at s.i without recording anything. It is iterative, so hostile
+// nesting costs one byte of stack per level, up to maxDepth.
+func (s *scanner) skip(depth int) error {
+	base := len(s.stack)
+	for {
+		// A value is expected at s.i.
+		s.ws()
+		if s.i >= len(s.b) {
+			return s.unexpected("a value")
+		}
+		closed := true
+		switch c := s.b[s.i]; {
+		case c == '{' || c == '[':
+			if depth+len(s.stack)-base+1 > maxDepth {
+				return s.fail("nesting deeper than " + strconv.Itoa(maxDepth))
+			}
+			s.i++
+			s.ws()
+			end := byte('}')
+			if c == '[' {
+				end = ']'
+			}
+			if s.i < len(s.b) && s.b[s.i] == end {
+				s.i++
+				break
+			}
+			s.stack = append(s.stack, c)
+			closed = false
+			if c == '{' {
+				if err := s.member(); err != nil {
+					return err
+				}
+			}
+		case c == '"':
+			if _, err := s.str(); err != nil {
+				return err
+			}
+		case c == 't':
+			if err := s.lit("true"); err != nil {
+				return err
+			}
+		case c == 'f':
+			if err := s.lit("false"); err != nil {
+				return err
+			}
+		case c == 'n':
+			if err := s.lit("null"); err != nil {
+				return err
+			}
+		case c == '-' || c >= '0' && c <= '9':
+			if err := s.number(); err != nil {
+				return err
+			}
+		default:
+			return s.unexpected("a value")
+		}
+		if !closed {
+			continue
+		}
+		// After a complete value: close containers or move to the next element.
+		for {
+			if len(s.stack) == base {
+				return nil
+			}
+			s.ws()
+			if s.i >= len(s.b) {
+				return s.unexpected("',' or a closing bracket")
+			}
+			top := s.stack[len(s.stack)-1]
+			c := s.b[s.i]
+			if c == ',' {
+				s.i++
+				if top == '{' {
+					s.ws()
+					if err := s.member(); err != nil {
+						return err
+					}
+				}
+				break
+			}
+			if top == '{' && c == '}' || top == '[' && c == ']' {
+				s.i++
+				s.stack = s.stack[:len(s.stack)-1]
+				continue
+			}
+			if top == '{' {
+				return s.unexpected("',' or '}'")
+			}
+			return s.unexpected("',' or ']'")
+		}
+	}
+}
+
+// member reads `"key" :` inside an object being skipped.
+func (s *scanner) member() error {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return s.unexpected("a string key")
+	}
+	if _, err := s.str(); err != nil {
+		return err
+	}
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != ':' {
+		return s.unexpected("':' after object key")
+	}
+	s.i++
+	return nil
+}
+
+func (s *scanner) lit(want string) error {
+	if len(s.b)-s.i < len(want) || string(s.b[s.i:s.i+len(want)]) != want {
+		return s.fail("invalid literal, want " + want)
+	}
+	s.i += len(want)
+	return nil
+}
+
+func (s *scanner) number() error {
+	b, i := s.b, s.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		s.i = i
+		return s.unexpected("a digit")
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			s.i = i
+			return s.unexpected("a digit after '.'")
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			s.i = i
+			return s.unexpected("a digit in the exponent")
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	s.i = i
+	return nil
+}
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// str validates a string starting at the '"' at s.i and leaves s.i after its closing quote.
+// It reports whether the string holds escapes. Eight bytes are checked at a time for the
+// bytes that need attention: '"', '\\', control characters; bytes >= 0x80 are remembered
+// and the string is then checked as UTF-8 in one call.
+func (s *scanner) str() (escaped bool, err error) {
+	b := s.b
+	start := s.i + 1
+	i := start
+	var high uint64
+	for {
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			q := x ^ (lsb * '"')
+			bs := x ^ (lsb * '\\')
+			m := ((q - lsb) &^ q) | ((bs - lsb) &^ bs) | ((x - lsb*0x20) &^ x)
+			m &= msb
+			if m != 0 {
+				k := bits.TrailingZeros64(m) / 8
+				high |= x & (1<<(8*k) - 1) & msb
+				i += k
+				break
+			}
+			high |= x & msb
+			i += 8
+		}
+		if i >= len(b) {
+			s.i = i
+			return false, s.fail("unterminated string")
+		}
+		c := b[i]
+		switch {
+		case c == '"':
+			s.i = i + 1
+			if high != 0 && !utf8.Valid(b[start:i]) {
+				off := start
+				for off < i {
+					r, n := utf8.DecodeRune(b[off:i])
+					if r == utf8.RuneError && n == 1 {
+						break
+					}
+					off += n
+				}
+				return false, &syntaxError{off: off, utf8: true, key: s.lastKey, msg: "invalid UTF-8 in a string"}
+			}
+			return escaped, nil
+		case c == '\\':
+			escaped = true
+			if i+1 >= len(b) {
+				s.i = i + 1
+				return false, s.fail("unterminated escape")
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) || !isHex4(b[i+2:i+6]) {
+					s.i = i
+					return false, s.fail(`invalid \u escape`)
+				}
+				i += 6
+			default:
+				s.i = i
+				return false, s.fail("invalid escape")
+			}
+		case c < 0x20:
+			s.i = i
+			return false, s.fail(fmt.Sprintf("control character 0x%02x in a string", c))
+		default:
+			if c >= 0x80 {
+				high = msb
+			}
+			i++
+		}
+	}
+}
+
+func isHex4(b []byte) bool {
+	for _, c := range b[:4] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// unescape appends the UTF-8 text of the validated string body raw (without its quotes) to
+// dst. An unpaired UTF-16 surrogate (\ud800 alone) cannot be UTF-8 and is an error.
+func unescape(dst, raw []byte) ([]byte, error) {
+	for len(raw) > 0 {
+		k := bytes.IndexByte(raw, '\\')
+		if k < 0 {
+			return append(dst, raw...), nil
+		}
+		dst = append(dst, raw[:k]...)
+		raw = raw[k:]
+		switch raw[1] {
+		case 'u':
+			r := hex4(raw[2:])
+			raw = raw[6:]
+			if r >= 0xD800 && r < 0xDC00 {
+				if len(raw) >= 6 && raw[0] == '\\' && raw[1] == 'u' {
+					if r2 := hex4(raw[2:]); r2 >= 0xDC00 && r2 < 0xE000 {
+						raw = raw[6:]
+						dst = utf8.AppendRune(dst, (r-0xD800)<<10+(r2-0xDC00)+0x10000)
+						continue
+					}
+				}
+				return dst, fmt.Errorf(`unpaired surrogate \u%04x (not representable in UTF-8)`, r)
+			}
+			if r >= 0xDC00 && r < 0xE000 {
+				return dst, fmt.Errorf(`unpaired surrogate \u%04x (not representable in UTF-8)`, r)
+			}
+			dst = utf8.AppendRune(dst, r)
+			continue
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		default: // '"', '\\', '/'
+			dst = append(dst, raw[1])
+		}
+		raw = raw[2:]
+	}
+	return dst, nil
+}
+
+// typeName names the JSON type of the value starting with byte c.
+func typeName(c byte) string {
+	switch {
+	case c == '"':
+		return "string"
+	case c == '{':
+		return "object"
+	case c == '[':
+		return "array"
+	case c == 't' || c == 'f':
+		return "boolean"
+	case c == 'n':
+		return "null"
+	case c == '-' || c >= '0' && c <= '9':
+		return "number"
+	}
+	return "invalid JSON"
+}
