@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/mldf/convert/export"
+	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/recipe"
+)
+
+const exportSynopsis = "export FILE DIR --format folder|webdataset [--field IMAGE] [--label LABEL] [--key FIELD] [--shard-size 1GiB] [--shard-samples N] [--verify=false]"
+
+// cmdExport writes the samples of an MLDF file back out as an image folder by label or as
+// WebDataset tar shards (package export).
+func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	format := fs.String("format", "", "folder (DIR/<label>/<index>.<ext>) or webdataset (DIR/shard-NNNNNN.tar)")
+	field := fs.String("field", "", "the image field (default: \"image\" or the only image field)")
+	label := fs.String("label", "", "the INT label field (default: \"label\" or the only INT field)")
+	key := fs.String("key", "", "webdataset: a TEXT_RAW or BYTES field holding the sample keys (default: the index)")
+	shardSize := fs.String("shard-size", "", "webdataset: largest shard, e.g. 512MiB (default 1GiB)")
+	shardSamples := fs.Int("shard-samples", 0, "webdataset: most samples per shard (0 = no limit)")
+	verify := fs.Bool("verify", true, "check every checksum of FILE before exporting")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 || (*format != "folder" && *format != "webdataset") {
+		return usageErr("export", exportSynopsis)
+	}
+	var size int64
+	if *shardSize != "" {
+		if size, err = recipe.ParseSize(*shardSize); err != nil || size == 0 {
+			return fmt.Errorf("%w: --shard-size %q is not a size such as 1GiB", errUsage, *shardSize)
+		}
+	}
+	if *shardSamples < 0 {
+		return fmt.Errorf("%w: --shard-samples %d is negative", errUsage, *shardSamples)
+	}
+	if *format == "folder" && (*key != "" || *shardSize != "" || *shardSamples != 0) {
+		return fmt.Errorf("%w: --key, --shard-size and --shard-samples apply to --format webdataset", errUsage)
+	}
+	r, err := reader.Open(pos[0])
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if *verify {
+		if _, err := r.Verify(); err != nil {
+			return fmt.Errorf("%w (export --verify=false skips this check)", err)
+		}
+	}
+	var res export.Result
+	if *format == "folder" {
+		res, err = export.Folder(ctx, r, pos[1], export.FolderOptions{Image: *field, Label: *label})
+	} else {
+		res, err = export.WebDataset(ctx, r, pos[1], export.WebDatasetOptions{Image: *field, Label: *label,
+			Key: *key, ShardSize: size, ShardSamples: *shardSamples})
+	}
+	if err != nil {
+		return err
+	}
+	if len(res.Ignored) > 0 {
+		fmt.Fprintf(stderr, "note: --format folder writes only the image and the label; not written: %s (use --format webdataset for every field)\n",
+			strings.Join(res.Ignored, ", "))
+	}
+	if res.Skipped > 0 {
+		fmt.Fprintf(stderr, "note: %d samples had nothing to write (empty payloads) and were skipped\n", res.Skipped)
+	}
+	unit := "files"
+	if *format == "webdataset" {
+		unit = "shards"
+	}
+	fmt.Fprintf(stdout, "exported %d samples of %s to %s: %d %s, %s\n", res.Samples, pos[0], pos[1], res.Files, unit, human(uint64(res.Bytes)))
+	if len(res.Members) > 0 {
+		names := make([]string, 0, len(res.Members))
+		for n := range res.Members {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(stdout, "  %-16s → KEY.%s\n", n, res.Members[n])
+		}
+	}
+	return nil
+}

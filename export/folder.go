@@ -1,0 +1,98 @@
+package export
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/reader"
+)
+
+// FolderOptions configure Folder.
+type FolderOptions struct {
+	// Image is the image field; "" means the field called "image", else the only image field.
+	Image string
+	// Label is the INT label field; "" means the field called "label", else the only INT field.
+	Label string
+}
+
+// Folder writes r's samples to dir as an ImageFolder: dir/<label>/<index>.<ext>. The class
+// folder is the label number zero-padded to at least 4 digits (MLDF keeps no class names),
+// the file name is the sample index zero-padded to at least 6 digits, so sorted names keep
+// the file's order and `convert images dir` reads the samples back in the same order. JPEG
+// and PNG payloads are written as stored; raw images are encoded to PNG.
+//
+// dir must be absent or empty. Samples without an image payload are skipped (Result.Skipped);
+// fields other than the image and the label are not written (Result.Ignored). Each image file
+// appears atomically; an error leaves the files written before it.
+func Folder(ctx context.Context, r *reader.Reader, dir string, o FolderOptions) (Result, error) {
+	var res Result
+	img, err := pickField(r, o.Image, "image", "image", "--field", isImage)
+	if err != nil {
+		return res, err
+	}
+	lab, err := pickField(r, o.Label, "label", "INT label", "--label", func(t manifest.TypeID) bool { return t == manifest.TypeInt })
+	if err != nil {
+		return res, err
+	}
+	for k, fd := range r.Fields() {
+		if k != img && k != lab {
+			res.Ignored = append(res.Ignored, fd.Name)
+		}
+	}
+	n := r.NumSamples()
+	// One pass over the metadata for the label width; labels must be folder names.
+	maxLabel := int64(0)
+	for i := range n {
+		v, err := r.Int(i, lab)
+		if err != nil {
+			return res, err
+		}
+		if v < 0 {
+			return res, fmt.Errorf("%s: %w: label %d is negative (no class folder for it)", where(r, i, lab), ErrValue, v)
+		}
+		maxLabel = max(maxLabel, v)
+	}
+	labelWidth := max(4, len(strconv.FormatInt(maxLabel, 10)))
+	indexWidth := max(6, len(strconv.Itoa(max(n-1, 0))))
+	if err := prepareDir(dir); err != nil {
+		return res, err
+	}
+	made := map[int64]bool{}
+	for i := range n {
+		if err := checkCtx(ctx, i); err != nil {
+			return res, err
+		}
+		m, p, err := r.Image(i, img)
+		if err != nil {
+			return res, err
+		}
+		if len(p) == 0 {
+			res.Skipped++
+			continue
+		}
+		b, ext, err := imageFile(m, p)
+		if err != nil {
+			return res, fmt.Errorf("%s: %w", where(r, i, img), err)
+		}
+		label, _ := r.Int(i, lab)
+		sub := filepath.Join(dir, fmt.Sprintf("%0*d", labelWidth, label))
+		if !made[label] {
+			if err := os.MkdirAll(sub, 0o755); err != nil {
+				return res, fmt.Errorf("export: %w", err)
+			}
+			made[label] = true
+		}
+		path := filepath.Join(sub, fmt.Sprintf("%0*d.%s", indexWidth, i, ext))
+		if err := writeFileAtomic(path, b); err != nil {
+			return res, fmt.Errorf("%s: %w", where(r, i, img), err)
+		}
+		res.Samples++
+		res.Files++
+		res.Bytes += int64(len(b))
+	}
+	return res, nil
+}
