@@ -2,7 +2,9 @@ package recipe
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -64,6 +66,9 @@ func Build(r *Recipe) (*Plan, error) {
 	}
 	if len(alts) > 0 {
 		p.Source = &alternatives{Source: p.Source, columns: alts}
+	}
+	if r.Source.Type == "tar" && r.Source.UnknownMembers != "ignore" {
+		p.Source = rejectUnknown(p.Source, r.Fields)
 	}
 	for _, f := range r.Fields {
 		field, err := buildField(f)
@@ -134,6 +139,47 @@ func jsonlColumns(fields []Field) []jsonl.Column {
 	}
 	return cols
 }
+
+// unknownMembers marks samples that carry a member no field reads, so the error policy
+// applies to them (WebDataset shards whose samples are not what the recipe expects).
+type unknownMembers struct {
+	sources.Source
+	known map[string]bool
+}
+
+func rejectUnknown(src sources.Source, fields []Field) sources.Source {
+	known := map[string]bool{}
+	for _, f := range fields {
+		known[f.From] = true
+		for _, c := range strings.Split(f.From, "|") {
+			known[c] = true
+		}
+	}
+	return &unknownMembers{Source: src, known: known}
+}
+
+// Run implements sources.Source.
+func (u *unknownMembers) Run(ctx context.Context, emit func(sample.Sample) error) error {
+	return u.Source.Run(ctx, func(s sample.Sample) error {
+		if s.Err == nil {
+			var extra []string
+			for c := range s.Values {
+				if !u.known[c] {
+					extra = append(extra, c)
+				}
+			}
+			if len(extra) > 0 {
+				sort.Strings(extra)
+				s.Err = fmt.Errorf("%w: member extension(s) %s read by no field (map them, or set source.unknown_members: ignore)",
+					ErrUnknownMember, strings.Join(extra, ", "))
+			}
+		}
+		return emit(s)
+	})
+}
+
+// ErrUnknownMember marks a tar sample with a member no field reads.
+var ErrUnknownMember = errors.New("unknown member")
 
 // alternatives gives every column written "a|b|c" the value of the first of a, b, c that a
 // sample has (WebDataset shards mixing .jpg and .png members, JSONL with optional keys).

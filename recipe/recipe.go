@@ -51,6 +51,9 @@ type Source struct {
 	Flat bool `yaml:"flat"`
 	// MaxLineBytes bounds one JSONL line (jsonl).
 	MaxLineBytes Size `yaml:"max_line_bytes"`
+	// UnknownMembers says what a tar member that no field reads does to its sample: reject
+	// (default: the error policy applies) or ignore.
+	UnknownMembers string `yaml:"unknown_members"`
 }
 
 // Field is one output field and its options. Options that do not apply to the field's type

@@ -152,6 +152,13 @@ func (r *Recipe) Validate() error {
 	if s.Flat && s.Type != "images" {
 		add(r.line("source", "flat"), "source.flat applies only to an images source")
 	}
+	if s.UnknownMembers != "" {
+		if s.Type != "tar" {
+			add(r.line("source", "unknown_members"), "source.unknown_members applies only to a tar source")
+		} else {
+			oneOf(r.line("source", "unknown_members"), "source.unknown_members", s.UnknownMembers, []string{"reject", "ignore"})
+		}
+	}
 	if s.MaxLineBytes != 0 && s.Type != "jsonl" {
 		add(r.line("source", "max_line_bytes"), "source.max_line_bytes applies only to a jsonl source")
 	}

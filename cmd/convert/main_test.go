@@ -194,3 +194,49 @@ func TestShardFromEnv(t *testing.T) {
 		t.Errorf("partPath = %q", got)
 	}
 }
+
+// A WebDataset member that no field reads makes its sample a bad sample (the error policy
+// applies), unless the recipe says unknown_members: ignore.
+func TestTarUnknownMembers(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		policy  string
+		samples int
+		err     string
+	}{
+		{"", 0, ""}, {"ignore", 25, ""}, {"reject\non_error: fail", 0, "json read by no field"},
+	} {
+		cfg := filepath.Join(dir, "r.yaml")
+		out := filepath.Join(dir, "o.mldf")
+		src := "source:\n  type: tar\n  inputs: [testdata/tar/wds/shard-*.tar]\n"
+		if c.policy != "" {
+			src += "  unknown_members: " + strings.SplitN(c.policy, "\n", 2)[0] + "\n"
+		}
+		src += "fields:\n  - {name: image, type: image, from: jpg|png}\n  - {name: label, type: int, from: cls}\noutput: " + out + "\n"
+		if strings.Contains(c.policy, "\n") {
+			src += strings.SplitN(c.policy, "\n", 2)[1] + "\n"
+		}
+		if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := run(t, "run", cfg)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: err %v, want %q", c.policy, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", c.policy, err)
+		}
+		rd, err := reader.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rd.NumSamples() != c.samples {
+			t.Errorf("%q: %d samples, want %d", c.policy, rd.NumSamples(), c.samples)
+		}
+		rd.Close()
+		os.Remove(out)
+	}
+}
