@@ -14,9 +14,9 @@ scripts/deps
 go build -o "$out/convert" ./cmd/convert
 [ -d "$data" ] || go run ./bench/genimages -out "$data" -n "$n"
 if [ ! -d "$shards" ]; then
-  "$out/convert" images "$data" "$out/wds-src.mldf" --mode smart --report /dev/null --rejects /dev/null >/dev/null 2>&1
+  "$out/convert" images "$data" "$out/wds-src.mldf" --mode smart --report "$out/wds-src.json" --rejects "$out/wds-src.rej" >/dev/null 2>&1
   "$out/convert" export "$out/wds-src.mldf" "$shards" --format webdataset --shard-size 32MiB >/dev/null
-  rm -f "$out/wds-src.mldf"
+  rm -f "$out/wds-src.mldf" "$out/wds-src.json" "$out/wds-src.rej"
 fi
 bytes=$(du -sb "$shards" | cut -f1)
 cat "$shards"/*.tar >/dev/null
@@ -36,10 +36,10 @@ fields:
 output: $out/bench-tar.mldf
 YAML
 for w in 1 2; do
-  "$out/convert" run "$recipe" --workers "$w" --report "$out/tar.json" --rejects /dev/null >/dev/null 2>&1
+  "$out/convert" run "$recipe" --workers "$w" --report "$out/tar.json" --rejects "$out/tar.rej" >/dev/null 2>&1
   jq -r --arg w "$w" '"| tar -> mldf, smart | \($w) | \(.samples_per_second|floor) | \(.mb_in_per_second|floor) | \(.peak_rss_bytes/1048576|floor) | \(.elapsed_seconds*100|floor/100) |"' "$out/tar.json" >> "$table"
 done
-rm -f "$recipe" "$out/bench-tar.mldf" "$out/tar.json"
+rm -f "$recipe" "$out/bench-tar.mldf" "$out/tar.json" "$out/tar.rej"
 cat "$table"
 echo
 echo "convert index on a generated 1 GB tar (sparse payloads; 100 KB and 4 KB members):"

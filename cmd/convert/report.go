@@ -119,6 +119,10 @@ func writeFileAtomic(path string, v any) error {
 	if err != nil {
 		return err
 	}
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		// A device or a pipe (--report /dev/stdout): write to it; never rename over it.
+		return os.WriteFile(path, append(b, '\n'), 0o644)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
