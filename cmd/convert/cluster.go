@@ -106,6 +106,14 @@ func partChecksum(path string) (string, int64, error) {
 	return fmt.Sprintf("%016x", r.Header().Checksum), int64(r.NumSamples()), nil
 }
 
+// shardRecipeHash is the recipe hash every task of one sharded run shares: the resolved recipe
+// without the options that differ between tasks but not in what they write.
+func shardRecipeHash(r *recipe.Recipe) string {
+	rr := *r
+	rr.Shard, rr.Workers, rr.LogFormat, rr.ChunkSize = 0, 0, "", 0
+	return recipeHash(&rr)
+}
+
 // upToDate reports whether the task's record matches this run and its part is intact.
 func upToDate(rec doneRecord, recPath string) bool {
 	b, err := os.ReadFile(recPath)
@@ -129,7 +137,7 @@ func upToDate(rec doneRecord, recPath string) bool {
 func runShard(ctx context.Context, plan *recipe.Plan, logger *slog.Logger, stdout, stderr io.Writer) error {
 	r := plan.Recipe
 	part := partPath(r.Output, r.Shard, r.Shards)
-	rec := doneRecord{Part: part, Shard: r.Shard, Shards: r.Shards, RecipeSHA256: recipeHash(r),
+	rec := doneRecord{Part: part, Shard: r.Shard, Shards: r.Shards, RecipeSHA256: shardRecipeHash(r),
 		Inputs: plan.Inputs[plan.Slice[0]:plan.Slice[1]], Version: version}
 	recPath := part + ".done"
 	if upToDate(rec, recPath) {

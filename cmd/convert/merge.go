@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mldf/convert/merge"
+	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/recipe"
+)
+
+// cmdMerge joins the parts of a sharded run: convert merge OUT.mldf [PARTS...], or
+// convert merge RECIPE.yaml to merge the parts of the recipe's output.
+func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
+	verifyParts := fs.Bool("verify-parts", false, "verify every part fully (all payload CRC-32C) before merging")
+	verifyOut := fs.Bool("verify", false, "verify the merged file (every rule and checksum) after writing it")
+	copyBy := fs.String("copy", "auto", "data copy: auto (copy_file_range where the kernel allows) | readwrite")
+	asJSON := fs.Bool("json", false, "print the merge report as JSON")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) < 1 {
+		return usageErr("merge", "merge OUT.mldf [PARTS...] | merge RECIPE.yaml [--verify-parts] [--verify] [--copy auto|readwrite]")
+	}
+	opt := merge.Options{VerifyParts: *verifyParts}
+	switch *copyBy {
+	case "auto":
+	case "readwrite", "read-write":
+		opt.Copy = merge.CopyReadWrite
+	default:
+		return fmt.Errorf("%w: merge: --copy %q: want auto or readwrite", errUsage, *copyBy)
+	}
+	out, parts := pos[0], pos[1:]
+	if ext := strings.ToLower(filepath.Ext(out)); ext == ".yaml" || ext == ".yml" {
+		if len(parts) > 0 {
+			return usageErr("merge", "merge RECIPE.yaml (the parts follow from the recipe's output)")
+		}
+		r, err := recipe.Load(out)
+		if err != nil {
+			return err
+		}
+		r.Defaults()
+		out = r.Output
+	}
+	if len(parts) == 0 {
+		if parts, err = merge.FindParts(out); err != nil {
+			return err
+		}
+	}
+	rep, err := merge.MergeWith(ctx, out, parts, opt)
+	if err != nil {
+		return err
+	}
+	verified := ""
+	if *verifyOut {
+		if _, err := reader.Verify(out); err != nil {
+			return fmt.Errorf("merged file %s does not verify: %w", out, err)
+		}
+		verified = "; verified"
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(mergeJSON(rep, verified != ""))
+	}
+	secs := max(rep.Elapsed.Seconds(), 1e-9)
+	fmt.Fprintf(stdout, "merged %d parts into %s: %d samples, %d payloads, %.1f MB (data %.1f MB by %s) in %s, %.2f GB/s%s\n",
+		rep.Parts, rep.Output, rep.Samples, rep.Entries, float64(rep.Size)/1e6, float64(rep.DataBytes)/1e6,
+		rep.CopyMethodName(), rep.Elapsed.Round(time.Millisecond), float64(rep.Size)/1e9/secs, verified)
+	return nil
+}
+
+type mergeReport struct {
+	Output         string  `json:"output"`
+	Parts          int     `json:"parts"`
+	Samples        int64   `json:"samples"`
+	Payloads       int64   `json:"payloads"`
+	Bytes          int64   `json:"bytes"`
+	DataBytes      int64   `json:"data_bytes"`
+	CopyMethod     string  `json:"copy_method"`
+	Checksum       string  `json:"checksum"`
+	RecipeSHA256   string  `json:"recipe_sha256"`
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	Verified       bool    `json:"verified"`
+	Version        string  `json:"version"`
+}
+
+func mergeJSON(r merge.Report, verified bool) mergeReport {
+	return mergeReport{Output: r.Output, Parts: r.Parts, Samples: r.Samples, Payloads: r.Entries, Bytes: r.Size,
+		DataBytes: r.DataBytes, CopyMethod: r.CopyMethodName(), Checksum: fmt.Sprintf("%016x", r.Checksum),
+		RecipeSHA256: r.RecipeSHA256, ElapsedSeconds: r.Elapsed.Seconds(), Verified: verified, Version: version}
+}

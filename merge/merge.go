@@ -1,0 +1,516 @@
+// Package merge joins the part files of a sharded conversion (OUT.part-00003-of-00008.mldf)
+// into one MLDF file. It checks that every part is present, complete (its .done record matches
+// it) and compatible with the others, then copies the data regions page-aligned with
+// copy_file_range where the kernel allows, rebases the tables and recomputes the checksum.
+//
+// The merged file holds the parts' samples in part order with the same payload bytes and
+// metadata; only the payload offsets differ from a single-machine run (each part's data region
+// starts on a page boundary). Memory use is bounded: tables are streamed in fixed-size chunks.
+package merge
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/pagewriter"
+	"github.com/mldf/convert/reader"
+)
+
+// Errors returned by Merge, wrapped with the file they concern.
+var (
+	ErrPartName     = errors.New("merge: not a part file name")
+	ErrMissingPart  = errors.New("merge: part missing")
+	ErrDuplicate    = errors.New("merge: part given twice")
+	ErrIncomplete   = errors.New("merge: part not complete")
+	ErrRecord       = errors.New("merge: bad completion record")
+	ErrMismatch     = errors.New("merge: part does not match its completion record")
+	ErrIncompatible = errors.New("merge: parts are not compatible")
+	ErrCorruptPart  = errors.New("merge: corrupt part")
+)
+
+// CopyMethod selects how data regions are copied.
+type CopyMethod int
+
+const (
+	// CopyAuto uses copy_file_range (in-kernel copy, or a reflink on file systems that share
+	// extents) and falls back to reads and writes where the kernel refuses it.
+	CopyAuto CopyMethod = iota
+	// CopyReadWrite copies through a user-space buffer (pread/pwrite).
+	CopyReadWrite
+)
+
+// Options tune MergeWith. The zero value is what Merge uses.
+type Options struct {
+	// Copy selects the copy method of the data regions.
+	Copy CopyMethod
+	// VerifyParts runs reader.Verify on every part before merging: every payload's CRC-32C
+	// and every structural rule (it reads all the data once more).
+	VerifyParts bool
+}
+
+// Report describes a merge.
+type Report struct {
+	Output       string
+	Parts        int
+	Samples      int64
+	Entries      int64 // allocation entries (non-empty payloads)
+	DataBytes    int64 // bytes of the parts' data regions copied
+	RangeCopied  int64 // of DataBytes, copied with copy_file_range
+	Size         int64 // output file size
+	Checksum     uint64
+	RecipeSHA256 string
+	Elapsed      time.Duration // the whole merge
+	CopyTime     time.Duration // of Elapsed, copying the data regions
+	SyncTime     time.Duration // of Elapsed, syncing and publishing the output
+}
+
+// CopyMethodName names how the data was copied, for summaries.
+func (r Report) CopyMethodName() string {
+	switch {
+	case r.DataBytes == 0:
+		return "nothing to copy"
+	case r.RangeCopied == r.DataBytes:
+		return "copy_file_range"
+	case r.RangeCopied == 0:
+		return "read/write"
+	}
+	return "copy_file_range + read/write"
+}
+
+// Merge checks the parts and writes them as one file at out; see MergeWith.
+func Merge(out string, parts []string) (Report, error) {
+	return MergeWith(context.Background(), out, parts, Options{})
+}
+
+// part is one checked part.
+type part struct {
+	path    string
+	index   int
+	f       *os.File
+	hdr     manifest.Header
+	rec     Record
+	descs   []byte
+	refs    []int // per field: offset of its payload reference in a row, or -1
+	rowSize int64
+	entries int64
+	shift   int64 // added to every payload pointer
+}
+
+func (p *part) dataLen() int64 { return int64(p.hdr.MetadataPtr - p.hdr.DataPtr) }
+
+// MergeWith checks that parts are all N parts of one sharded run (names parse, indices 0..N-1
+// each once, the same N), complete (each opens as a valid MLDF file and its .done record
+// exists, names it, and carries its checksum and sample count) and compatible (the same
+// recipe hash, field descriptors, page size and flags). Then it writes one MLDF file at out
+// atomically: nothing appears at out unless the whole merge succeeds. ctx stops a long copy.
+func MergeWith(ctx context.Context, out string, parts []string, opt Options) (rep Report, err error) {
+	start := time.Now()
+	rep.Output = out
+	ps, err := checkNames(out, parts)
+	if err != nil {
+		return rep, err
+	}
+	defer func() {
+		for _, p := range ps {
+			if p.f != nil {
+				p.f.Close()
+			}
+		}
+	}()
+	for _, p := range ps {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		if err := checkPart(p, opt); err != nil {
+			return rep, err
+		}
+	}
+	if err := checkCompatible(ps); err != nil {
+		return rep, err
+	}
+	rep.Parts = len(ps)
+	rep.RecipeSHA256 = ps[0].rec.RecipeSHA256
+	if err := write(ctx, out, ps, opt, &rep); err != nil {
+		return rep, err
+	}
+	rep.Elapsed = time.Since(start)
+	return rep, nil
+}
+
+// checkNames parses the part names and checks that they are exactly parts 0..N-1 of N.
+func checkNames(out string, parts []string) ([]*part, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("merge %s: %w: no parts given", out, ErrMissingPart)
+	}
+	outAbs, _ := filepath.Abs(out)
+	n := -1
+	byIndex := map[int]*part{}
+	for _, path := range parts {
+		if abs, _ := filepath.Abs(path); abs == outAbs {
+			return nil, fmt.Errorf("merge %s: the output is also given as a part", out)
+		}
+		_, i, count, err := ParsePartName(path)
+		if err != nil {
+			return nil, fmt.Errorf("merge %s: %w", out, err)
+		}
+		if n >= 0 && count != n {
+			return nil, fmt.Errorf("merge %s: %w: %s is a part of %d but %s is a part of %d",
+				out, ErrIncompatible, path, count, parts[0], n)
+		}
+		n = count
+		if q, dup := byIndex[i]; dup {
+			return nil, fmt.Errorf("merge %s: %w: part %d is both %s and %s", out, ErrDuplicate, i, q.path, path)
+		}
+		byIndex[i] = &part{path: path, index: i}
+	}
+	ps := make([]*part, n)
+	var missing []int
+	for i := range n {
+		p, ok := byIndex[i]
+		if !ok {
+			missing = append(missing, i)
+			continue
+		}
+		ps[i] = p
+	}
+	if len(missing) > 0 {
+		example := PartPath(out, missing[0], n)
+		if q := byIndex[firstKey(byIndex)]; q != nil {
+			base, _, _, _ := ParsePartName(q.path)
+			example = PartPath(base, missing[0], n)
+		}
+		return nil, fmt.Errorf("merge %s: %w: %d of %d parts missing: tasks %v (e.g. %s); re-run those tasks",
+			out, ErrMissingPart, len(missing), n, missing, example)
+	}
+	return ps, nil
+}
+
+func firstKey(m map[int]*part) int {
+	k := -1
+	for i := range m {
+		if k < 0 || i < k {
+			k = i
+		}
+	}
+	return k
+}
+
+// checkPart opens p, validates it, reads its record and checks that they match.
+func checkPart(p *part, opt Options) error {
+	rd, err := reader.Open(p.path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("part %d: %w: %s does not exist; re-run task %d", p.index, ErrMissingPart, p.path, p.index)
+		}
+		return fmt.Errorf("part %d: %w: %w", p.index, ErrCorruptPart, err)
+	}
+	p.hdr = rd.Header()
+	layout := rd.Layout()
+	p.rowSize = int64(layout.Size)
+	p.entries = int64(rd.NumAllocEntries())
+	for k, d := range rd.Fields() {
+		p.refs = append(p.refs, -1)
+		if _, has := manifest.MetaSize(d.Type); has {
+			p.refs[k] = layout.Offsets[k]
+		}
+	}
+	size := rd.Size()
+	if opt.VerifyParts {
+		if _, err := rd.Verify(); err != nil {
+			rd.Close()
+			return fmt.Errorf("part %d: %w: %w", p.index, ErrCorruptPart, err)
+		}
+	}
+	rd.Close()
+
+	if p.f, err = os.Open(p.path); err != nil {
+		return fmt.Errorf("part %d: %w", p.index, err)
+	}
+	if st, err := p.f.Stat(); err != nil || st.Size() != size {
+		return fmt.Errorf("part %d: %w: %s changed while being read", p.index, ErrCorruptPart, p.path)
+	}
+	p.descs = make([]byte, int(p.hdr.NumFields)*manifest.FieldDescSize)
+	if _, err := p.f.ReadAt(p.descs, int64(p.hdr.FieldDescPtr)); err != nil {
+		return fmt.Errorf("part %d: read descriptors of %s: %w", p.index, p.path, err)
+	}
+
+	recPath := p.path + ".done"
+	if p.rec, err = ReadRecord(recPath); err != nil {
+		return fmt.Errorf("part %d: %w", p.index, err)
+	}
+	r := p.rec
+	_, ri, rn, _ := ParsePartName(p.path)
+	switch {
+	case r.Shard != ri || r.Shards != rn:
+		return fmt.Errorf("part %d: %w: %s is for task %d of %d, the part's name says %d of %d",
+			p.index, ErrMismatch, recPath, r.Shard, r.Shards, ri, rn)
+	case r.Part != "" && filepath.Base(r.Part) != filepath.Base(p.path):
+		return fmt.Errorf("part %d: %w: %s names part %s", p.index, ErrMismatch, recPath, r.Part)
+	case r.Samples != int64(p.hdr.NumSamples):
+		return fmt.Errorf("part %d: %w: %s has %d samples, its record %s says %d",
+			p.index, ErrMismatch, p.path, p.hdr.NumSamples, recPath, r.Samples)
+	}
+	if sum, _ := r.checksum(); sum != p.hdr.Checksum {
+		return fmt.Errorf("part %d: %w: %s has header checksum %016x, its record %s says %s: the part was replaced or rewritten after the task finished; re-run task %d",
+			p.index, ErrMismatch, p.path, p.hdr.Checksum, recPath, r.Checksum, p.index)
+	}
+	if p.hdr.Flags&manifest.FlagChecksummed != 0 {
+		if got, err := tableChecksum(p); err != nil {
+			return err
+		} else if got != p.hdr.Checksum {
+			return fmt.Errorf("part %d: %w: the tables of %s hash to %016x but its header says %016x: the part is corrupt; re-run task %d",
+				p.index, ErrMismatch, p.path, got, p.hdr.Checksum, p.index)
+		}
+	}
+	return nil
+}
+
+// chunkSize bounds every buffer of the merge.
+const chunkSize = 1 << 20
+
+// tableChecksum recomputes p's header checksum from the file, streaming its tables.
+func tableChecksum(p *part) (uint64, error) {
+	hdr := make([]byte, manifest.HeaderSize)
+	if _, err := p.f.ReadAt(hdr, manifest.HeaderOffset); err != nil {
+		return 0, fmt.Errorf("part %d: read header of %s: %w", p.index, p.path, err)
+	}
+	d := xxhash.New()
+	d.Write(hdr[:manifest.HeaderChecksumOffset])
+	d.Write(p.descs)
+	end := int64(p.hdr.AllocTablePtr) + p.entries*manifest.AllocEntrySize
+	buf := make([]byte, chunkSize)
+	for off := int64(p.hdr.MetadataPtr); off < end; {
+		n := min(end-off, chunkSize)
+		if _, err := p.f.ReadAt(buf[:n], off); err != nil {
+			return 0, fmt.Errorf("part %d: read tables of %s at %d: %w", p.index, p.path, off, err)
+		}
+		d.Write(buf[:n])
+		off += n
+	}
+	return d.Sum64(), nil
+}
+
+// checkCompatible checks that every part has part 0's format, fields and recipe.
+func checkCompatible(ps []*part) error {
+	a := ps[0]
+	for _, p := range ps[1:] {
+		bad := func(what string, x, y any) error {
+			return fmt.Errorf("%w: %s: %s has %v, %s has %v", ErrIncompatible, what, a.path, x, p.path, y)
+		}
+		switch {
+		case p.rec.RecipeSHA256 != a.rec.RecipeSHA256:
+			return bad("different recipes (recipe_sha256 of the .done records)", a.rec.RecipeSHA256, p.rec.RecipeSHA256)
+		case p.hdr.VersionMajor != a.hdr.VersionMajor || p.hdr.VersionMinor != a.hdr.VersionMinor:
+			return bad("format version", fmt.Sprintf("%d.%d", a.hdr.VersionMajor, a.hdr.VersionMinor),
+				fmt.Sprintf("%d.%d", p.hdr.VersionMajor, p.hdr.VersionMinor))
+		case p.hdr.Flags != a.hdr.Flags:
+			return bad("flags", fmt.Sprintf("%#x", a.hdr.Flags), fmt.Sprintf("%#x", p.hdr.Flags))
+		case p.hdr.PageSize != a.hdr.PageSize:
+			return bad("page size", a.hdr.PageSize, p.hdr.PageSize)
+		case p.hdr.FieldDescPtr != a.hdr.FieldDescPtr || p.hdr.DataPtr != a.hdr.DataPtr:
+			return bad("layout (field_desc_ptr, data_ptr)", fmt.Sprint(a.hdr.FieldDescPtr, a.hdr.DataPtr),
+				fmt.Sprint(p.hdr.FieldDescPtr, p.hdr.DataPtr))
+		case !bytes.Equal(p.descs, a.descs):
+			return fmt.Errorf("%w: field descriptors differ between %s and %s (fields, types or options)", ErrIncompatible, a.path, p.path)
+		}
+	}
+	return nil
+}
+
+func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
+
+// write lays the parts out and writes the merged file.
+func write(ctx context.Context, out string, ps []*part, opt Options, rep *Report) (err error) {
+	a := ps[0]
+	page := int64(a.hdr.PageSize)
+	cursor := int64(a.hdr.DataPtr)
+	var rows, entries int64
+	for _, p := range ps {
+		if p.dataLen() > 0 {
+			at := alignUp(cursor, page)
+			p.shift = at - int64(p.hdr.DataPtr)
+			cursor = at + p.dataLen()
+		}
+		rows += int64(p.hdr.NumSamples)
+		entries += p.entries
+	}
+	meta := cursor
+	alloc := meta + rows*a.rowSize
+	size := alloc + entries*manifest.AllocEntrySize
+	h := a.hdr
+	h.NumSamples = uint64(rows)
+	h.MetadataPtr, h.AllocTablePtr, h.Checksum = uint64(meta), uint64(alloc), 0
+
+	o, err := pagewriter.CreateOutput(out, nil)
+	if err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			o.Abort()
+		}
+	}()
+	tmp := o.TempPath()
+	pre := make([]byte, int(h.FieldDescPtr)+len(a.descs))
+	copy(pre, manifest.Signature)
+	h.Put(pre[manifest.HeaderOffset:])
+	copy(pre[h.FieldDescPtr:], a.descs)
+	if _, err := o.WriteAt(pre, 0); err != nil {
+		return fmt.Errorf("merge: write %s: %w", tmp, err)
+	}
+	// Size the file first: the gaps between the parts' regions stay holes (zero bytes).
+	if err := o.Truncate(size); err != nil {
+		return fmt.Errorf("merge: size %s: %w", tmp, err)
+	}
+
+	c := copier{dst: o, dstFd: int(o.Fd()), method: opt.Copy, buf: make([]byte, chunkSize)}
+	copyStart := time.Now()
+	for _, p := range ps {
+		if err := c.copy(ctx, p.f, int64(p.hdr.DataPtr), int64(p.hdr.DataPtr)+p.shift, p.dataLen()); err != nil {
+			return fmt.Errorf("merge: copy the data of %s into %s: %w", p.path, tmp, err)
+		}
+	}
+	rep.DataBytes, rep.RangeCopied, rep.CopyTime = c.total, c.ranged, time.Since(copyStart)
+
+	d := xxhash.New()
+	d.Write(pre[manifest.HeaderOffset : manifest.HeaderOffset+manifest.HeaderChecksumOffset])
+	d.Write(a.descs)
+	tw := tableWriter{o: o, off: meta, d: d, buf: make([]byte, 0, chunkSize), name: tmp}
+	in := make([]byte, chunkSize)
+	for _, p := range ps {
+		if err := rebaseRows(p, &tw, in); err != nil {
+			return err
+		}
+	}
+	for _, p := range ps {
+		if err := rebaseEntries(p, &tw, in); err != nil {
+			return err
+		}
+	}
+	if err := tw.flush(); err != nil {
+		return err
+	}
+	if tw.off != size {
+		return fmt.Errorf("merge: internal error: tables end at %d, want %d", tw.off, size)
+	}
+	if h.Flags&manifest.FlagChecksummed != 0 {
+		h.Checksum = d.Sum64()
+		h.Put(pre[manifest.HeaderOffset:])
+	}
+	if _, err := o.WriteAt(pre[:manifest.PreambleSize], 0); err != nil {
+		return fmt.Errorf("merge: write header of %s: %w", tmp, err)
+	}
+	syncStart := time.Now()
+	if err := o.Commit(); err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	rep.SyncTime = time.Since(syncStart)
+	rep.Samples, rep.Entries, rep.Size, rep.Checksum = rows, entries, size, h.Checksum
+	return nil
+}
+
+// tableWriter appends table bytes at off through a buffer, hashing them.
+type tableWriter struct {
+	o    *pagewriter.Output
+	off  int64
+	d    *xxhash.Digest
+	buf  []byte
+	name string
+}
+
+func (t *tableWriter) write(b []byte) error {
+	if len(t.buf)+len(b) > cap(t.buf) {
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+	t.buf = append(t.buf, b...)
+	return nil
+}
+
+func (t *tableWriter) flush() error {
+	if len(t.buf) == 0 {
+		return nil
+	}
+	t.d.Write(t.buf)
+	if _, err := t.o.WriteAt(t.buf, t.off); err != nil {
+		return fmt.Errorf("merge: write tables of %s at %d: %w", t.name, t.off, err)
+	}
+	t.off += int64(len(t.buf))
+	t.buf = t.buf[:0]
+	return nil
+}
+
+// rebaseRows streams p's metadata rows into tw, moving every non-empty payload reference by
+// p.shift. A reference outside p's data region is an error (the part is corrupt).
+func rebaseRows(p *part, tw *tableWriter, in []byte) error {
+	rs := p.rowSize
+	per := max(int64(len(in))/rs, 1)
+	lo, hi := p.hdr.DataPtr, p.hdr.MetadataPtr
+	total := int64(p.hdr.NumSamples)
+	for first := int64(0); first < total; first += per {
+		n := min(per, total-first)
+		b := in[:n*rs]
+		if _, err := p.f.ReadAt(b, int64(p.hdr.MetadataPtr)+first*rs); err != nil {
+			return fmt.Errorf("merge: read metadata of %s: %w", p.path, err)
+		}
+		for i := range n {
+			row := b[i*rs : (i+1)*rs]
+			for f, off := range p.refs {
+				if off < 0 {
+					continue
+				}
+				ref := manifest.GetRef(row[off:])
+				if ref.Size == 0 {
+					continue
+				}
+				if ref.Ptr < lo || ref.Ptr > hi || uint64(ref.Size) > hi-ref.Ptr {
+					return fmt.Errorf("merge: %w: %s sample %d field %d: payload [%d, %d+%d) lies outside the data region [%d, %d)",
+						ErrCorruptPart, p.path, first+i, f, ref.Ptr, ref.Ptr, ref.Size, lo, hi)
+				}
+				ref.Ptr = uint64(int64(ref.Ptr) + p.shift)
+				manifest.PutRef(row[off:], ref)
+			}
+		}
+		if err := tw.write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rebaseEntries streams p's allocation entries into tw with their pointers moved by p.shift.
+// The checks (CRC-32C) stay: the payload bytes are the same.
+func rebaseEntries(p *part, tw *tableWriter, in []byte) error {
+	const es = manifest.AllocEntrySize
+	per := int64(len(in)) / es
+	lo, hi := p.hdr.DataPtr, p.hdr.MetadataPtr
+	for first := int64(0); first < p.entries; first += per {
+		n := min(per, p.entries-first)
+		b := in[:n*es]
+		if _, err := p.f.ReadAt(b, int64(p.hdr.AllocTablePtr)+first*es); err != nil {
+			return fmt.Errorf("merge: read allocation table of %s: %w", p.path, err)
+		}
+		for k := range n {
+			e := manifest.DecodeAllocEntry(b[k*es:])
+			if e.Ptr < lo || e.Ptr > hi || uint64(e.Size) > hi-e.Ptr {
+				return fmt.Errorf("merge: %w: %s allocation entry %d: payload [%d, %d+%d) lies outside the data region [%d, %d)",
+					ErrCorruptPart, p.path, first+k, e.Ptr, e.Ptr, e.Size, lo, hi)
+			}
+			e.Ptr = uint64(int64(e.Ptr) + p.shift)
+			e.Put(b[k*es:])
+		}
+		if err := tw.write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
