@@ -2,9 +2,7 @@ package main
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
-	"unicode/utf8"
 
 	"github.com/mldf/convert/encoders/textfield"
 	"github.com/mldf/convert/pipeline"
@@ -16,25 +14,6 @@ import (
 // Stand-in TEXT fields, kept for what encoders/textfield cannot produce: int16 token ids (the
 // built-in vocabularies all need int32). They follow docs/FORMAT.md's TextMeta (encoding 0
 // UTF-8, 1 int32 ids, 2 int16 ids) and leave the arguments zero.
-
-// textRaw stores UTF-8 text (TEXT_RAW, encoding 0).
-type textRaw struct{ name string }
-
-func (f textRaw) Name() string                                { return f.name }
-func (f textRaw) Type() manifest.TypeID                       { return manifest.TypeTextRaw }
-func (f textRaw) Arguments() (a [manifest.ArgumentsSize]byte) { return a }
-func (f textRaw) Encode(v sample.Value, meta []byte) ([]byte, error) {
-	b, err := v.Load()
-	if err != nil {
-		return nil, err
-	}
-	if !utf8.Valid(b) {
-		return nil, fmt.Errorf("field %q: text is not UTF-8", f.name)
-	}
-	n := utf8.RuneCount(b)
-	manifest.TextMeta{NumTokens: uint16(min(n, math.MaxUint16)), Encoding: manifest.TextUTF8}.Put(meta)
-	return append([]byte(nil), b...), nil
-}
 
 // textTokens stores token ids (TEXT_TOKENIZED) as int32 or int16 little-endian; the value's
 // bytes are whitespace-separated words, "tokenised" as their byte sums (a stand-in tokenizer).

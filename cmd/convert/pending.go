@@ -1,3 +1,0 @@
-package main
-
-// TEMPORARY: placeholders for commands still being written land here.
