@@ -214,63 +214,46 @@ func lineNo(s string) int {
 	return n
 }
 
-// line returns the line of the node at path (mapping keys, or "#i" for a sequence index), or 0.
-func (r *Recipe) line(path ...string) int {
+// find walks path (mapping keys, or "#i" for a sequence index) and returns the node there and
+// the line of its key; when the path stops early it returns nil and the line of the deepest
+// node it reached.
+func (r *Recipe) find(path ...string) (n *yaml.Node, line int) {
 	if r.nodes == nil || len(r.nodes.Content) == 0 {
-		return 0
+		return nil, 0
 	}
-	n := r.nodes.Content[0]
+	n = r.nodes.Content[0]
+	line = n.Line
 	for _, p := range path {
 		var next *yaml.Node
 		switch {
 		case strings.HasPrefix(p, "#") && n.Kind == yaml.SequenceNode:
-			i, _ := strconv.Atoi(p[1:])
-			if i < len(n.Content) {
-				next = n.Content[i]
+			if i, _ := strconv.Atoi(p[1:]); i < len(n.Content) {
+				next, line = n.Content[i], n.Content[i].Line
 			}
 		case n.Kind == yaml.MappingNode:
 			for k := 0; k+1 < len(n.Content); k += 2 {
 				if n.Content[k].Value == p {
-					next = n.Content[k+1]
-					if len(path) > 0 && p == path[len(path)-1] {
-						return n.Content[k].Line
-					}
+					next, line = n.Content[k+1], n.Content[k].Line
 				}
 			}
 		}
 		if next == nil {
-			return n.Line
+			return nil, line
 		}
 		n = next
 	}
-	return n.Line
+	return n, line
+}
+
+// line returns the line of the key at path, or of the deepest part of it that exists (0
+// without YAML, e.g. a recipe built from flags).
+func (r *Recipe) line(path ...string) int {
+	_, line := r.find(path...)
+	return line
 }
 
 // has reports whether the key at path is present in the YAML (as opposed to defaulted).
 func (r *Recipe) has(path ...string) bool {
-	if r.nodes == nil || len(r.nodes.Content) == 0 {
-		return false
-	}
-	n := r.nodes.Content[0]
-	for _, p := range path {
-		var next *yaml.Node
-		switch {
-		case strings.HasPrefix(p, "#") && n.Kind == yaml.SequenceNode:
-			i, _ := strconv.Atoi(p[1:])
-			if i < len(n.Content) {
-				next = n.Content[i]
-			}
-		case n.Kind == yaml.MappingNode:
-			for k := 0; k+1 < len(n.Content); k += 2 {
-				if n.Content[k].Value == p {
-					next = n.Content[k+1]
-				}
-			}
-		}
-		if next == nil {
-			return false
-		}
-		n = next
-	}
-	return true
+	n, _ := r.find(path...)
+	return n != nil
 }
