@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -29,6 +30,9 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			}
 		}
 		if err := fs.Parse(norm); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, &helpRequest{fs}
+			}
 			return nil, fmt.Errorf("%s: %w (see convert %s -h)", fs.Name(), err, fs.Name())
 		}
 		rest := fs.Args()
@@ -39,6 +43,11 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		args = rest[1:]
 	}
 }
+
+// helpRequest is returned by parseArgs for -h: dispatch prints the command's flags.
+type helpRequest struct{ fs *flag.FlagSet }
+
+func (h *helpRequest) Error() string { return "help requested" }
 
 // runFlags are the run options every converting command takes; each has the name of its recipe
 // key. Only flags given on the command line override the recipe.

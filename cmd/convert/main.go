@@ -74,7 +74,16 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		usage(stderr, cmds)
 		return fmt.Errorf("%w: unknown command %q", errUsage, args[0])
 	}
-	return c.run(ctx, args[1:], stdout, stderr)
+	err := c.run(ctx, args[1:], stdout, stderr)
+	var help *helpRequest
+	if errors.As(err, &help) {
+		// -h: the command's synopsis and every flag with its default, on stdout.
+		fmt.Fprintf(stdout, "convert %s\n\nFlags (named like the recipe keys, with '-' for '_'):\n", c.summary)
+		help.fs.SetOutput(stdout)
+		help.fs.PrintDefaults()
+		return nil
+	}
+	return err
 }
 
 func usage(w io.Writer, cmds map[string]command) {

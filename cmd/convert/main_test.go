@@ -240,3 +240,18 @@ func TestTarUnknownMembers(t *testing.T) {
 		os.Remove(out)
 	}
 }
+
+func TestHelpListsFlags(t *testing.T) {
+	for _, cmd := range []string{"run", "images", "inspect", "verify", "cat", "index", "export", "merge"} {
+		stdout, _, err := run(t, cmd, "-h")
+		if err != nil || !strings.Contains(stdout, "convert "+cmd) {
+			t.Errorf("%s -h: %v\n%s", cmd, err, stdout)
+		}
+	}
+	stdout, _, _ := run(t, "run", "--help")
+	for _, want := range []string{"-max-resolution", "-workers", "-page-size", "-on-error"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("run --help lacks %s", want)
+		}
+	}
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Text benchmark (issue 5): a deterministic JSONL corpus of English-like documents
+# (bench/genjsonl: {"id", "text", "meta": {"lang", "score"}}, ~200 MB) converted with --workers
+# 1 and 2 to TEXT_RAW (field type text from "text") and to TEXT_TOKENIZED (type tokens,
+# cl100k_base). Reports MB/s of JSONL input, peak RSS and output size (from each run's report
+# JSON) beside the time to read the file (cat > /dev/null, warm page cache).
+#   bench/text.sh [MB]         results: bench/out/text.md
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mb=${1:-200}
+data=bench/data/corpus-${mb}mb.jsonl
+out=bench/out
+mkdir -p "$out" bench/data
+for tool in go jq bc; do
+  command -v "$tool" >/dev/null || { echo "text.sh: $tool is required" >&2; exit 1; }
+done
+go build -o "$out/convert" ./cmd/convert
+if [ ! -f "$data" ]; then
+  go run ./bench/genjsonl -out "$data.tmp" -mb "$mb"
+  mv "$data.tmp" "$data"
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# CPU seconds (user + sys, children included) of a command, so that figures taken on a busy
+# machine can be compared: timed CMD... runs it; cpu prints the seconds of the last one.
+timed() {
+  if [ -x /usr/bin/time ]; then /usr/bin/time -f '%U %S' -o "$tmp/cpu" "$@"; else echo "- -" >"$tmp/cpu"; "$@"; fi
+}
+cpu() { awk 'NF == 2 { if ($1 == "-") print "-"; else printf "%.2f", $1 + $2 }' "$tmp/cpu"; }
+
+bytes=$(stat -c %s "$data")
+lines=$(wc -l <"$data")
+cat "$data" >/dev/null # warm the page cache
+t0=$(date +%s.%N); cat "$data" >/dev/null; t1=$(date +%s.%N)
+read_s=$(echo "$t1 - $t0" | bc -l)
+
+table="$out/text.md"
+{
+  printf "Corpus: %s, %d lines, %.1f MB. Load average at start: %s.\n\n" "$data" "$lines" "$(echo "$bytes / 1000000" | bc -l)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "| conversion | workers | MB/s in | lines/s | peak RSS MiB | seconds | CPU s | MB / CPU-s | payload MB out | tokens |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+  printf "| (cat the file) | 1 | %.0f | %.0f | - | %.2f | - | - | - | - |\n" "$(echo "$bytes / 1000000 / $read_s" | bc -l)" "$(echo "$lines / $read_s" | bc -l)" "$read_s"
+} >"$table"
+
+run() { # label workers [yaml lines of the field...]
+  local label=$1 w=$2
+  shift 2
+  local o="$tmp/bench.mldf" r="$tmp/recipe.yaml"
+  {
+    printf 'source:\n  type: jsonl\n  inputs: [%s]\n' "$data"
+    printf 'fields:\n'
+    for l in "$@"; do printf '  %s\n' "$l"; done
+    printf 'output: %s\non_error: fail\n' "$o"
+  } >"$r"
+  timed "$out/convert" run "$r" --workers "$w" --report "$o.json" --rejects "$o.rejects" >"$tmp/log" 2>&1 ||
+    { cat "$tmp/log" >&2; echo "text.sh: convert failed: $label workers $w" >&2; exit 1; }
+  local f c tokens=-
+  c=$(cpu)
+  f=$("$out/convert" inspect --json "$o" 2>/dev/null | jq '.Fields[0]')
+  if [ "$(jq -r .TypeName <<<"$f")" = TEXT_TOKENIZED ]; then
+    # ids are int16 when the vocabulary fits, else int32 (cl100k_base: int32)
+    tokens=$(jq -r '.PayloadBytes / 4 | floor' <<<"$f")
+  fi
+  jq -r --arg l "$label" --arg w "$w" --argjson b "$bytes" --argjson p "$(jq .PayloadBytes <<<"$f")" --arg t "$tokens" --arg c "$c" \
+    '"| \($l) | \($w) | \($b / 1000000 / .elapsed_seconds * 10 | floor / 10) | \(.samples_per_second|floor) | \(.peak_rss_bytes/1048576|floor) | \(.elapsed_seconds*100|floor/100) | \($c) | \(if $c == "-" then "-" else $b / 1000000 / ($c|tonumber) * 10 | floor / 10 end) | \($p/1000000*10|floor/10) | \($t) |"' \
+    "$o.json" >>"$table"
+  rm -f "$o" "$o.json" "$o.rejects"
+}
+for w in 1 2; do run "JSONL → TEXT_RAW" "$w" "- name: text" "  type: text"; done
+for w in 1 2; do run "JSONL → tokens (cl100k_base)" "$w" "- name: tokens" "  type: tokens" "  from: text" "  tokenizer: cl100k_base"; done
+printf "\nLoad average at end: %s.\n" "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$table"
+cat "$table"
