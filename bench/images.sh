@@ -29,17 +29,18 @@ table="$out/images.md"
 } > "$table"
 run() { # build mode res workers [extra flags]
   local bin=$1 mode=$2 res=$3 w=$4; shift 4
-  local o="$out/bench-$mode-$w.mldf"
+  local o="$out/bench-$mode-$w.mldf" label=$bin
+  [[ " $* " == *" --format beton "* ]] && label="$bin (.beton)"
   "$out/$bin" images "$data" "$o" --mode "$mode" --max-resolution "$res" --jpeg-quality 90 \
     --workers "$w" --report "$o.json" --rejects "$o.rejects" "$@" >/dev/null 2>&1
-  jq -r --arg b "$bin" --arg m "$mode $res" --arg w "$w" \
+  jq -r --arg b "$label" --arg m "$mode $res" --arg w "$w" \
     '"| \($b) | \($m) | \($w) | \(.samples_per_second|floor) | \(.mb_in_per_second*10|floor/10) | \(.peak_rss_bytes/1048576|floor) | \(.elapsed_seconds*100|floor/100) |"' "$o.json" >> "$table"
-  rm -f "$o" "$o.json" "$o.rejects"
+  rm -f "$o" "$o.json" "$o.rejects" "$out/bench.beton"
 }
 for w in 1 2; do run convert jpeg 256 "$w"; done
 for w in 1 2; do run convert smart 512 "$w"; done
 for w in 1 2; do run convert-purego jpeg 256 "$w"; done
-if "$out/convert" run --help 2>&1 | grep -q beton; then
+if [ -d beton ] || "$out/convert" run --help 2>&1 | grep -q beton; then
   for w in 1 2; do run convert jpeg 256 "$w" --format beton --output "$out/bench.beton"; done
 fi
 cat "$table"

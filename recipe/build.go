@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mldf/convert/beton"
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/encoders/audiofield"
 	"github.com/mldf/convert/encoders/imagefield"
@@ -82,6 +83,12 @@ func Build(r *Recipe) (*Plan, error) {
 		}
 		required := f.Required == nil || *f.Required
 		p.Bindings = append(p.Bindings, pipeline.Binding{Field: field, Column: f.From, Optional: !required})
+	}
+	if r.Format == "beton" {
+		p.Run = func(ctx context.Context, cfg pipeline.Config) (pipeline.Report, error) {
+			cfg.Container = beton.NewContainer
+			return pipeline.Run(ctx, cfg)
+		}
 	}
 	return p, nil
 }
