@@ -293,10 +293,17 @@ func (r *Recipe) Validate() error {
 	if r.Format == "beton" {
 		for i, f := range r.Fields {
 			switch f.Type {
-			case "int", "float", "bytes", "json", "image":
+			case "int", "float", "bytes", "json":
 			case "ndarray":
 				if f.DType == "" || len(f.Shape) == 0 {
 					add(r.line("fields", "#"+strconv.Itoa(i), "type"), "field %q: FFCV .beton needs a fixed shape and dtype for an ndarray", f.Name)
+				}
+			case "image":
+				if f.Mode == "png" {
+					add(r.line("fields", "#"+strconv.Itoa(i), "mode"), "field %q: FFCV .beton stores images as JPEG or raw RGB: use mode jpeg, smart or raw", f.Name)
+				}
+				if f.Channels != "3" {
+					add(r.line("fields", "#"+strconv.Itoa(i), "channels"), "field %q: FFCV .beton images are 3-channel RGB (channels: 3)", f.Name)
 				}
 			default:
 				add(r.line("fields", "#"+strconv.Itoa(i), "type"), "field %q: FFCV .beton cannot store a %s field; map it to bytes or json instead", f.Name, f.Type)

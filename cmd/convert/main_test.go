@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mldf/convert/beton"
 	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/recipe"
 )
@@ -69,6 +70,17 @@ func TestEveryConfigValidatesAndConverts(t *testing.T) {
 				t.Fatalf("run: %v\n%s", err, stderr)
 			}
 			if r.Format == "beton" {
+				b, err := beton.Open(r.Output)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer b.Close()
+				if _, err := b.Verify(); err != nil {
+					t.Fatalf("verify %s: %v", r.Output, err)
+				}
+				if _, _, err := run(t, "verify", r.Output); err != nil {
+					t.Fatalf("convert verify: %v", err)
+				}
 				return
 			}
 			rd, err := reader.Open(r.Output)
