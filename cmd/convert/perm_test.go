@@ -1,0 +1,68 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/mldf/convert/reader"
+)
+
+// An unreadable image (permissions) is a rejected sample named in the rejects file; the run
+// goes on. Root reads everything, so as root the command runs as nobody (uid 65534).
+func TestUnreadableFileIsRejected(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} { // nobody must reach the files
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := buildConvert(t, dir)
+	data := filepath.Join(dir, "data")
+	writeNoiseFolder(t, data, 6, 8)
+	secret := filepath.Join(data, "class1", "0003.png")
+	if err := os.Chmod(secret, 0o000); err != nil {
+		t.Fatal(err)
+	}
+	outDir := filepath.Join(dir, "out")
+	if err := os.Mkdir(outDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(outDir, 0o777); err != nil { // umask
+		t.Fatal(err)
+	}
+	out := filepath.Join(outDir, "x.mldf")
+	cmd := exec.Command(bin, "images", data, out, "--mode", "png")
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, msg)
+	}
+	r, err := reader.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.NumSamples() != 5 {
+		t.Fatalf("%d samples, want 5 (6 images, 1 unreadable)", r.NumSamples())
+	}
+	rej, err := os.ReadFile(out + ".rejects.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line struct{ Origin, Reason, Error string }
+	if err := json.Unmarshal(rej, &line); err != nil {
+		t.Fatalf("rejects file %q: %v", rej, err)
+	}
+	if line.Origin != secret || line.Reason != "unreadable" || !strings.Contains(line.Error, "permission denied") {
+		t.Fatalf("reject %+v", line)
+	}
+}
