@@ -35,7 +35,14 @@ func BenchmarkEncode(b *testing.B) {
 		{"raw256", Options{Mode: ModeRaw, MaxResolution: 256}},
 	}
 	for _, c := range cases {
-		for _, f := range variants(b, c.o) {
+		fs := variants(b, c.o)
+		if fs[0].turbo && c.o.Mode == ModeJPEG {
+			// The RGB path with libjpeg-turbo, for comparison with the planar path.
+			g, _ := New("image", c.o)
+			g.rgb = true
+			fs = append(fs, g)
+		}
+		for _, f := range fs {
 			b.Run(c.name+"/"+pathName(f), func(b *testing.B) {
 				meta := make([]byte, manifest.ImageMetaSize)
 				v := sample.Value{Kind: sample.KindBytes, Bytes: src, Name: "bench.jpg"}
@@ -102,6 +109,37 @@ func BenchmarkStages(b *testing.B) {
 			}
 			reportCPU(b, c0)
 		})
+		for _, n := range []int{1, 4, num, 8} {
+			b.Run(fmt.Sprintf("decode/turbo-yuv-%d", n), func(b *testing.B) {
+				var p turbojpeg.Planes
+				c0 := cpuTime()
+				for b.Loop() {
+					if err := d.DecodeYUV(src, n, &p); err != nil {
+						b.Fatal(err)
+					}
+				}
+				reportCPU(b, c0)
+			})
+			var p turbojpeg.Planes
+			if err := d.DecodeYUV(src, n, &p); err != nil {
+				b.Fatal(err)
+			}
+			_, _, scw, sch, _ := turbojpeg.PlaneSizes(p.Width, p.Height, p.Subsampling)
+			for _, flt := range []Filter{FilterBox, FilterLanczos} {
+				b.Run(fmt.Sprintf("resize/yuv-%d-%s", n, flt), func(b *testing.B) {
+					var s scratch
+					var tmp []byte
+					y, cb, cr := make([]byte, 256*192), make([]byte, 128*96), make([]byte, 128*96)
+					c0 := cpuTime()
+					for b.Loop() {
+						resample(p.Y, p.Width, p.Height, p.YStride, 1, y, 256, 192, 256, flt, &tmp, &s.taps)
+						resample(p.Cb, scw, sch, p.CStride, 1, cb, 128, 96, 128, flt, &tmp, &s.taps)
+						resample(p.Cr, scw, sch, p.CStride, 1, cr, 128, 96, 128, flt, &tmp, &s.taps)
+					}
+					reportCPU(b, c0)
+				})
+			}
+		}
 		pix, w, h, _ := d.Decode(src, num, turbojpeg.RGB, nil)
 		scaled = pixbuf{pix: pix, w: w, h: h, c: 3}
 	}

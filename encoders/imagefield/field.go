@@ -46,6 +46,7 @@ type Field struct {
 	typ   manifest.TypeID
 	args  [manifest.ArgumentsSize]byte
 	turbo bool // use libjpeg-turbo (when compiled in)
+	rgb   bool // never take the planar (YUV) path (tests compare the two paths)
 	pool  sync.Pool
 }
 
@@ -55,6 +56,7 @@ type codec struct {
 	dec *turbojpeg.Decoder
 	enc *turbojpeg.Encoder
 	buf scratch
+	yuv yuvBufs
 }
 
 // New returns an image field called name with options opts (zero members take defaults).
@@ -210,6 +212,11 @@ func (f *Field) encode(data []byte, copyIn bool) ([]byte, manifest.ImageMeta, er
 	sw, sh := tw, th
 	if hdr.Orientation >= 5 {
 		sw, sh = th, tw
+	}
+	if f.canYUV(c, hdr) {
+		if out, m, ok := f.encodeYUV(c, data, hdr, sw, sh); ok {
+			return out, m, nil
+		}
 	}
 	px, err := f.decode(c, data, hdr, sw, sh)
 	if err != nil {

@@ -52,6 +52,9 @@ func variants(t testing.TB, o Options) []*Field {
 }
 
 func pathName(f *Field) string {
+	if f.turbo && f.rgb {
+		return "turbo-rgb"
+	}
 	if f.turbo {
 		return "turbo"
 	}

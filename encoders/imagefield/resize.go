@@ -146,34 +146,11 @@ func makeCoeffs(src, dst int, k kernel) coeffs {
 	return c
 }
 
-const half = 1 << (wbits - 1)
-
-// clampR converts an accumulator that already holds the rounding term to a byte.
-func clampR(acc int32) byte {
-	v := acc >> wbits
-	if uint32(v) > 255 {
-		if v < 0 {
-			return 0
-		}
-		return 255
-	}
-	return byte(v)
-}
-
-func clamp8(acc int32) byte {
-	acc = (acc + 1<<(wbits-1)) >> wbits
-	if acc < 0 {
-		return 0
-	}
-	if acc > 255 {
-		return 255
-	}
-	return byte(acc)
-}
-
-// scratch is one worker's reusable pixel buffers. A nil *scratch allocates fresh buffers.
+// scratch is one worker's reusable pixel buffers and resampling weights. A nil *scratch
+// allocates fresh buffers.
 type scratch struct {
 	dec, tmp, out []byte
+	taps          tapsCache
 }
 
 // take returns (*b)[:n], growing *b when needed; with b nil it allocates.
@@ -195,120 +172,19 @@ func resize(src pixbuf, w, h int, f Filter, s ...*scratch) pixbuf {
 		return src
 	}
 	var tmpBuf, outBuf *[]byte
+	var tc *tapsCache
 	if len(s) > 0 && s[0] != nil {
-		tmpBuf, outBuf = &s[0].tmp, &s[0].out
+		tmpBuf, outBuf, tc = &s[0].tmp, &s[0].out, &s[0].taps
 	}
 	if f == FilterNearest {
 		return resizeNearest(src, w, h, take(outBuf, w*h*src.c))
 	}
-	k := kernelFor(f)
-	tmp := src
-	if w != src.w {
-		cf := makeCoeffs(src.w, w, k)
-		if src.w < cf.taps { // windows would not fit: exact per-tap bounds
-			cf = narrow(cf, src.w)
-		}
-		cf.trim()
-		buf := outBuf
-		if h != src.h {
-			buf = tmpBuf
-		}
-		tmp = resizeH(src, w, cf, take(buf, w*src.h*src.c))
+	var tmp []byte
+	if tmpBuf == nil {
+		tmpBuf = &tmp
 	}
-	if h != src.h {
-		cf := makeCoeffs(src.h, h, k)
-		if src.h < cf.taps {
-			cf = narrow(cf, src.h)
-		}
-		cf.trim()
-		tmp = resizeV(tmp, h, cf, take(outBuf, tmp.w*h*tmp.c))
-	}
-	return tmp
-}
-
-func resizeH(src pixbuf, w int, cf coeffs, buf []byte) pixbuf {
-	c := src.c
-	dst := pixbuf{pix: buf, w: w, h: src.h, c: c}
-	taps := cf.taps
-	for y := 0; y < src.h; y++ {
-		srow := src.pix[y*src.w*c : (y+1)*src.w*c]
-		drow := dst.pix[y*w*c : (y+1)*w*c]
-		switch c {
-		case 3:
-			for x := 0; x < w; x++ {
-				sp := cf.span[x]
-				ws := cf.w[x*taps+sp.lo : x*taps+sp.hi]
-				off := (cf.start[x] + sp.lo) * 3
-				r, g, b := int32(half), int32(half), int32(half)
-				for _, wt := range ws {
-					p := srow[off : off+3 : off+3]
-					r += wt * int32(p[0])
-					g += wt * int32(p[1])
-					b += wt * int32(p[2])
-					off += 3
-				}
-				d := drow[x*3 : x*3+3 : x*3+3]
-				d[0], d[1], d[2] = clampR(r), clampR(g), clampR(b)
-			}
-		case 1:
-			for x := 0; x < w; x++ {
-				sp := cf.span[x]
-				ws := cf.w[x*taps+sp.lo : x*taps+sp.hi]
-				s := srow[cf.start[x]+sp.lo:]
-				s = s[:len(ws)]
-				var a int32
-				for t, wt := range ws {
-					a += wt * int32(s[t])
-				}
-				drow[x] = clamp8(a)
-			}
-		default:
-			for x := 0; x < w; x++ {
-				sp := cf.span[x]
-				ws := cf.w[x*taps+sp.lo : x*taps+sp.hi]
-				s := srow[(cf.start[x]+sp.lo)*c:]
-				s = s[:len(ws)*c]
-				for ch := 0; ch < c; ch++ {
-					var a int32
-					for t, wt := range ws {
-						a += wt * int32(s[t*c+ch])
-					}
-					drow[x*c+ch] = clamp8(a)
-				}
-			}
-		}
-	}
-	return dst
-}
-
-func resizeV(src pixbuf, h int, cf coeffs, buf []byte) pixbuf {
-	stride := src.w * src.c
-	dst := pixbuf{pix: buf, w: src.w, h: h, c: src.c}
-	acc := make([]int32, stride)
-	taps := cf.taps
-	for y := 0; y < h; y++ {
-		sp := cf.span[y]
-		ws := cf.w[y*taps+sp.lo : y*taps+sp.hi]
-		first := cf.start[y] + sp.lo
-		for t, wt := range ws {
-			row := src.pix[(first+t)*stride : (first+t+1)*stride]
-			row = row[:len(acc)]
-			if t == 0 {
-				for i, v := range row {
-					acc[i] = half + wt*int32(v)
-				}
-				continue
-			}
-			for i, v := range row {
-				acc[i] += wt * int32(v)
-			}
-		}
-		drow := dst.pix[y*stride : (y+1)*stride]
-		drow = drow[:len(acc)]
-		for i, a := range acc {
-			drow[i] = clampR(a)
-		}
-	}
+	dst := pixbuf{pix: take(outBuf, w*h*src.c), w: w, h: h, c: src.c}
+	resample(src.pix, src.w, src.h, src.w*src.c, src.c, dst.pix, w, h, w*src.c, f, tmpBuf, tc)
 	return dst
 }
 

@@ -66,6 +66,47 @@ static tjw_result tjw_encode(tjhandle h, const unsigned char *src, int w, int pi
 	return r;
 }
 
+// tjw_decode_yuv decompresses to planes at the given (scaled) size with the given strides.
+static tjw_result tjw_decode_yuv(tjhandle h, const unsigned char *buf, unsigned long n,
+                                 unsigned char *y, unsigned char *u, unsigned char *v,
+                                 int w, int hh, int sy, int sc, int flags) {
+	tjw_result r;
+	unsigned char *planes[3];
+	int strides[3];
+	memset(&r, 0, sizeof(r));
+	planes[0] = y; planes[1] = u; planes[2] = v;
+	strides[0] = sy; strides[1] = sc; strides[2] = sc;
+	if (tjDecompressToYUVPlanes(h, buf, n, planes, w, strides, hh, flags) != 0) {
+		tjw_fail(h, &r);
+	}
+	return r;
+}
+
+// tjw_encode_yuv compresses planes into dst (cap bytes) without reallocating it.
+static tjw_result tjw_encode_yuv(tjhandle h, const unsigned char *y, const unsigned char *u,
+                                 const unsigned char *v, int w, int hh, int sy, int sc,
+                                 int samp, unsigned char *dst, unsigned long cap, int q) {
+	tjw_result r;
+	const unsigned char *planes[3];
+	int strides[3];
+	unsigned char *out = dst;
+	unsigned long size = cap;
+	memset(&r, 0, sizeof(r));
+	planes[0] = y; planes[1] = u; planes[2] = v;
+	strides[0] = sy; strides[1] = sc; strides[2] = sc;
+	if (tjCompressFromYUVPlanes(h, planes, w, strides, hh, samp, &out, &size, q, TJFLAG_NOREALLOC) != 0) {
+		tjw_fail(h, &r);
+		r.code = TJERR_FATAL;
+	} else if (out != dst) {
+		tjFree(out);
+		r.rc = -1;
+		r.code = TJERR_FATAL;
+		strcpy(r.msg, "output buffer reallocated");
+	}
+	r.size = size;
+	return r;
+}
+
 static unsigned long tjw_bufsize(int w, int hh, int samp) {
 	return tjBufSize(w, hh, samp);
 }
@@ -198,6 +239,41 @@ func (d *Decoder) Decode(jpeg []byte, num int, pf PixelFormat, dst []byte) (pix 
 	return pix, w, h, err
 }
 
+// DecodeYUV decompresses jpeg at scale num/8 (1..8) to planar YCbCr without colour conversion
+// or chroma upsampling, into dst (its buffers are reused). The planes keep the JPEG's own
+// subsampling (SampGray for a grayscale JPEG). It returns an error wrapping ErrArgument, before
+// decoding anything, for a JPEG that is not YCbCr or grayscale (RGB, CMYK, YCCK): decode those
+// with Decode. Warnings are reported as by Decode, with the planes filled.
+func (d *Decoder) DecodeYUV(jpeg []byte, num int, dst *Planes) error {
+	hdr, err := d.Header(jpeg)
+	if err != nil {
+		return err
+	}
+	if num < 1 || num > 8 {
+		return fmt.Errorf("%w: scale %d/8", ErrArgument, num)
+	}
+	if hdr.Colorspace != CSYCbCr && hdr.Colorspace != CSGray {
+		return fmt.Errorf("%w: %s JPEG has no YCbCr planes", ErrArgument, hdr.Colorspace)
+	}
+	w, h := ScaledSize(hdr.Width, hdr.Height, num)
+	if err := dst.Alloc(w, h, hdr.Subsampling); err != nil {
+		return err
+	}
+	u, v := (*C.uchar)(nil), (*C.uchar)(nil)
+	if dst.Cb != nil {
+		u, v = (*C.uchar)(unsafe.Pointer(&dst.Cb[0])), (*C.uchar)(unsafe.Pointer(&dst.Cr[0]))
+	}
+	r := C.tjw_decode_yuv(d.hd.h, (*C.uchar)(unsafe.Pointer(&jpeg[0])), C.ulong(len(jpeg)),
+		(*C.uchar)(unsafe.Pointer(&dst.Y[0])), u, v, C.int(w), C.int(h),
+		C.int(dst.YStride), C.int(dst.CStride), 0)
+	runtime.KeepAlive(d)
+	if r.rc != 0 {
+		err = resultErr("decode", r)
+		d.reset()
+	}
+	return err
+}
+
 // Encoder compresses images to JPEG. It is not safe for concurrent use.
 type Encoder struct {
 	hd  *handle
@@ -255,6 +331,49 @@ func (e *Encoder) Encode(pix []byte, w, h int, pf PixelFormat, q int, samp Subsa
 	r := C.tjw_encode(e.hd.h, (*C.uchar)(unsafe.Pointer(&pix[0])), C.int(w), C.int(w*pf.Size()), C.int(h), cpf,
 		(*C.uchar)(unsafe.Pointer(&buf[0])), C.ulong(n), C.int(samp), C.int(q))
 	runtime.KeepAlive(e)
+	if r.rc != 0 {
+		e.hd.cleanup.Stop()
+		C.tjDestroy(e.hd.h)
+		e.hd.h = C.tjInitCompress()
+		if e.hd.h != nil {
+			e.hd.cleanup = runtime.AddCleanup(e, destroy, e.hd.h)
+		}
+		return nil, resultErr("encode", r)
+	}
+	out := make([]byte, int(r.size))
+	copy(out, buf)
+	return out, nil
+}
+
+// EncodeYUV compresses the planar YCbCr image p (see Planes; its padding samples must be
+// filled, for example by replicating the edge) at quality q (1..100) with p's subsampling. It
+// skips colour conversion and chroma downsampling. It returns a new slice the caller owns.
+func (e *Encoder) EncodeYUV(p *Planes, q int) ([]byte, error) {
+	if e == nil || e.hd == nil || e.hd.h == nil {
+		return nil, fmt.Errorf("%w: encoder closed", ErrArgument)
+	}
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	if q < 1 || q > 100 {
+		return nil, fmt.Errorf("%w: quality %d", ErrArgument, q)
+	}
+	n := int(C.tjw_bufsize(C.int(p.Width), C.int(p.Height), C.int(p.Subsampling)))
+	if n <= 0 {
+		return nil, fmt.Errorf("%w: no buffer size for %dx%d", ErrArgument, p.Width, p.Height)
+	}
+	if cap(e.buf) < n {
+		e.buf = make([]byte, n)
+	}
+	buf := e.buf[:n]
+	u, v := (*C.uchar)(nil), (*C.uchar)(nil)
+	if p.Subsampling != SampGray {
+		u, v = (*C.uchar)(unsafe.Pointer(&p.Cb[0])), (*C.uchar)(unsafe.Pointer(&p.Cr[0]))
+	}
+	r := C.tjw_encode_yuv(e.hd.h, (*C.uchar)(unsafe.Pointer(&p.Y[0])), u, v, C.int(p.Width), C.int(p.Height),
+		C.int(p.YStride), C.int(p.CStride), C.int(p.Subsampling), (*C.uchar)(unsafe.Pointer(&buf[0])), C.ulong(n), C.int(q))
+	runtime.KeepAlive(e)
+	runtime.KeepAlive(p)
 	if r.rc != 0 {
 		e.hd.cleanup.Stop()
 		C.tjDestroy(e.hd.h)

@@ -22,6 +22,9 @@ func (d *Decoder) Decode(jpeg []byte, num int, pf PixelFormat, dst []byte) ([]by
 	return nil, 0, 0, ErrUnavailable
 }
 
+// DecodeYUV returns ErrUnavailable.
+func (d *Decoder) DecodeYUV(jpeg []byte, num int, dst *Planes) error { return ErrUnavailable }
+
 // Encoder is unavailable without cgo; every method returns ErrUnavailable.
 type Encoder struct{}
 
@@ -35,3 +38,6 @@ func (e *Encoder) Close() {}
 func (e *Encoder) Encode(pix []byte, w, h int, pf PixelFormat, q int, samp Subsampling) ([]byte, error) {
 	return nil, ErrUnavailable
 }
+
+// EncodeYUV returns ErrUnavailable.
+func (e *Encoder) EncodeYUV(p *Planes, q int) ([]byte, error) { return nil, ErrUnavailable }

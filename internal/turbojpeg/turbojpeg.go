@@ -106,3 +106,89 @@ func ScaleFor(w, h, minW, minH int) int {
 	}
 	return 8
 }
+
+// Planes is a planar YCbCr (YUV) image as JPEG stores it: a luma plane Y and, unless
+// Subsampling is SampGray, two chroma planes Cb and Cr subsampled by Subsampling. Plane rows
+// are YStride (luma) and CStride (chroma) bytes apart. Width and Height are the image size;
+// the planes are padded as TurboJPEG pads them (see PlaneSizes): the luma plane is
+// PlaneSizes' yw×yh samples (the image plus edge padding up to a whole chroma sample) and each
+// chroma plane cw×ch.
+type Planes struct {
+	Width, Height int
+	Subsampling   Subsampling
+	Y, Cb, Cr     []byte
+	YStride       int
+	CStride       int
+
+	buf []byte // backing store reused by Decoder.DecodeYUV
+}
+
+// samplingFactors returns the luma samples per chroma sample across and down for s.
+func samplingFactors(s Subsampling) (hf, vf int, ok bool) {
+	switch s {
+	case Samp444, SampGray:
+		return 1, 1, true
+	case Samp422:
+		return 2, 1, true
+	case Samp420:
+		return 2, 2, true
+	case Samp440:
+		return 1, 2, true
+	case Samp411:
+		return 4, 1, true
+	}
+	return 0, 0, false
+}
+
+// PlaneSizes returns the plane sizes TurboJPEG uses for a w×h image with subsampling s (its
+// tjPlaneWidth and tjPlaneHeight): the luma plane yw×yh (w and h rounded up to a whole chroma
+// sample) and the chroma planes cw×ch (zero for SampGray). ok is false for an unknown s.
+func PlaneSizes(w, h int, s Subsampling) (yw, yh, cw, ch int, ok bool) {
+	hf, vf, ok := samplingFactors(s)
+	if !ok || w <= 0 || h <= 0 {
+		return 0, 0, 0, 0, false
+	}
+	yw, yh = (w+hf-1)/hf*hf, (h+vf-1)/vf*vf
+	if s == SampGray {
+		return yw, yh, 0, 0, true
+	}
+	return yw, yh, yw / hf, yh / vf, true
+}
+
+// Alloc sets p to a w×h image with subsampling s and packed planes (YStride = yw, CStride =
+// cw from PlaneSizes), reusing p's backing store when it is large enough. Plane contents are
+// unspecified.
+func (p *Planes) Alloc(w, h int, s Subsampling) error {
+	yw, yh, cw, ch, ok := PlaneSizes(w, h, s)
+	if !ok {
+		return fmt.Errorf("%w: %dx%d planes with subsampling %d", ErrArgument, w, h, s)
+	}
+	ny, nc := yw*yh, cw*ch
+	n := ny + 2*nc
+	if cap(p.buf) < n {
+		p.buf = make([]byte, n)
+	}
+	b := p.buf[:n]
+	p.Width, p.Height, p.Subsampling = w, h, s
+	p.Y, p.YStride, p.CStride = b[:ny:ny], yw, cw
+	p.Cb, p.Cr = nil, nil
+	if nc > 0 {
+		p.Cb, p.Cr = b[ny:ny+nc:ny+nc], b[ny+nc:n:n]
+	}
+	return nil
+}
+
+// check verifies that p's planes are large enough for its size and subsampling.
+func (p *Planes) check() error {
+	yw, yh, cw, ch, ok := PlaneSizes(p.Width, p.Height, p.Subsampling)
+	if !ok || p.Width > 65535 || p.Height > 65535 {
+		return fmt.Errorf("%w: %dx%d planes with subsampling %d", ErrArgument, p.Width, p.Height, p.Subsampling)
+	}
+	short := func(b []byte, stride, w, h int) bool {
+		return stride < w || len(b) < stride*(h-1)+w
+	}
+	if short(p.Y, p.YStride, yw, yh) || (ch > 0 && (short(p.Cb, p.CStride, cw, ch) || short(p.Cr, p.CStride, cw, ch))) {
+		return fmt.Errorf("%w: planes too small for %dx%d", ErrArgument, p.Width, p.Height)
+	}
+	return nil
+}

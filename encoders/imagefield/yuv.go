@@ -1,0 +1,128 @@
+package imagefield
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/mldf/convert/internal/turbojpeg"
+	"github.com/mldf/convert/manifest"
+)
+
+// The planar (YUV) path of the jpeg and smart modes: libjpeg-turbo decodes the JPEG at the DCT
+// scale straight to its Y, Cb and Cr planes (no chroma upsampling, no YCbCr→RGB), the luma
+// plane is resized to the target and the already subsampled chroma planes to the target's
+// 4:2:0 chroma size, and libjpeg-turbo compresses the planes (no RGB→YCbCr, no chroma
+// downsampling). At 4:2:0 the resampler handles 1.5 samples per pixel instead of 3.
+
+// yuvBufs is one worker's buffers for the planar path.
+type yuvBufs struct {
+	dec       turbojpeg.Planes
+	y, cb, cr []byte // resized planes, packed
+	pad       []byte // padded planes for odd sizes
+	tmp       []byte // the resampler's intermediate rows
+}
+
+// canYUV reports whether the planar path may take an image with header hdr.
+func (f *Field) canYUV(c *codec, hdr Header) bool {
+	if f.rgb || c.dec == nil || c.enc == nil || hdr.Format != FormatJPEG || hdr.Precision != 8 {
+		return false
+	}
+	if f.opts.Mode != ModeJPEG && f.opts.Mode != ModeSmart {
+		return false
+	}
+	if f.opts.Filter == FilterNearest || (f.opts.Channels != 3 && f.opts.Channels != 1) {
+		return false
+	}
+	return hdr.Components == 3 || hdr.Components == 1
+}
+
+// encodeYUV runs the planar path for the target sw×sh (stored frame). ok is false when the
+// image must take the RGB path instead (an unusual JPEG, or a decoding problem that the RGB
+// path reports or works around).
+func (f *Field) encodeYUV(c *codec, data []byte, hdr Header, sw, sh int) (out []byte, m manifest.ImageMeta, ok bool) {
+	b := &c.yuv
+	num := turbojpeg.ScaleFor(hdr.Width, hdr.Height, sw, sh)
+	if err := c.dec.DecodeYUV(data, num, &b.dec); err != nil {
+		if !errors.Is(err, turbojpeg.ErrWarning) || strings.Contains(err.Error(), "Premature end") {
+			return nil, m, false
+		}
+	}
+	d := &b.dec
+	gray := f.opts.Channels == 1
+	// Resize the planes into packed buffers.
+	cw, ch := (sw+1)/2, (sh+1)/2
+	y := pixbuf{pix: take(&b.y, sw*sh), w: sw, h: sh, c: 1}
+	resample(d.Y, d.Width, d.Height, d.YStride, 1, y.pix, sw, sh, sw, f.opts.Filter, &b.tmp, &c.buf.taps)
+	var cb, cr pixbuf
+	if !gray {
+		cb = pixbuf{pix: take(&b.cb, cw*ch), w: cw, h: ch, c: 1}
+		cr = pixbuf{pix: take(&b.cr, cw*ch), w: cw, h: ch, c: 1}
+		if d.Cb == nil { // grayscale source in a colour field: neutral chroma
+			for i := range cb.pix {
+				cb.pix[i] = 128
+			}
+			copy(cr.pix, cb.pix)
+		} else {
+			_, _, scw, sch, _ := turbojpeg.PlaneSizes(d.Width, d.Height, d.Subsampling)
+			cf := chromaFilter(f.opts.Filter)
+			resample(d.Cb, scw, sch, d.CStride, 1, cb.pix, cw, ch, cw, cf, &b.tmp, &c.buf.taps)
+			resample(d.Cr, scw, sch, d.CStride, 1, cr.pix, cw, ch, cw, cf, &b.tmp, &c.buf.taps)
+		}
+	}
+	if o := hdr.Orientation; o > 1 {
+		y = orient(y, o)
+		if !gray {
+			cb, cr = orient(cb, o), orient(cr, o)
+		}
+	}
+	p := turbojpeg.Planes{Width: y.w, Height: y.h, Subsampling: turbojpeg.Samp420}
+	if gray {
+		p.Subsampling = turbojpeg.SampGray
+	}
+	yw, yh, pcw, pch, _ := turbojpeg.PlaneSizes(y.w, y.h, p.Subsampling)
+	if yw == y.w && yh == y.h {
+		p.Y, p.YStride, p.Cb, p.Cr, p.CStride = y.pix, y.w, cb.pix, cr.pix, cb.w
+	} else {
+		// Odd sizes: TurboJPEG reads whole chroma samples' worth of luma; replicate the edge.
+		n := yw*yh + 2*pcw*pch
+		buf := take(&b.pad, n)
+		p.Y, p.YStride = buf[:yw*yh], yw
+		padPlane(p.Y, yw, yh, y)
+		if !gray {
+			p.Cb, p.Cr, p.CStride = buf[yw*yh:yw*yh+pcw*pch], buf[yw*yh+pcw*pch:n], pcw
+			padPlane(p.Cb, pcw, pch, cb)
+			padPlane(p.Cr, pcw, pch, cr)
+		}
+	}
+	out, err := c.enc.EncodeYUV(&p, f.opts.JPEGQuality)
+	if err != nil {
+		return nil, m, false
+	}
+	m = manifest.ImageMeta{Height: uint16(y.h), Width: uint16(y.w), Channels: uint8(f.opts.Channels), Mode: manifest.ImageModeJPEG}
+	return out, m, true
+}
+
+// padPlane copies the 1-channel image src into the w×h plane dst (w >= src.w, h >= src.h),
+// replicating the last column and row.
+func padPlane(dst []byte, w, h int, src pixbuf) {
+	for y := 0; y < h; y++ {
+		sy := min(y, src.h-1)
+		d := dst[y*w : y*w+w]
+		n := copy(d, src.pix[sy*src.w:sy*src.w+src.w])
+		for x := n; x < w; x++ {
+			d[x] = d[n-1]
+		}
+	}
+}
+
+// chromaFilter is the filter for the chroma planes. With box (area averaging) they get the
+// triangle filter instead: the JPEG's chroma is already subsampled, and area-averaging its few
+// samples at a ratio near 1 blocks it up; the triangle plays the part of the RGB path's
+// smooth ("fancy") chroma upsampling, and puts the planar path within about 1 dB PSNR of the
+// RGB path (TestPlanarQuality).
+func chromaFilter(f Filter) Filter {
+	if f == FilterBox || f == FilterDefault {
+		return FilterLinear
+	}
+	return f
+}
