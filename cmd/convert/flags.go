@@ -54,6 +54,7 @@ func (h *helpRequest) Error() string { return "help requested" }
 type runFlags struct {
 	output, format, pageSize, onError, maxErrors, rejects, report, logFormat string
 	workers, chunkSize, shard, shards                                        int
+	cpuProfile                                                               string
 	checksums, dryRun                                                        bool
 	fs                                                                       *flag.FlagSet
 }
@@ -74,6 +75,7 @@ func bindRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.IntVar(&f.shard, "shard", -1, "this task's slice (default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)")
 	fs.IntVar(&f.shards, "shards", 0, "number of slices (default: SLURM_ARRAY_TASK_COUNT)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "validate and print the plan without writing")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (go tool pprof)")
 	return f
 }
 

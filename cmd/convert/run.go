@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 
 	"golang.org/x/term"
@@ -99,6 +100,17 @@ func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags
 		return fmt.Errorf("output folder: %w", err)
 	}
 	logger := newLogger(r.LogFormat, stderr)
+	if rf.cpuProfile != "" {
+		f, err := os.Create(rf.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if r.Shards > 0 {
 		return runShard(ctx, plan, logger, stdout, stderr)
 	}
