@@ -166,3 +166,16 @@ func FuzzParse(f *testing.F) {
 		_ = r.Validate()
 	})
 }
+
+// Each problem is reported once.
+func TestProblemsNotRepeated(t *testing.T) {
+	r, err := Parse([]byte("source: {type: jsonl, inputs: [a]}\nfields: [{name: a, type: int, from: k}, {name: b, type: text, from: k}]\noutput: o\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Defaults()
+	err = r.Validate()
+	if err == nil || strings.Count(err.Error(), `key "k" is read as`) != 1 {
+		t.Fatalf("want the problem exactly once, got %v", err)
+	}
+}

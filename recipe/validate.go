@@ -279,17 +279,6 @@ func (r *Recipe) Validate() error {
 			kinds[f.From] = k
 		}
 	}
-	if s.Type == "jsonl" {
-		// A JSON key is extracted once, as one kind: fields sharing it must agree.
-		kinds := map[string]string{}
-		for i, f := range r.Fields {
-			k := jsonKind(f)
-			if prev, ok := kinds[f.From]; ok && prev != k {
-				add(r.line("fields", "#"+strconv.Itoa(i), "from"), "field %q: key %q is read as %s by another field and as %s here", f.Name, f.From, prev, k)
-			}
-			kinds[f.From] = k
-		}
-	}
 	if r.Format == "beton" {
 		for i, f := range r.Fields {
 			switch f.Type {

@@ -144,6 +144,15 @@ func newHandle(h C.tjhandle) (*handle, error) {
 
 func destroy(h C.tjhandle) { C.tjDestroy(h) }
 
+// close frees the handle now (and cancels its cleanup); it is safe on a nil or closed handle.
+func (hd *handle) close() {
+	if hd != nil && hd.h != nil {
+		hd.cleanup.Stop()
+		C.tjDestroy(hd.h)
+		hd.h = nil
+	}
+}
+
 // Decoder decompresses JPEG images. It is not safe for concurrent use.
 type Decoder struct{ hd *handle }
 
@@ -159,13 +168,7 @@ func NewDecoder() (*Decoder, error) {
 }
 
 // Close frees the decompressor. The Decoder must not be used afterwards.
-func (d *Decoder) Close() {
-	if d.hd != nil && d.hd.h != nil {
-		d.hd.cleanup.Stop()
-		C.tjDestroy(d.hd.h)
-		d.hd.h = nil
-	}
-}
+func (d *Decoder) Close() { d.hd.close() }
 
 func (d *Decoder) check() error {
 	if d == nil || d.hd == nil || d.hd.h == nil {
@@ -292,13 +295,7 @@ func NewEncoder() (*Encoder, error) {
 }
 
 // Close frees the compressor. The Encoder must not be used afterwards.
-func (e *Encoder) Close() {
-	if e.hd != nil && e.hd.h != nil {
-		e.hd.cleanup.Stop()
-		C.tjDestroy(e.hd.h)
-		e.hd.h = nil
-	}
-}
+func (e *Encoder) Close() { e.hd.close() }
 
 // Encode compresses the w×h image pix (rows packed, pf) at quality q (1..100) with chroma
 // subsampling samp (ignored for Gray, which is always SampGray). It returns a new slice that
