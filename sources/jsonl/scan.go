@@ -138,29 +138,8 @@ func (s *scanner) object(n *node, depth int) error {
 		if n != nil {
 			child = n.children[string(key)]
 		}
-		if child != nil {
-			outer := s.lastKey
-			s.lastKey = child.path
-			if err := s.wanted(child, depth); err != nil {
-				return err
-			}
-			s.lastKey = outer
-		} else if err := s.skip(depth); err != nil {
+		if done, err := s.value(child, depth, '}'); err != nil || done {
 			return err
-		}
-		s.ws()
-		if s.i >= len(s.b) {
-			return s.unexpected("',' or '}'")
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.ws()
-		case '}':
-			s.i++
-			return nil
-		default:
-			return s.unexpected("',' or '}'")
 		}
 	}
 }
@@ -175,31 +154,38 @@ func (s *scanner) array(n *node, depth int) error {
 	}
 	for k := 0; ; k++ {
 		s.idx = strconv.AppendInt(s.idx[:0], int64(k), 10)
-		if child := n.children[string(s.idx)]; child != nil {
-			outer := s.lastKey
-			s.lastKey = child.path
-			if err := s.wanted(child, depth); err != nil {
-				return err
-			}
-			s.lastKey = outer
-		} else if err := s.skip(depth); err != nil {
+		if done, err := s.value(n.children[string(s.idx)], depth, ']'); err != nil || done {
 			return err
 		}
-		s.ws()
-		if s.i >= len(s.b) {
-			return s.unexpected("',' or ']'")
+	}
+}
+
+// value parses one object or array member's value (extracted when child wants it, else
+// skipped) and the ',' or the closing byte after it; done reports the closing byte.
+func (s *scanner) value(child *node, depth int, closing byte) (done bool, err error) {
+	if child != nil {
+		outer := s.lastKey
+		s.lastKey = child.path
+		if err := s.wanted(child, depth); err != nil {
+			return false, err
 		}
+		s.lastKey = outer
+	} else if err := s.skip(depth); err != nil {
+		return false, err
+	}
+	s.ws()
+	if s.i < len(s.b) {
 		switch s.b[s.i] {
 		case ',':
 			s.i++
 			s.ws()
-		case ']':
+			return false, nil
+		case closing:
 			s.i++
-			return nil
-		default:
-			return s.unexpected("',' or ']'")
+			return true, nil
 		}
 	}
+	return false, s.unexpected("',' or '" + string(closing) + "'")
 }
 
 // wanted parses a value that n wants: it records the value's span for n's columns and
