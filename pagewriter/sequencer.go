@@ -2,6 +2,7 @@ package pagewriter
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"time"
 )
@@ -109,7 +110,10 @@ func (s *Sequencer) advance(t *Ticket, own bool) {
 		}
 		own = false
 		if s.failed.Load() {
-			t.err = ErrFailed
+			// Carry the cause, so whichever goroutine reports first reports it. Fail sets
+			// s.err before it closes dead.
+			<-s.dead
+			t.err = fmt.Errorf("%w: %w", ErrFailed, s.err)
 		} else {
 			t.err = w.fn()
 		}
