@@ -267,3 +267,29 @@ func TestHelpListsFlags(t *testing.T) {
 		}
 	}
 }
+
+// convert index writes the reference implementation's bytes (a golden fold of three real Go
+// toolchain tars), and inspect and verify read the index.
+func TestIndexCommandMatchesGolden(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "go.taridx")
+	tars := "testdata/tar/taridx/tars/gostd/"
+	_, _, err := run(t, "index", tars+"gnu.tar", tars+"star.tar", tars+"v7.tar", tars+"xattrs.tar", "-o", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(out)
+	want, err := os.ReadFile(filepath.Join(root, "testdata/tar/taridx/golden/folds/go.taridx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("index differs from the reference's (%d vs %d bytes)", len(got), len(want))
+	}
+	stdout, _, err := run(t, "inspect", out)
+	if err != nil || !strings.Contains(stdout, "TARIDX 1.0") {
+		t.Fatalf("inspect: %v\n%s", err, stdout)
+	}
+	if stdout, _, err = run(t, "verify", out); err != nil || !strings.Contains(stdout, "OK") {
+		t.Fatalf("verify: %v\n%s", err, stdout)
+	}
+}
