@@ -178,9 +178,7 @@ func TestPagePlacement(t *testing.T) {
 
 // corrupt applies f to a copy of the golden file.
 func corrupt(t *testing.T, f func(b []byte) []byte) []byte {
-	b, err := os.ReadFile(goldenPath)
-	must(t, err)
-	return f(bytes.Clone(b))
+	return f(handBuilt()) // TestGolden pins these bytes to the golden file
 }
 
 func TestCorrupt(t *testing.T) {
@@ -284,10 +282,7 @@ func TestAbortLeavesNothing(t *testing.T) {
 }
 
 func FuzzReader(f *testing.F) {
-	golden, err := os.ReadFile(goldenPath)
-	if err != nil {
-		f.Fatal(err)
-	}
+	golden := handBuilt() // TestGolden pins these bytes to the golden file
 	// The golden file is 2 MiB (its data starts at the first page boundary): the fuzzer
 	// gets its tables (header, descriptors, rows) and a small page-less file instead.
 	f.Add(golden[:6270+144])
@@ -346,8 +341,7 @@ func (f failFile) WriteAt(b []byte, off int64) (int, error) {
 // Wrapped files take the buffered copy path and give the golden bytes; a failing write fails
 // Finish and leaves nothing behind.
 func TestWrappedFiles(t *testing.T) {
-	want, err := os.ReadFile(goldenPath)
-	must(t, err)
+	want := handBuilt() // TestGolden pins these bytes to the golden file
 	for _, c := range []struct {
 		role  string
 		limit int64
