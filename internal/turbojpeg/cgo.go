@@ -329,17 +329,22 @@ func (e *Encoder) Encode(pix []byte, w, h int, pf PixelFormat, q int, samp Subsa
 		(*C.uchar)(unsafe.Pointer(&buf[0])), C.ulong(n), C.int(samp), C.int(q))
 	runtime.KeepAlive(e)
 	if r.rc != 0 {
-		e.hd.cleanup.Stop()
-		C.tjDestroy(e.hd.h)
-		e.hd.h = C.tjInitCompress()
-		if e.hd.h != nil {
-			e.hd.cleanup = runtime.AddCleanup(e, destroy, e.hd.h)
-		}
+		e.reset()
 		return nil, resultErr("encode", r)
 	}
 	out := make([]byte, int(r.size))
 	copy(out, buf)
 	return out, nil
+}
+
+// reset replaces the compressor after an error: TurboJPEG 2.1 can leave a handle unusable.
+func (e *Encoder) reset() {
+	e.hd.cleanup.Stop()
+	C.tjDestroy(e.hd.h)
+	e.hd.h = C.tjInitCompress()
+	if e.hd.h != nil {
+		e.hd.cleanup = runtime.AddCleanup(e, destroy, e.hd.h)
+	}
 }
 
 // EncodeYUV compresses the planar YCbCr image p (see Planes; its padding samples must be
@@ -372,12 +377,7 @@ func (e *Encoder) EncodeYUV(p *Planes, q int) ([]byte, error) {
 	runtime.KeepAlive(e)
 	runtime.KeepAlive(p)
 	if r.rc != 0 {
-		e.hd.cleanup.Stop()
-		C.tjDestroy(e.hd.h)
-		e.hd.h = C.tjInitCompress()
-		if e.hd.h != nil {
-			e.hd.cleanup = runtime.AddCleanup(e, destroy, e.hd.h)
-		}
+		e.reset()
 		return nil, resultErr("encode", r)
 	}
 	out := make([]byte, int(r.size))
