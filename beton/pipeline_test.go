@@ -47,13 +47,7 @@ func (s sliceSource) Run(ctx context.Context, emit func(sample.Sample) error) er
 	return ctx.Err()
 }
 
-func maps(m map[string]sample.Value) map[string]sample.Value {
-	c := make(map[string]sample.Value, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
-}
+func maps(m []sample.Column) []sample.Column { return append([]sample.Column(nil), m...) }
 
 func testJPEG(t testing.TB, w, h, seed int) []byte {
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
@@ -100,7 +94,7 @@ func testSamples(t testing.TB, n int, bad bool) []sample.Sample {
 		if i%4 != 0 {
 			v["blob"] = sample.Value{Kind: sample.KindBytes, Bytes: bytes.Repeat([]byte{byte(i)}, i)}
 		}
-		out = append(out, sample.Sample{Origin: fmt.Sprintf("s%d", i), Key: fmt.Sprint(i), Values: v})
+		out = append(out, sample.Sample{Origin: fmt.Sprintf("s%d", i), Key: fmt.Sprint(i), Values: sample.ColumnsOf(v)})
 	}
 	return out
 }
@@ -200,10 +194,10 @@ func checkFile(t *testing.T, path string, samples []sample.Sample, bad bool) {
 			!bytes.HasPrefix(v[0].Data, []byte{0xff, 0xd8}) {
 			t.Errorf("sample %d: image %v", i, v[0])
 		}
-		if v[1].Int != int64(i%10) || v[2].Float != float64(i)/8 || string(v[3].Data) != string(s.Values["meta"].Bytes) {
+		if v[1].Int != int64(i%10) || v[2].Float != float64(i)/8 || string(v[3].Data) != string(s.Value("meta").Bytes) {
 			t.Errorf("sample %d: %v", i, v)
 		}
-		if want := s.Values["blob"].Bytes; !bytes.Equal(v[4].Data, want) {
+		if want := s.Value("blob").Bytes; !bytes.Equal(v[4].Data, want) {
 			t.Errorf("sample %d: blob %q, want %q", i, v[4].Data, want)
 		}
 		if got := math.Float32frombits(binary.LittleEndian.Uint32(v[5].Data)); got != float32(i) || len(v[5].Data) != 12 {

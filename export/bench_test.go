@@ -23,11 +23,11 @@ func benchFile(b *testing.B, n, blob int) *reader.Reader {
 	src := pngBytes(b, 64, 64, 3)
 	var samples []sample.Sample
 	for i := range n {
-		samples = append(samples, sample.Sample{Index: int64(i), Values: map[string]sample.Value{
+		samples = append(samples, sample.Sample{Index: int64(i), Values: sample.ColumnsOf(map[string]sample.Value{
 			"image": {Kind: sample.KindBytes, Name: "x.png", Bytes: src},
 			"label": {Kind: sample.KindInt, Int: int64(i % 100)},
 			"blob":  {Kind: sample.KindBytes, Bytes: bytes.Repeat([]byte{byte(i)}, blob)},
-		}})
+		})})
 	}
 	out := filepath.Join(b.TempDir(), "bench.mldf")
 	if _, err := pipeline.Run(context.Background(), pipeline.Config{Source: sliceSource(samples), Output: out,

@@ -108,7 +108,7 @@ func buildAll(t *testing.T, n int) string {
 		}
 		anyShape := []uint64{uint64(i%3 + 1)}
 		samples = append(samples, sample.Sample{Index: int64(i), Key: strconv.Itoa(i), Origin: fmt.Sprintf("s%d", i),
-			Values: map[string]sample.Value{
+			Values: sample.ColumnsOf(map[string]sample.Value{
 				"label":   {Kind: sample.KindInt, Int: int64(i % 4)},
 				"score":   {Kind: sample.KindFloat, Float: float64(i)/3 - 1},
 				"caption": {Kind: sample.KindString, Bytes: []byte(fmt.Sprintf("a caption. № %d", i))},
@@ -122,7 +122,7 @@ func buildAll(t *testing.T, n int) string {
 				"wavef":   {Kind: sample.KindBytes, Name: "a.wav", Bytes: wavIn},
 				"flac":    {Kind: sample.KindBytes, Name: "a.wav", Bytes: wavIn},
 				"tokens":  {Kind: sample.KindString, Bytes: []byte(fmt.Sprintf("hello world %d", i))},
-			}})
+			})})
 	}
 	var bind []pipeline.Binding
 	for _, f := range fields {
@@ -423,10 +423,10 @@ func TestErrors(t *testing.T) {
 func TestKeyField(t *testing.T) {
 	var samples []sample.Sample
 	for i, k := range []string{"b/x1", "a", "c-9"} {
-		samples = append(samples, sample.Sample{Index: int64(i), Values: map[string]sample.Value{
+		samples = append(samples, sample.Sample{Index: int64(i), Values: sample.ColumnsOf(map[string]sample.Value{
 			"__key__": {Kind: sample.KindString, Bytes: []byte(k)},
 			"label":   {Kind: sample.KindInt, Int: -int64(i)},
-			"text":    {Kind: sample.KindString, Bytes: nil}}})
+			"text":    {Kind: sample.KindString, Bytes: nil}})})
 	}
 	key := must[*textfield.Raw](t)(textfield.NewRaw("__key__"))
 	lab := must[*encoders.Int](t)(encoders.NewInt("label"))
@@ -580,7 +580,7 @@ func (c *flipCtx) Err() error {
 func TestCancelLeavesNoPartialShard(t *testing.T) {
 	var samples []sample.Sample
 	for i := range 300 {
-		samples = append(samples, sample.Sample{Index: int64(i), Values: map[string]sample.Value{"label": {Kind: sample.KindInt, Int: int64(i)}}})
+		samples = append(samples, sample.Sample{Index: int64(i), Values: sample.ColumnsOf(map[string]sample.Value{"label": {Kind: sample.KindInt, Int: int64(i)}})})
 	}
 	lab := must[*encoders.Int](t)(encoders.NewInt("label"))
 	out := filepath.Join(t.TempDir(), "i.mldf")

@@ -21,7 +21,7 @@ func TestFilteredIsNotAnError(t *testing.T) {
 	var samples []sample.Sample
 	for i := range 10 {
 		samples = append(samples, sample.Sample{Index: int64(i), Key: fmt.Sprint(i), Origin: fmt.Sprintf("s%d", i),
-			Values: map[string]sample.Value{"v": {Kind: sample.KindInt, Int: int64(i)}}})
+			Values: sample.ColumnsOf(map[string]sample.Value{"v": {Kind: sample.KindInt, Int: int64(i)}})})
 	}
 	rep, err := Run(context.Background(), Config{Source: newSource(samples), Fields: []Binding{{Field: filterField{}, Column: "v"}},
 		Output: out, OnError: Fail, MaxErrors: 1, RejectsPath: filepath.Join(dir, "rej.jsonl"), Checksums: true})

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -93,10 +94,10 @@ func (s *sliceSource) Run(ctx context.Context, emit func(sample.Sample) error) e
 func mkSample(i int, label int64, data []byte) sample.Sample {
 	return sample.Sample{
 		Key: fmt.Sprintf("s%05d", i), Origin: fmt.Sprintf("data/s%05d.bin", i), InputBytes: int64(len(data)),
-		Values: map[string]sample.Value{
+		Values: sample.ColumnsOf(map[string]sample.Value{
 			"label": {Kind: sample.KindInt, Int: label},
 			"data":  {Kind: sample.KindBytes, Bytes: data},
-		},
+		}),
 	}
 }
 
@@ -126,9 +127,9 @@ func mixedSamples(n, pageSize int, bad bool) []sample.Sample {
 		if bad {
 			switch i % 17 {
 			case 3:
-				s.Values["data"] = sample.Value{Kind: sample.KindBytes, Bytes: []byte("BAD image")}
+				s.Set("data", sample.Value{Kind: sample.KindBytes, Bytes: []byte("BAD image")})
 			case 7:
-				delete(s.Values, "label")
+				s.Values = slices.DeleteFunc(s.Values, func(c sample.Column) bool { return c.Name == "label" })
 			case 11:
 				s.Err = fmt.Errorf("truncated member")
 			}

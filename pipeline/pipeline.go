@@ -607,7 +607,7 @@ func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *
 	for f, b := range r.cfg.Fields {
 		field = b.Field.Name()
 		meta := row[r.offs[f] : r.offs[f]+r.sizes[f]]
-		v, ok := s.Values[b.Column]
+		v, ok := s.Get(b.Column)
 		if !ok || v.Kind == sample.KindNone {
 			if b.Optional {
 				continue

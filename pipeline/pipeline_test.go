@@ -136,8 +136,8 @@ func checkContent(t *testing.T, p *parsed, samples []sample.Sample) {
 	t.Helper()
 	row := 0
 	for _, s := range samples {
-		lv, ok := s.Values["label"]
-		dv := s.Values["data"]
+		lv, ok := s.Get("label")
+		dv := s.Value("data")
 		if s.Err != nil || !ok || bytes.HasPrefix(dv.Bytes, []byte("BAD")) {
 			continue
 		}
@@ -168,7 +168,7 @@ func TestEmptySource(t *testing.T) {
 }
 
 func TestOptionalColumn(t *testing.T) {
-	s := []sample.Sample{mkSample(0, 1, []byte("x")), {Origin: "b", Values: map[string]sample.Value{}}}
+	s := []sample.Sample{mkSample(0, 1, []byte("x")), {Origin: "b", Values: sample.ColumnsOf(map[string]sample.Value{})}}
 	fields := testFields()
 	fields[0].Optional, fields[1].Optional = true, true
 	out := outPath(t)

@@ -23,8 +23,8 @@ func TestReaderRoundTrip(t *testing.T) {
 	defer r.Close()
 	row := 0
 	for _, s := range samples {
-		lv, ok := s.Values["label"]
-		dv := s.Values["data"]
+		lv, ok := s.Get("label")
+		dv := s.Value("data")
 		if s.Err != nil || !ok || bytes.HasPrefix(dv.Bytes, []byte("BAD")) {
 			continue
 		}

@@ -170,9 +170,9 @@ func (u *unknownMembers) Run(ctx context.Context, emit func(sample.Sample) error
 	return u.Source.Run(ctx, func(s sample.Sample) error {
 		if s.Err == nil {
 			var extra []string
-			for c := range s.Values {
-				if !u.known[c] {
-					extra = append(extra, c)
+			for _, c := range s.Values {
+				if !u.known[c.Name] {
+					extra = append(extra, c.Name)
 				}
 			}
 			if len(extra) > 0 {
@@ -200,8 +200,8 @@ func (a *alternatives) Run(ctx context.Context, emit func(sample.Sample) error) 
 	return a.Source.Run(ctx, func(s sample.Sample) error {
 		for _, alt := range a.columns {
 			for _, c := range strings.Split(alt, "|") {
-				if v, ok := s.Values[c]; ok {
-					s.Values[alt] = v
+				if v, ok := s.Get(c); ok {
+					s.Set(alt, v)
 					break
 				}
 			}

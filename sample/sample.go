@@ -5,6 +5,8 @@ package sample
 import (
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 )
 
 // Kind says which member of a Value is set.
@@ -59,11 +61,63 @@ type Sample struct {
 	// Origin names it for errors and the rejects file: a file path, "shard.tar:member",
 	// "corpus.jsonl:123".
 	Origin string
-	// Values by column name; the recipe maps columns to fields.
-	Values map[string]Value
+	// Values are the sample's columns, in the order the source produced them; the recipe maps
+	// columns to fields. A small slice, not a map: sources build it without hashing, and a
+	// chunk's samples can share one backing array.
+	Values []Column
 	// InputBytes is how many input bytes the sample accounts for (file sizes), for reports.
 	InputBytes int64
 	// Err, when set, means the source could not produce this sample (a malformed line, an
 	// unreadable member); the pipeline applies the error policy to it.
 	Err error
+}
+
+// Column is one named value of a sample.
+type Column struct {
+	Name  string
+	Value Value
+}
+
+// Get returns the value of the column named name.
+func (s *Sample) Get(name string) (Value, bool) {
+	for i := range s.Values {
+		if s.Values[i].Name == name {
+			return s.Values[i].Value, true
+		}
+	}
+	return Value{}, false
+}
+
+// Value returns the value of the column named name, or the zero Value (KindNone).
+func (s *Sample) Value(name string) Value {
+	v, _ := s.Get(name)
+	return v
+}
+
+// Has reports whether the sample has a column named name.
+func (s *Sample) Has(name string) bool {
+	_, ok := s.Get(name)
+	return ok
+}
+
+// Set sets the column named name to v, replacing an existing value or appending a column.
+func (s *Sample) Set(name string, v Value) {
+	for i := range s.Values {
+		if s.Values[i].Name == name {
+			s.Values[i].Value = v
+			return
+		}
+	}
+	s.Values = append(s.Values, Column{Name: name, Value: v})
+}
+
+// ColumnsOf returns m's columns sorted by name: a convenience for tests and callers that
+// build a few samples by hand (sources build their slices directly).
+func ColumnsOf(m map[string]Value) []Column {
+	cols := make([]Column, 0, len(m))
+	for name, v := range m {
+		cols = append(cols, Column{Name: name, Value: v})
+	}
+	slices.SortFunc(cols, func(a, b Column) int { return strings.Compare(a.Name, b.Name) })
+	return cols
 }

@@ -93,7 +93,7 @@ func (s *fieldSet) add(f encoders.Field, err error, column string, optional bool
 
 func mk(i int, vals map[string]sample.Value) sample.Sample {
 	key := fmt.Sprintf("s%03d", i)
-	return sample.Sample{Index: int64(i), Key: key, Origin: "mkfixtures:" + key, Values: vals}
+	return sample.Sample{Index: int64(i), Key: key, Origin: "mkfixtures:" + key, Values: sample.ColumnsOf(vals)}
 }
 
 // scalarsFixture: INT, FLOAT, BYTES (with empty and multi-page payloads) and JSON.

@@ -236,7 +236,7 @@ func (p *packer) Run(ctx context.Context, emit func(sample.Sample) error) error 
 		}
 		err := p.src.Run(gctx, func(s sample.Sample) error {
 			b.docs = append(b.docs, doc{s: s})
-			size += len(s.Values[p.column].Bytes)
+			size += len(s.Value(p.column).Bytes)
 			if len(b.docs) >= batchDocs || size >= batchBytes {
 				return send()
 			}
@@ -276,7 +276,7 @@ func (p *packer) tokenize(d *doc) {
 		d.err = d.s.Err
 		return
 	}
-	v, ok := d.s.Values[p.column]
+	v, ok := d.s.Get(p.column)
 	if !ok {
 		d.err = fmt.Errorf("%s: %w: %q", d.s.Origin, ErrNoText, p.column)
 		return
@@ -344,7 +344,7 @@ func (p *packer) emitRows(ctx context.Context, order <-chan *batch, emit func(sa
 		row++
 		b := putIDs(make([]byte, 0, L*p.cfg.width), ids, p.cfg.width)
 		s := sample.Sample{Key: key, Origin: origin, InputBytes: inputAcc,
-			Values: map[string]sample.Value{p.cfg.output: {Kind: sample.KindBytes, Bytes: b, Int: int64(nReal)}}}
+			Values: []sample.Column{{Name: p.cfg.output, Value: sample.Value{Kind: sample.KindBytes, Bytes: b, Int: int64(nReal)}}}}
 		inputAcc = 0
 		base += int64(L)
 		return emitOne(s)

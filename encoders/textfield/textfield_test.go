@@ -41,7 +41,7 @@ func texts(t testing.TB) []string {
 			if s.Err != nil {
 				return s.Err
 			}
-			out = append(out, string(s.Values[key].Bytes))
+			out = append(out, string(s.Value(key).Bytes))
 			return nil
 		}); err != nil {
 			t.Fatal(err)
@@ -243,7 +243,7 @@ func docsSource(docs []string) sliceSource {
 	var s sliceSource
 	for i, d := range docs {
 		o := fmt.Sprintf("doc:%d", i+1)
-		s = append(s, sample.Sample{Key: o, Origin: o, InputBytes: int64(len(d)), Values: map[string]sample.Value{"text": str(d)}})
+		s = append(s, sample.Sample{Key: o, Origin: o, InputBytes: int64(len(d)), Values: sample.ColumnsOf(map[string]sample.Value{"text": str(d)})})
 	}
 	return s
 }
@@ -280,7 +280,7 @@ func TestPackRowsConcatenateToStream(t *testing.T) {
 				if r.Err != nil || r.Index != int64(i) || r.Key != fmt.Sprintf("row:%d", i) {
 					t.Fatalf("row %d: %+v", i, r)
 				}
-				v := r.Values["tokens"]
+				v := r.Value("tokens")
 				meta := make([]byte, manifest.TextMetaSize)
 				p, err := f.Encode(v, meta)
 				if err != nil {
@@ -322,8 +322,8 @@ func TestPackWorkersAndErrors(t *testing.T) {
 	// Insert a broken line, a sample without the text and invalid UTF-8.
 	src = append(src[:3:3], append(sliceSource{
 		{Key: "bad:1", Origin: "bad:1", Err: errors.New("bad:1: not valid JSON")},
-		{Key: "bad:2", Origin: "bad:2", Values: map[string]sample.Value{}},
-		{Key: "bad:3", Origin: "bad:3", Values: map[string]sample.Value{"text": str("\xff")}},
+		{Key: "bad:2", Origin: "bad:2", Values: sample.ColumnsOf(map[string]sample.Value{})},
+		{Key: "bad:3", Origin: "bad:3", Values: sample.ColumnsOf(map[string]sample.Value{"text": str("\xff")})},
 	}, src[3:]...)...)
 	var base []sample.Sample
 	for _, w := range []int{1, 2, 5} {
@@ -443,8 +443,8 @@ func TestPackOverJSONLBrokenLines(t *testing.T) {
 			continue
 		}
 		good++
-		got, _ := DecodeIDs(r.Values["tokens"].Bytes, manifest.TextTokens32)
-		ids = append(ids, got[:r.Values["tokens"].Int]...)
+		got, _ := DecodeIDs(r.Value("tokens").Bytes, manifest.TextTokens32)
+		ids = append(ids, got[:r.Value("tokens").Int]...)
 	}
 	tok, _ := NewTokenizer("r50k_base")
 	var want []uint32
@@ -493,7 +493,7 @@ func TestSegmentedEncodeRealCorpora(t *testing.T) {
 		}
 		src, _ := jsonl.New([]string{p}, []jsonl.Column{{Key: c.key, Kind: sample.KindString, Required: true}}, jsonl.Options{})
 		if err := src.Run(context.Background(), func(s sample.Sample) error {
-			docs = append(docs, string(s.Values[c.key].Bytes))
+			docs = append(docs, string(s.Value(c.key).Bytes))
 			return s.Err
 		}); err != nil {
 			t.Fatal(err)

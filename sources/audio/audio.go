@@ -72,10 +72,7 @@ func (l *list) Run(ctx context.Context, emit func(sample.Sample) error) error {
 		}
 		s := sample.Sample{Index: int64(i), Key: it.key, Origin: it.origin, InputBytes: it.size, Err: it.err}
 		if it.err == nil {
-			s.Values = make(map[string]sample.Value, len(it.values))
-			for k, v := range it.values {
-				s.Values[k] = v
-			}
+			s.Values = sample.ColumnsOf(it.values)
 		}
 		if err := emit(s); err != nil {
 			return err

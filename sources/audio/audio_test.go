@@ -57,7 +57,7 @@ func TestFolder(t *testing.T) {
 	var total int64
 	for i, w := range want {
 		s := out[i]
-		if s.Err != nil || s.Key != filepath.FromSlash(w.key) || s.Values[ColLabel].Int != w.label || s.Values[ColAudio].Kind != sample.KindFile {
+		if s.Err != nil || s.Key != filepath.FromSlash(w.key) || s.Value(ColLabel).Int != w.label || s.Value(ColAudio).Kind != sample.KindFile {
 			t.Errorf("sample %d: %+v", i, s)
 		}
 		if s.InputBytes <= 0 {
@@ -86,18 +86,18 @@ func TestManifest(t *testing.T) {
 	if len(out) != 4 {
 		t.Fatalf("%d samples", len(out))
 	}
-	a := out[0].Values
-	if a[ColAudio].Offset != 0 || a[ColAudio].Duration != 0 || filepath.Base(a[ColAudio].Path) != "a.wav" {
-		t.Errorf("line 1 audio %+v", a[ColAudio])
+	a := out[0]
+	if a.Value(ColAudio).Offset != 0 || a.Value(ColAudio).Duration != 0 || filepath.Base(a.Value(ColAudio).Path) != "a.wav" {
+		t.Errorf("line 1 audio %+v", a.Value(ColAudio))
 	}
-	if string(a[ColText].Bytes) != "hello world" || a[ColText].Kind != sample.KindString {
-		t.Errorf("text %+v", a[ColText])
+	if string(a.Value(ColText).Bytes) != "hello world" || a.Value(ColText).Kind != sample.KindString {
+		t.Errorf("text %+v", a.Value(ColText))
 	}
-	if a["speaker"].Kind != sample.KindInt || a["speaker"].Int != 3 || a["snr"].Kind != sample.KindFloat || a["snr"].Float != 12.5 ||
-		string(a["lang"].Bytes) != "en" || a[KeyDuration].Kind != sample.KindFloat || a[KeyDuration].Float != 0.15 {
+	if a.Value("speaker").Kind != sample.KindInt || a.Value("speaker").Int != 3 || a.Value("snr").Kind != sample.KindFloat || a.Value("snr").Float != 12.5 ||
+		string(a.Value("lang").Bytes) != "en" || a.Value(KeyDuration).Kind != sample.KindFloat || a.Value(KeyDuration).Float != 0.15 {
 		t.Errorf("extra columns %+v", a)
 	}
-	seg := out[2].Values[ColAudio]
+	seg := out[2].Value(ColAudio)
 	if seg.Offset != 0.5 || seg.Duration != 0.5 {
 		t.Errorf("segment %+v", seg)
 	}
@@ -159,8 +159,8 @@ func TestManifestBadLines(t *testing.T) {
 	if len(bad) != len(wantErr) {
 		t.Errorf("bad lines %v, want %v", bad, wantErr)
 	}
-	last := out[len(out)-1].Values
-	if last["meta"].Kind != sample.KindJSON || string(last["meta"].Bytes) != `{"a":[1,2]}` || string(last["ok"].Bytes) != "true" {
+	last := out[len(out)-1]
+	if last.Value("meta").Kind != sample.KindJSON || string(last.Value("meta").Bytes) != `{"a":[1,2]}` || string(last.Value("ok").Bytes) != "true" {
 		t.Errorf("JSON columns %+v", last)
 	}
 }
@@ -179,8 +179,8 @@ func TestLibriSpeech(t *testing.T) {
 		text    string
 	}{{19, 198, "NORTHANGER ABBEY"}, {19, 198, "THIS LITTLE WORK WAS FINISHED IN THE YEAR EIGHTEEN O THREE"}, {84, 121123, "GO DO YOU HEAR"}}
 	for i, w := range want {
-		v := out[i].Values
-		if out[i].Err != nil || v[ColSpeaker].Int != w.spk || v[ColChapter].Int != w.ch || string(v[ColText].Bytes) != w.text {
+		v := out[i]
+		if out[i].Err != nil || v.Value(ColSpeaker).Int != w.spk || v.Value(ColChapter).Int != w.ch || string(v.Value(ColText).Bytes) != w.text {
 			t.Errorf("sample %d: %+v", i, out[i])
 		}
 	}

@@ -46,7 +46,7 @@ func TestFixturesThroughFields(t *testing.T) {
 			if s.Err != nil {
 				t.Fatalf("%s: %v", name, s.Err)
 			}
-			v := s.Values[ColAudio]
+			v := s.Value(ColAudio)
 			meta := make([]byte, manifest.AudioMetaSize)
 			if _, err := wave.Encode(v, meta); err != nil {
 				t.Fatalf("%s: %v", s.Origin, err)

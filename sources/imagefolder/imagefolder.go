@@ -353,10 +353,10 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		vals := make(map[string]sample.Value, 2)
-		vals[ColumnImage] = sample.Value{Kind: sample.KindFile, Path: f.path, Name: filepath.Base(f.path)}
+		vals := make([]sample.Column, 1, 2)
+		vals[0] = sample.Column{Name: ColumnImage, Value: sample.Value{Kind: sample.KindFile, Path: f.path, Name: filepath.Base(f.path)}}
 		if !s.flat {
-			vals[ColumnLabel] = sample.Value{Kind: sample.KindInt, Int: int64(f.label)}
+			vals = append(vals, sample.Column{Name: ColumnLabel, Value: sample.Value{Kind: sample.KindInt, Int: int64(f.label)}})
 		}
 		smp := sample.Sample{Index: int64(i), Key: f.rel, Origin: f.path, Values: vals, InputBytes: f.size, Err: f.err}
 		if err := emit(smp); err != nil {

@@ -64,10 +64,10 @@ func TestClassesOrderAndLabels(t *testing.T) {
 	}
 	labels := []int64{0, 1, 2, 2, 2, 2, 2, 2}
 	for i, x := range ss {
-		if x.Index != int64(i) || x.Values[ColumnLabel].Int != labels[i] || x.Values[ColumnLabel].Kind != sample.KindInt {
-			t.Errorf("%s: index %d label %+v", x.Key, x.Index, x.Values[ColumnLabel])
+		if x.Index != int64(i) || x.Value(ColumnLabel).Int != labels[i] || x.Value(ColumnLabel).Kind != sample.KindInt {
+			t.Errorf("%s: index %d label %+v", x.Key, x.Index, x.Value(ColumnLabel))
 		}
-		img := x.Values[ColumnImage]
+		img := x.Value(ColumnImage)
 		if img.Kind != sample.KindFile || img.Path != filepath.Join(root, filepath.FromSlash(x.Key)) || x.Origin != img.Path {
 			t.Errorf("%s: image value %+v", x.Key, img)
 		}
@@ -99,7 +99,7 @@ func TestFlat(t *testing.T) {
 	if !s.Flat() || !reflect.DeepEqual(keys(ss), []string{"a.PNG", "b.jpg"}) {
 		t.Fatalf("flat %v: %v", s.Flat(), keys(ss))
 	}
-	if _, ok := ss[0].Values[ColumnLabel]; ok || !reflect.DeepEqual(s.Columns(), []string{"image"}) {
+	if ss[0].Has(ColumnLabel) || !reflect.DeepEqual(s.Columns(), []string{"image"}) {
 		t.Error("flat samples carry a label")
 	}
 	// Forced flat over class folders: recursive, no labels.
@@ -119,7 +119,7 @@ func TestRangeAndCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	ss := collect(t, r)
-	if !reflect.DeepEqual(keys(ss), []string{"a/2.jpg", "b/3.jpg"}) || ss[0].Index != 0 || ss[1].Values[ColumnLabel].Int != 1 {
+	if !reflect.DeepEqual(keys(ss), []string{"a/2.jpg", "b/3.jpg"}) || ss[0].Index != 0 || ss[1].Value(ColumnLabel).Int != 1 {
 		t.Errorf("range: %v", ss)
 	}
 	if r.Len() != 2 || s.Len() != 4 {

@@ -118,7 +118,7 @@ func newExtractor(cols []Column) (*extractor, error) {
 
 // extract maps line to its values, appending decoded bytes to *arena. It returns the key
 // and error of the first failure.
-func (x *extractor) extract(s *scanner, line []byte, arena *arena) (map[string]sample.Value, string, error) {
+func (x *extractor) extract(s *scanner, line []byte, arena *arena) ([]sample.Column, string, error) {
 	if err := s.scan(x.root, line, len(x.cols)); err != nil {
 		var se *syntaxError
 		if errors.As(err, &se) && se.utf8 {
@@ -126,7 +126,7 @@ func (x *extractor) extract(s *scanner, line []byte, arena *arena) (map[string]s
 		}
 		return nil, "", fmt.Errorf("%w: %v", ErrSyntax, err)
 	}
-	vals := make(map[string]sample.Value, len(x.cols))
+	vals := make([]sample.Column, 0, len(x.cols))
 	for ci, c := range x.cols {
 		sp := s.spans[ci]
 		if !sp.found || line[sp.start] == 'n' {
@@ -142,7 +142,7 @@ func (x *extractor) extract(s *scanner, line []byte, arena *arena) (map[string]s
 		if err != nil {
 			return nil, c.Key, err
 		}
-		vals[c.name()] = v
+		vals = append(vals, sample.Column{Name: c.name(), Value: v})
 	}
 	return vals, "", nil
 }

@@ -73,7 +73,7 @@ func FuzzExtract(f *testing.F) {
 		}
 		for _, c := range cols {
 			rv, ok := lookup(ref, c.Key)
-			v, have := vals[c.Key]
+			v, have := (&sample.Sample{Values: vals}).Get(c.Key)
 			if !ok || rv == nil {
 				if have {
 					t.Fatalf("%s: extracted %+v, encoding/json has none", c.Key, v)

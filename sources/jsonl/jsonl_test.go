@@ -102,7 +102,7 @@ func TestBrokenFixture(t *testing.T) {
 		if w.err == nil {
 			if s.Err != nil {
 				t.Errorf("%s: unexpected error %v", key, s.Err)
-			} else if g := string(s.Values["text"].Bytes); g != w.text {
+			} else if g := string(s.Value("text").Bytes); g != w.text {
 				t.Errorf("%s: text %q, want %q", key, g, w.text)
 			}
 			continue
@@ -119,10 +119,10 @@ func TestBrokenFixture(t *testing.T) {
 			t.Errorf("%s: message %q does not name file:line", key, s.Err)
 		}
 	}
-	if l := got[0].Values["lang"]; string(l.Bytes) != "en" || l.Kind != sample.KindString {
+	if l := got[0].Value("lang"); string(l.Bytes) != "en" || l.Kind != sample.KindString {
 		t.Errorf("meta.lang = %+v", l)
 	}
-	if v := got[8].Values["label"]; v.Kind != sample.KindInt || v.Int != 7 {
+	if v := got[8].Value("label"); v.Kind != sample.KindInt || v.Int != 7 {
 		t.Errorf("label = %+v", v)
 	}
 }
@@ -193,7 +193,7 @@ func TestRealFilesMatchEncodingJSON(t *testing.T) {
 				}
 				for _, col := range c.cols {
 					ref, ok := reference(lines[i], col.Key)
-					v, have := s.Values[col.Key]
+					v, have := s.Get(col.Key)
 					if ok != have || ok && ref.(string) != string(v.Bytes) {
 						t.Fatalf("line %d key %s: got %q, encoding/json %q", i+1, col.Key, v.Bytes, ref)
 					}
@@ -222,7 +222,7 @@ func TestCompressedAndGlobsInOrder(t *testing.T) {
 		{Key: "task_id", Kind: sample.KindString, Required: true},
 		{Key: "entry_point", Kind: sample.KindString, Required: true},
 	}, Options{}))
-	if len(gz) != 3 || string(gz[2].Values["task_id"].Bytes) != "HumanEval/2" || gz[0].Err != nil {
+	if len(gz) != 3 || string(gz[2].Value("task_id").Bytes) != "HumanEval/2" || gz[0].Err != nil {
 		t.Fatalf("gzip fixture: %d samples, %+v", len(gz), gz)
 	}
 
@@ -236,7 +236,7 @@ func TestCompressedAndGlobsInOrder(t *testing.T) {
 	src := mustNew(t, []string{filepath.Join(dir, "c.jsonl"), filepath.Join(dir, "*.jsonl")}, cols, Options{})
 	var names []string
 	for _, s := range collect(t, src) {
-		names = append(names, string(s.Values["question"].Bytes))
+		names = append(names, string(s.Value("question").Bytes))
 	}
 	if want := []string{"c.jsonl", "a.jsonl", "b.jsonl"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("order %v, want %v", names, want)
@@ -298,7 +298,7 @@ func TestValueKinds(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		got, ok := vals[c.col.Key]
+		got, ok := (&sample.Sample{Values: vals}).Get(c.col.Key)
 		if !ok && c.want.Kind != sample.KindNone || ok && !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s as %d: got %+v (%q), want %+v", c.col.Key, c.col.Kind, got, got.Bytes, c.want)
 		}
@@ -367,7 +367,7 @@ func TestLongLines(t *testing.T) {
 	cols := []Column{{Key: "text", Kind: sample.KindString, Required: true}}
 
 	got := collect(t, mustNew(t, []string{path}, cols, Options{Workers: 2}))
-	if len(got) != 3 || got[1].Err != nil || len(got[1].Values["text"].Bytes) != len(big) || string(got[2].Values["text"].Bytes) != "after" {
+	if len(got) != 3 || got[1].Err != nil || len(got[1].Value("text").Bytes) != len(big) || string(got[2].Value("text").Bytes) != "after" {
 		t.Fatalf("50 MB line with defaults: %d samples, err %v", len(got), got[1].Err)
 	}
 	got = nil
@@ -377,7 +377,7 @@ func TestLongLines(t *testing.T) {
 	for _, chunk := range []int{64 << 10, 64 << 20} {
 		got := collect(t, mustNew(t, []string{path}, cols, Options{Workers: 2, MaxLineSize: 1 << 20, ChunkSize: chunk}))
 		if len(got) != 3 || !errors.Is(got[1].Err, ErrLineTooLong) || !strings.Contains(got[1].Err.Error(), path+":2") ||
-			string(got[0].Values["text"].Bytes) != "first" || string(got[2].Values["text"].Bytes) != "after" || got[2].Key != path+":3" {
+			string(got[0].Value("text").Bytes) != "first" || string(got[2].Value("text").Bytes) != "after" || got[2].Key != path+":3" {
 			t.Fatalf("chunk %d: %d samples: %+v", chunk, len(got), got)
 		}
 	}
@@ -489,7 +489,7 @@ func TestCorruptCompressedStreamFails(t *testing.T) {
 func TestBOMAndBlankLines(t *testing.T) {
 	path := write(t, "bom.jsonl", []byte("\xef\xbb\xbf{\"text\": \"a\"}\r\n\r\n  \n{\"text\": \"b\"}"))
 	got := collect(t, mustNew(t, []string{path}, []Column{{Key: "text", Kind: sample.KindString, Required: true}}, Options{}))
-	if len(got) != 2 || got[0].Err != nil || got[1].Err != nil || got[1].Key != path+":4" || string(got[1].Values["text"].Bytes) != "b" {
+	if len(got) != 2 || got[0].Err != nil || got[1].Err != nil || got[1].Key != path+":4" || string(got[1].Value("text").Bytes) != "b" {
 		t.Fatalf("%+v", got)
 	}
 }

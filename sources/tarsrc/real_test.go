@@ -52,7 +52,8 @@ func TestRealShardsAgreeWithIndex(t *testing.T) {
 			}
 		}
 		stem := filepath.Base(s.Key)
-		for ext, v := range s.Values {
+		for _, c := range s.Values {
+			ext, v := c.Name, c.Value
 			found := false
 			for _, row := range r.Find(stem) {
 				if int(r.Rows[row].FID) != fid || r.Ext(row) != ext {
@@ -84,7 +85,7 @@ func TestRealShardsAgreeWithIndex(t *testing.T) {
 			t.Fatalf("sample.tgz: %d samples, sample.tar: %d", len(ga), len(gb))
 		}
 		for i := range ga {
-			if ga[i].Key != gb[i].Key || !bytes.Equal(ga[i].Values["png"].Bytes, gb[i].Values["png"].Bytes) {
+			if ga[i].Key != gb[i].Key || !bytes.Equal(ga[i].Value("png").Bytes, gb[i].Value("png").Bytes) {
 				t.Fatalf("sample %d differs between .tgz and .tar", i)
 			}
 		}

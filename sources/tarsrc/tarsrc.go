@@ -326,7 +326,7 @@ func walk(ctx context.Context, path string, f io.Reader, maxMember int64, send f
 			}
 		}
 		if sr.cur == nil {
-			sr.cur = &sample.Sample{Key: key, Origin: path + ":" + key, Values: make(map[string]sample.Value, 4)}
+			sr.cur = &sample.Sample{Key: key, Origin: path + ":" + key, Values: make([]sample.Column, 0, 4)}
 			if _, dup := sr.seen[key]; dup {
 				sr.cur.Err = fmt.Errorf("%w: %s: key %q appears again at member %q (tar offset %d), apart from its first run",
 					ErrDuplicateKey, path, key, hdr.Name, dataStart-512)
@@ -337,7 +337,7 @@ func walk(ctx context.Context, path string, f io.Reader, maxMember int64, send f
 		if cur.Err != nil {
 			continue
 		}
-		if _, dup := cur.Values[ext]; dup {
+		if cur.Has(ext) {
 			cur.Err = fmt.Errorf("%w: %s: key %q has two %q members (the second is %q at tar offset %d)",
 				ErrDuplicateField, path, key, ext, hdr.Name, dataStart-512)
 			continue
@@ -351,7 +351,7 @@ func walk(ctx context.Context, path string, f io.Reader, maxMember int64, send f
 		if err != nil {
 			return sr.broken(dataStart, fmt.Sprintf("member %q", hdr.Name), err, true)
 		}
-		cur.Values[ext] = sample.Value{Kind: sample.KindBytes, Bytes: data, Name: hdr.Name}
+		cur.Values = append(cur.Values, sample.Column{Name: ext, Value: sample.Value{Kind: sample.KindBytes, Bytes: data, Name: hdr.Name}})
 		cur.InputBytes += hdr.Size
 	}
 }

@@ -164,8 +164,8 @@ func checkSamples(t *testing.T, shard string, got []sample.Sample, want []wantSa
 		if g.Key != w.key || g.Origin != shard+":"+w.key {
 			t.Fatalf("sample %d: key %q origin %q, want %q", i, g.Key, g.Origin, w.key)
 		}
-		if !reflect.DeepEqual(g.Values, w.values) {
-			t.Fatalf("sample %d (%q): values differ:\n got %v\nwant %v", i, g.Key, keys(g.Values), keys(w.values))
+		if got := asMap(g.Values); !reflect.DeepEqual(got, w.values) {
+			t.Fatalf("sample %d (%q): values differ:\n got %v\nwant %v", i, g.Key, keys(got), keys(w.values))
 		}
 		var n int64
 		for _, v := range w.values {
@@ -175,6 +175,14 @@ func checkSamples(t *testing.T, shard string, got []sample.Sample, want []wantSa
 			t.Fatalf("sample %d: InputBytes %d, want %d", i, g.InputBytes, n)
 		}
 	}
+}
+
+func asMap(cols []sample.Column) map[string]sample.Value {
+	m := make(map[string]sample.Value, len(cols))
+	for _, c := range cols {
+		m[c.Name] = c.Value
+	}
+	return m
 }
 
 func keys(m map[string]sample.Value) []string {
@@ -447,8 +455,8 @@ func FuzzWalk(f *testing.F) {
 				t.Fatalf("sample %q without values or error", s.Key)
 			}
 			for _, v := range s.Values {
-				if len(v.Bytes) > 1<<20 {
-					t.Fatalf("member of %d bytes", len(v.Bytes))
+				if len(v.Value.Bytes) > 1<<20 {
+					t.Fatalf("member of %d bytes", len(v.Value.Bytes))
 				}
 			}
 			return nil
