@@ -60,6 +60,8 @@ type FieldRules struct {
 	args *FieldError // the F1 violation of the arguments, or nil
 	// recorded: the arguments are not all zero (the field's configuration was written).
 	recorded bool
+	// none: no rule applies to this field's values (Check returns at once).
+	none bool
 
 	channels  uint8  // IMAGE_*: the field's channel count
 	maxRes    uint32 // IMAGE_*: longest side, 0 = none
@@ -89,6 +91,9 @@ func NewFieldRules(d FieldDesc) *FieldRules {
 			break
 		}
 	}
+	t := d.Type
+	fr.none = !(isImageType(t) || t == TypeAudioWaveform || t == TypeAudioCompressed || t == TypeTextRaw ||
+		t == TypeTextTokenized || t == TypeTextPacked || (t == TypeNDArray && fr.recorded))
 	if !fr.recorded || !fr.hasArgs() {
 		return fr
 	}
@@ -100,7 +105,7 @@ func NewFieldRules(d FieldDesc) *FieldRules {
 		return bad("layout version %d (this reader knows %d)", a[0], argsVersion1)
 	}
 	le := binary.LittleEndian
-	switch t := d.Type; {
+	switch {
 	case isImageType(t):
 		fr.channels, fr.maxRes, fr.maxPixels = a[3], le.Uint32(a[4:]), int64(le.Uint64(a[16:]))
 		if a[1] > 3 {
@@ -181,6 +186,10 @@ func (fr *FieldRules) Arguments() error {
 	return fr.args
 }
 
+// Empty reports whether no per-sample rule applies to the field (INT, FLOAT, BYTES, JSON,
+// types without a documented payload, NDARRAY without arguments): Check always returns nil.
+func (fr *FieldRules) Empty() bool { return fr == nil || fr.none }
+
 // NeedsPayload reports whether Check reads payload bytes for this field (the .npy header of
 // an NDARRAY field stored in the npy layout); for every other field Check needs only the
 // metadata struct.
@@ -195,7 +204,7 @@ func isImageType(t TypeID) bool { return t >= TypeImageRaw && t <= TypeImagePNG 
 // be nil otherwise). An empty payload (data_size 0) is a missing value: no rule applies to
 // its other members. The error is a *FieldError naming the rule.
 func (fr *FieldRules) Check(meta, payload []byte) error {
-	if fr == nil {
+	if fr == nil || fr.none {
 		return nil
 	}
 	size, has := MetaSize(fr.Type)

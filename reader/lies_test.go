@@ -140,3 +140,35 @@ func TestFieldValueJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzHeaderFlags: whatever the flags and the header checksum, Open never panics, and a file
+// whose checksummed flag is clear opens only when its header checksum is zero (rule R4); a
+// file that opens with the flag clear verifies only when every check is zero (V6).
+func FuzzHeaderFlags(f *testing.F) {
+	f.Add(uint32(0x5), uint64(0x9ab57030a6859133), uint32(0x9a71bb4c))
+	f.Add(uint32(0x1), uint64(0x9ab57030a6859133), uint32(0x9a71bb4c))
+	f.Add(uint32(0x1), uint64(0), uint32(0x9a71bb4c))
+	f.Add(uint32(0x1), uint64(0), uint32(0))
+	f.Add(uint32(0xfffffff1), uint64(1), uint32(1))
+	f.Fuzz(func(t *testing.T, flags uint32, sum uint64, check uint32) {
+		b := golden(t)
+		le.PutUint32(b[offFlags:], flags)
+		le.PutUint64(b[offSum:], sum)
+		le.PutUint32(b[entry(0)+12:], check)
+		r, err := FromBytes("flags", b)
+		plain := flags&manifest.FlagChecksummed == 0
+		if err != nil {
+			return
+		}
+		if plain && sum != 0 {
+			t.Fatalf("flags %#x with header checksum %x opened", flags, sum)
+		}
+		rep, err := r.Verify()
+		if err == nil && plain && (check != 0 || r.AllocEntry(1).Check != 0) {
+			t.Fatalf("flags %#x: non-zero checks verified: %+v", flags, rep)
+		}
+		if err == nil && !plain && !rep.ChecksumsOK {
+			t.Fatalf("flags %#x: verified without checking the checksums", flags)
+		}
+	})
+}

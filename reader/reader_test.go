@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	lies "github.com/mldf/convert/internal/hostile"
 	"github.com/mldf/convert/manifest"
 )
 
@@ -487,6 +488,11 @@ func FuzzOpen(f *testing.F) {
 			rehash(b)
 		}
 		f.Add(b)
+	}
+	for _, l := range lies.Lies {
+		if b, _, _, err := lies.Apply(g, l); err == nil {
+			f.Add(b)
+		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var before, after runtime.MemStats

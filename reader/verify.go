@@ -315,7 +315,7 @@ func (r *Reader) checkFields(ctx context.Context) error {
 			}
 		}
 		for f, fr := range r.rules {
-			if !r.hasPayload[f] {
+			if !r.hasPayload[f] || fr.Empty() {
 				continue
 			}
 			m := r.Meta(i, f)
