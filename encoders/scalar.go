@@ -143,7 +143,8 @@ func NewJSON(name string) (*JSON, error) {
 }
 
 // Encode implements Field. Text values that are not JSON are stored as JSON strings only when
-// the value is KindString; raw bytes must parse as JSON.
+// the value is KindString; raw bytes must parse as JSON, nested at most manifest.MaxJSONDepth
+// deep (a deeper value is an ErrInvalid error for that sample).
 func (f *JSON) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	switch v.Kind {
 	case sample.KindInt:
@@ -163,6 +164,10 @@ func (f *JSON) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	raw, err := v.Load()
 	if err != nil {
 		return nil, fmt.Errorf("field %q: %w", f.name, err)
+	}
+	if d := manifest.JSONDepth(raw, manifest.MaxJSONDepth); d > manifest.MaxJSONDepth {
+		return nil, fmt.Errorf("field %q: %w: JSON nested more than %d levels deep (readers accept at most %d; docs/FORMAT.md rule D3)",
+			f.name, ErrInvalid, manifest.MaxJSONDepth, manifest.MaxJSONDepth)
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(raw))

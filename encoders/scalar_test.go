@@ -104,6 +104,22 @@ func TestBytesAndJSON(t *testing.T) {
 	}
 }
 
+// TestJSONDepthLimit (issue 18 item 9): the writer refuses JSON nested deeper than the depth
+// every reader accepts (manifest.MaxJSONDepth), as a per-sample error; at the limit it writes.
+func TestJSONDepthLimit(t *testing.T) {
+	j, _ := NewJSON("meta")
+	for _, c := range []struct {
+		depth int
+		ok    bool
+	}{{manifest.MaxJSONDepth, true}, {manifest.MaxJSONDepth + 1, false}, {2000, false}, {10000, false}, {10001, false}} {
+		in := strings.Repeat("[", c.depth) + strings.Repeat("]", c.depth)
+		_, err := j.Encode(sample.Value{Kind: sample.KindJSON, Bytes: []byte(in)}, make([]byte, 16))
+		if c.ok != (err == nil) || (err != nil && (!errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "rule D3"))) {
+			t.Errorf("depth %d: %v", c.depth, err)
+		}
+	}
+}
+
 func TestFieldNames(t *testing.T) {
 	for _, name := range []string{"", strings.Repeat("x", 64), "a\x00b", "\xff"} {
 		if _, err := NewInt(name); !errors.Is(err, manifest.ErrFieldName) {

@@ -207,7 +207,10 @@ func WebDataset(ctx context.Context, r *reader.Reader, dir string, o WebDatasetO
 }
 
 // value returns the member bytes of sample i, field f, and its extension when it depends on
-// the sample (images), or nil when the member is omitted.
+// the sample (images), or nil when the member is omitted. Every value is read through the
+// reader's accessors, which apply the field rules F1..F10 of docs/FORMAT.md: a value whose
+// metadata contradicts its payload, or names an unknown mode, codec or encoding, is an error
+// naming the file, sample, field and rule.
 func value(r *reader.Reader, i, f int, fd manifest.FieldDesc) ([]byte, string, error) {
 	wrap := func(err error) error { return fmt.Errorf("%s: %w", where(r, i, f), err) }
 	switch t := fd.Type; {
@@ -227,10 +230,15 @@ func value(r *reader.Reader, i, f int, fd manifest.FieldDesc) ([]byte, string, e
 			return nil, "", wrap(err)
 		}
 		return b, ext, nil
-	case t == manifest.TypeAudioWaveform:
+	case t == manifest.TypeAudioWaveform || t == manifest.TypeAudioCompressed:
+		// r.Audio applies rules F5..F7: the codec is the one of the field's type (PCM for
+		// AUDIO_WAVEFORM, FLAC for AUDIO_COMPRESSED), never guessed from anything else.
 		m, p, err := r.Audio(i, f)
 		if err != nil || len(p) == 0 {
 			return nil, "", err
+		}
+		if m.Codec == manifest.AudioCodecFLAC {
+			return p, "", nil
 		}
 		b, err := wavFile(fd.Arguments, m, p)
 		if err != nil {

@@ -59,8 +59,9 @@ func writeBigParts(b *testing.B, out string, n int, perPart int64) (parts []stri
 	return parts, total
 }
 
-// BenchmarkMerge merges 4 parts of about 80 MB (MERGE_BENCH_MB total, default 320) with
-// copy_file_range and with reads and writes. Run with
+// BenchmarkMerge merges 4 parts of about 80 MB (MERGE_BENCH_MB total, default 320): checked
+// (the default: read, CRC-32C, write), and unchecked with copy_file_range and with reads and
+// writes. Run with
 //
 //	go test ./merge -run '^$' -bench Merge -benchtime 3x
 //
@@ -74,14 +75,15 @@ func BenchmarkMerge(b *testing.B) {
 	out := filepath.Join(dir, "bench.mldf")
 	parts, total := writeBigParts(b, out, 4, mb<<20/4)
 	for _, m := range []struct {
-		name string
-		c    CopyMethod
-	}{{"copy_file_range", CopyAuto}, {"read_write", CopyReadWrite}} {
+		name    string
+		c       CopyMethod
+		trusted bool
+	}{{"checked", CopyAuto, false}, {"copy_file_range_unchecked", CopyAuto, true}, {"read_write_unchecked", CopyReadWrite, true}} {
 		b.Run(m.name, func(b *testing.B) {
 			b.SetBytes(total)
 			var copyNs, syncNs, ranged, data int64
 			for b.Loop() {
-				rep, err := MergeWith(context.Background(), out, parts, Options{Copy: m.c})
+				rep, err := MergeWith(context.Background(), out, parts, Options{Copy: m.c, TrustParts: m.trusted})
 				if err != nil {
 					b.Fatal(err)
 				}

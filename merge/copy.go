@@ -58,17 +58,25 @@ func (c *copier) copy(ctx context.Context, src *os.File, srcOff, dstOff, n int64
 func (c *copier) readWrite(src *os.File, srcOff, dstOff, n int64) error {
 	for n > 0 {
 		b := c.buf[:min(n, int64(len(c.buf)))]
-		if _, err := src.ReadAt(b, srcOff); err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return fmt.Errorf("read at %d: %w", srcOff, err)
-		}
-		if _, err := c.dst.WriteAt(b, dstOff); err != nil {
-			return fmt.Errorf("write at %d: %w", dstOff, err)
+		if err := c.readWriteBuf(src, b, srcOff, dstOff); err != nil {
+			return err
 		}
 		l := int64(len(b))
 		srcOff, dstOff, n = srcOff+l, dstOff+l, n-l
+	}
+	return nil
+}
+
+// readWriteBuf reads len(b) bytes at srcOff into b and writes them at dstOff of the output.
+func (c *copier) readWriteBuf(src *os.File, b []byte, srcOff, dstOff int64) error {
+	if _, err := src.ReadAt(b, srcOff); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return fmt.Errorf("read at %d: %w", srcOff, err)
+	}
+	if _, err := c.dst.WriteAt(b, dstOff); err != nil {
+		return fmt.Errorf("write at %d: %w", dstOff, err)
 	}
 	return nil
 }

@@ -51,9 +51,14 @@ const (
 type Options struct {
 	// Copy selects the copy method of the data regions.
 	Copy CopyMethod
-	// VerifyParts runs reader.Verify on every part before merging: every payload's CRC-32C
-	// and every structural rule (it reads all the data once more).
+	// VerifyParts runs reader.Verify on every part before merging: every structural and
+	// field rule (it reads all the data once more).
 	VerifyParts bool
+	// TrustParts skips the check made by default while copying: the CRC-32C of every payload
+	// against its part's allocation table (rule V6), computed from the bytes as they are
+	// copied. Without it the data is copied with copy_file_range where the kernel allows,
+	// never read by the merge.
+	TrustParts bool
 }
 
 // Report describes a merge.
@@ -110,7 +115,10 @@ func (p *part) dataLen() int64 { return int64(p.hdr.MetadataPtr - p.hdr.DataPtr)
 // each once, the same N), complete (each opens as a valid MLDF file and its .done record
 // exists, names it, and carries its checksum and sample count) and compatible (the same
 // recipe hash, field descriptors, page size and flags). Then it writes one MLDF file at out
-// atomically: nothing appears at out unless the whole merge succeeds. ctx stops a long copy.
+// atomically: nothing appears at out unless the whole merge succeeds. Unless opt.TrustParts,
+// every payload's CRC-32C is checked as it is copied (a part's header checksum always is), so
+// a flipped bit in any part fails the merge, naming the part, sample and rule. ctx stops a
+// long copy.
 func MergeWith(ctx context.Context, out string, parts []string, opt Options) (rep Report, err error) {
 	start := time.Now()
 	rep.Output = out
@@ -374,7 +382,16 @@ func write(ctx context.Context, out string, ps []*part, opt Options, rep *Report
 	c := copier{dst: o, dstFd: int(o.Fd()), method: opt.Copy, buf: make([]byte, chunkSize)}
 	copyStart := time.Now()
 	for _, p := range ps {
-		if err := c.copy(ctx, p.f, int64(p.hdr.DataPtr), int64(p.hdr.DataPtr)+p.shift, p.dataLen()); err != nil {
+		dst := int64(p.hdr.DataPtr) + p.shift
+		if opt.TrustParts {
+			err = c.copy(ctx, p.f, int64(p.hdr.DataPtr), dst, p.dataLen())
+		} else {
+			err = c.copyChecked(ctx, p, dst)
+		}
+		if errors.Is(err, ErrCorruptPart) {
+			return err
+		}
+		if err != nil {
 			return fmt.Errorf("merge: copy the data of %s into %s: %w", p.path, tmp, err)
 		}
 	}

@@ -191,10 +191,15 @@ func TestMergeCopyMethodsAgree(t *testing.T) {
 	if _, err := MergeWith(context.Background(), b, parts, Options{Copy: CopyReadWrite}); err != nil {
 		t.Fatal(err)
 	}
+	c := filepath.Join(dir, "c.mldf") // unchecked: copy_file_range where the kernel allows
+	if _, err := MergeWith(context.Background(), c, parts, Options{Copy: CopyAuto, TrustParts: true}); err != nil {
+		t.Fatal(err)
+	}
 	ab, _ := os.ReadFile(a)
 	bb, _ := os.ReadFile(b)
-	if !bytes.Equal(ab, bb) {
-		t.Fatal("copy_file_range and read/write merges differ")
+	cb, _ := os.ReadFile(c)
+	if !bytes.Equal(ab, bb) || !bytes.Equal(ab, cb) {
+		t.Fatal("checked, copy_file_range and read/write merges differ")
 	}
 }
 
@@ -386,6 +391,98 @@ func FuzzParseRecord(f *testing.F) {
 		}
 		if _, err := r.checksum(); err != nil || r.Samples < 0 {
 			t.Fatalf("accepted a bad record: %+v", r)
+		}
+	})
+}
+
+// flipPayloadBit flips one bit of byte off of sample i's payload (field 1) in part path and
+// returns the payload's size.
+func flipPayloadBit(t *testing.T, path string, i int, off func(size int) int) int {
+	t.Helper()
+	r, err := reader.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := r.Ref(i, 1)
+	r.Close()
+	if err != nil || ref.Size == 0 {
+		t.Fatalf("sample %d: ref %+v %v", i, ref, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	at := int64(ref.Ptr) + int64(off(int(ref.Size)))
+	b := []byte{0}
+	if _, err := f.ReadAt(b, at); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0x10
+	if _, err := f.WriteAt(b, at); err != nil {
+		t.Fatal(err)
+	}
+	return int(ref.Size)
+}
+
+// TestMergeChecksPayloads (issue 18): a part with one flipped payload bit fails the merge by
+// default, naming the part, the sample and the rule, and leaves no output; the check runs
+// while copying (no --verify-parts), for small payloads and for one that spans the copy
+// buffer. TrustParts restores the unchecked copy.
+func TestMergeChecksPayloads(t *testing.T) {
+	samples := genSamples(60, 11)
+	big := make([]byte, chunkSize+chunkSize/2) // crosses a copy-buffer boundary
+	for j := range big {
+		big[j] = byte(j * 31)
+	}
+	samples[40].data = big // in part 1 of 2
+	for _, c := range []struct {
+		name   string
+		sample int // in part 1
+		off    func(size int) int
+	}{
+		{"first byte of a small payload", 3, func(int) int { return 0 }},
+		{"last byte of a small payload", 5, func(n int) int { return n - 1 }},
+		{"big payload, first chunk", 10, func(int) int { return 100 }},
+		{"big payload, after the chunk boundary", 10, func(n int) int { return n - 7 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "o.mldf")
+			parts := writeParts(t, out, 2, 4096, samples, "r")
+			flipPayloadBit(t, parts[1], c.sample, c.off)
+			for _, cp := range []CopyMethod{CopyAuto, CopyReadWrite} {
+				_, err := MergeWith(context.Background(), out, parts, Options{Copy: cp})
+				if !errors.Is(err, ErrCorruptPart) {
+					t.Fatalf("copy %d: err = %v, want ErrCorruptPart", cp, err)
+				}
+				for _, want := range []string{parts[1], fmt.Sprintf("sample %d, field 1 \"data\"", c.sample), "rule V6", "re-run task 1"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error %q does not contain %q", err, want)
+					}
+				}
+				if _, serr := os.Stat(out); !errors.Is(serr, os.ErrNotExist) {
+					t.Fatal("a refused merge left its output")
+				}
+			}
+			// Trusting the parts copies the flipped bit; verify then finds it.
+			if _, err := MergeWith(context.Background(), out, parts, Options{TrustParts: true}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := reader.Verify(out); !errors.Is(err, reader.ErrChecksum) {
+				t.Fatalf("verify of the trusted merge: %v", err)
+			}
+		})
+	}
+	t.Run("checksummed flag cleared in a part", func(t *testing.T) {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "o.mldf")
+		parts := writeParts(t, out, 2, 4096, samples, "r")
+		f, _ := os.OpenFile(parts[0], os.O_RDWR, 0)
+		f.WriteAt([]byte{byte(manifest.FlagLittleEndian)}, manifest.HeaderOffset+4)
+		f.Close()
+		if _, err := Merge(out, parts); !errors.Is(err, ErrCorruptPart) || !strings.Contains(err.Error(), "rule R4") {
+			t.Fatalf("err = %v, want ErrCorruptPart naming rule R4", err)
 		}
 	})
 }

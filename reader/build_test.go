@@ -116,21 +116,23 @@ var allKinds = []manifest.TypeID{manifest.TypeInt, manifest.TypeFloat, manifest.
 	manifest.TypeTextRaw, manifest.TypeTextTokenized}
 
 // randomDataset returns fields of random kinds and samples with payloads from empty to
-// several pages.
+// several pages, with metadata that agrees with them (rules F1..F10).
 func randomDataset(rng *rand.Rand, pageSize int) ([]manifest.FieldDesc, [][]tval) {
 	nf := 1 + rng.IntN(5)
 	descs := make([]manifest.FieldDesc, nf)
 	for k := range descs {
 		descs[k] = manifest.FieldDesc{Name: fmt.Sprintf("f%d", k), Type: allKinds[rng.IntN(len(allKinds))]}
-		descs[k].Arguments[0] = byte(k)
+		if t := descs[k].Type; t == manifest.TypeInt || t == manifest.TypeFloat || t == manifest.TypeBytes || t == manifest.TypeJSON {
+			descs[k].Arguments[0] = byte(k) // no field rule reads these arguments
+		}
 	}
 	samples := make([][]tval, rng.IntN(40))
 	for i := range samples {
 		s := make([]tval, nf)
 		for f := range s {
 			v := tval{i: rng.Int64() - math.MaxInt64/2, f: rng.NormFloat64(),
-				img: manifest.ImageMeta{Height: uint16(rng.IntN(1000)), Width: uint16(rng.IntN(1000)), Channels: 3, Mode: 1},
-				aud: manifest.AudioMeta{NumSamples: rng.Uint32(), SampleRate: 16000, NumChannels: 2, BitDepth: 16, Codec: 1},
+				img: manifest.ImageMeta{Height: uint16(1 + rng.IntN(1000)), Width: uint16(1 + rng.IntN(1000)), Channels: 3, Mode: 1},
+				aud: manifest.AudioMeta{NumSamples: 1 + rng.Uint32()/2, SampleRate: 16000, NumChannels: 2, BitDepth: 16, Codec: 1},
 				txt: manifest.TextMeta{NumTokens: uint16(rng.IntN(9999)), Encoding: 1}}
 			var n int
 			switch rng.IntN(6) {
@@ -143,6 +145,19 @@ func randomDataset(rng *rand.Rand, pageSize int) ([]manifest.FieldDesc, [][]tval
 				n = pageSize + 1 + rng.IntN(3*pageSize)
 			default:
 				n = 1 + rng.IntN(pageSize/2)
+			}
+			switch typ := descs[f].Type; {
+			case n == 0:
+			case typ == manifest.TypeImageRaw:
+				v.img = manifest.ImageMeta{Height: uint16(1 + rng.IntN(64)), Width: uint16(1 + rng.IntN(64)), Channels: 3, Mode: 0}
+				n = int(v.img.Height) * int(v.img.Width) * 3
+			case typ == manifest.TypeAudioWaveform:
+				n = (n + 1) / 2 * 2
+				v.aud = manifest.AudioMeta{NumSamples: uint32(n / 2), SampleRate: 8000, NumChannels: 1, BitDepth: 16, Codec: 0}
+			case typ == manifest.TypeTextRaw:
+				v.txt = manifest.TextMeta{Encoding: 0}
+			case typ == manifest.TypeTextTokenized:
+				n = (n + 3) / 4 * 4
 			}
 			v.payload = make([]byte, n)
 			for j := range v.payload {

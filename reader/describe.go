@@ -1,7 +1,9 @@
 package reader
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/mldf/convert/manifest"
@@ -148,6 +150,32 @@ type FieldValue struct {
 	Image manifest.ImageMeta  // IMAGE_*
 	Audio manifest.AudioMeta  // AUDIO_*
 	Text  manifest.TextMeta   // TEXT_*
+}
+
+// MarshalJSON encodes v as encoding/json encodes the struct, except that a FLOAT value that is
+// NaN or infinite, which JSON numbers cannot hold, is the string "NaN", "Infinity" or
+// "-Infinity" (what `convert inspect --sample N --json` prints; Python's float() reads all
+// three).
+func (v FieldValue) MarshalJSON() ([]byte, error) {
+	type plain FieldValue
+	return json.Marshal(struct {
+		plain
+		Float any
+	}{plain(v), JSONFloat(v.Float)})
+}
+
+// JSONFloat returns x, or for a NaN or infinite x the string "NaN", "Infinity" or
+// "-Infinity", for encoding as JSON.
+func JSONFloat(x float64) any {
+	switch {
+	case math.IsNaN(x):
+		return "NaN"
+	case math.IsInf(x, 1):
+		return "Infinity"
+	case math.IsInf(x, -1):
+		return "-Infinity"
+	}
+	return x
 }
 
 // String formats the value on one line, e.g. `label INT 7` or

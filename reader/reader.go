@@ -5,9 +5,12 @@
 // Open checks the signature, the header, the pointers against the file size and each other,
 // and the field descriptors (rules R1..R12 of docs/FORMAT.md §10); it never allocates in
 // proportion to a header value before checking that value against the file size. Every
-// accessor checks the payload reference it follows (rule R13). Verify checks the rest (rules
-// V1..V7): the allocation table, the page rule, the one-to-one match of references and
-// allocation entries, the CRC-32C of every payload and the header's xxhash64.
+// accessor checks the payload reference it follows (rule R13) and that the value's metadata
+// agrees with its payload (field rules F1..F10, manifest.FieldRules). Verify checks the rest
+// (rules V1..V7, and F1..F10 for every value): the allocation table, the page rule, the
+// one-to-one match of references and allocation entries, the CRC-32C of every payload and the
+// header's xxhash64; VerifyWith can also decode every payload (rules D1..D5, with the
+// decoders of package reader/decode).
 //
 // A Reader is safe for concurrent use by many goroutines until Close. Slices it returns point
 // into the mapped file: they are read-only and valid only until Close. The file must not be
@@ -16,6 +19,7 @@
 package reader
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -42,6 +46,7 @@ type Reader struct {
 	alloc     []byte // the allocation table, to end of file
 
 	fields     []manifest.FieldDesc
+	rules      []*manifest.FieldRules // per field: rules F1..F10 (docs/FORMAT.md §10.2)
 	layout     manifest.RowLayout
 	hasPayload []bool
 	numSamples int
@@ -202,6 +207,10 @@ func newReader(name string, src backing, size uint64) (*Reader, error) {
 	if h.Flags&manifest.FlagCompressed != 0 {
 		return fail("R4", ErrUnsupported, "compressed flag set (flags %#x); MLDF 1.x defines no compression of the data region", h.Flags)
 	}
+	if h.Flags&manifest.FlagChecksummed == 0 && h.Checksum != 0 {
+		return fail("R4", ErrCorrupt, "flag bit 2 (checksummed) is clear but the header checksum is %016x, where writers store zero: "+
+			"the flag was altered (one flipped bit would turn every check off)", h.Checksum)
+	}
 	if h.PageSize < MinPageSize {
 		return fail("R5", ErrCorrupt, "page size %d is smaller than %d", h.PageSize, MinPageSize)
 	}
@@ -249,6 +258,7 @@ func newReader(name string, src backing, size uint64) (*Reader, error) {
 	}
 	r.fields = make([]manifest.FieldDesc, h.NumFields)
 	r.hasPayload = make([]bool, h.NumFields)
+	r.rules = make([]*manifest.FieldRules, h.NumFields)
 	types := make([]manifest.TypeID, h.NumFields)
 	seen := make(map[string]int, h.NumFields)
 	for k := range r.fields {
@@ -266,6 +276,7 @@ func newReader(name string, src backing, size uint64) (*Reader, error) {
 		}
 		seen[d.Name] = k
 		r.fields[k] = d
+		r.rules[k] = manifest.NewFieldRules(d)
 		types[k] = d.Type
 		_, r.hasPayload[k] = manifest.MetaSize(d.Type)
 	}
@@ -425,6 +436,38 @@ func (r *Reader) payload(i, f int, ref manifest.PayloadRef) ([]byte, error) {
 	return b, nil
 }
 
+// value returns the payload of sample i, field f, whose metadata struct is m, after rules R13
+// and F1..F10 (docs/FORMAT.md §10.2).
+func (r *Reader) value(i, f int, m []byte) ([]byte, error) {
+	p, err := r.payload(i, f, manifest.GetRef(m))
+	if err != nil {
+		return nil, err
+	}
+	if err := r.rules[f].Check(m, p); err != nil {
+		return nil, r.fieldErr(err, i, f)
+	}
+	return p, nil
+}
+
+// fieldErr turns a *manifest.FieldError about sample i, field f into a *RuleError wrapping
+// ErrCorrupt (sample -1: about the field's descriptor).
+func (r *Reader) fieldErr(err error, i, f int) error {
+	var fe *manifest.FieldError
+	if !errors.As(err, &fe) {
+		return fmt.Errorf("%s: sample %d, field %d %q: %w", r.name, i, f, r.fields[f].Name, err)
+	}
+	return r.at(r.ruleErr(fe.Rule, ErrCorrupt, "%s", fe.Msg), i, f)
+}
+
+// FieldRules returns the rules (docs/FORMAT.md §10.2) of field f, read from its descriptor
+// when the file was opened, or nil when f is out of range.
+func (r *Reader) FieldRules(f int) *manifest.FieldRules {
+	if f < 0 || f >= len(r.rules) {
+		return nil
+	}
+	return r.rules[f]
+}
+
 func (r *Reader) typeErr(i, f int, want string) error {
 	return fmt.Errorf("%s: sample %d, field %d %q: %w: field is %s, not %s", r.name, i, f, r.fields[f].Name,
 		ErrFieldType, r.fields[f].Type, want)
@@ -432,7 +475,8 @@ func (r *Reader) typeErr(i, f int, want string) error {
 
 // Payload returns the payload of sample i, field f: a read-only slice of the mapped file (a
 // copy when the file could not be mapped), or nil for an empty payload. It checks that the
-// reference lies inside the data region (rule R13); it does not check the CRC (see Verify).
+// reference lies inside the data region (rule R13) and that the metadata agrees with the
+// payload (rules F1..F10); it does not check the CRC or decode the payload (see Verify).
 func (r *Reader) Payload(i, f int) ([]byte, error) {
 	m, err := r.metaErr(i, f)
 	if err != nil {
@@ -441,7 +485,7 @@ func (r *Reader) Payload(i, f int) ([]byte, error) {
 	if !r.hasPayload[f] {
 		return nil, r.typeErr(i, f, "a payload-bearing type")
 	}
-	return r.payload(i, f, manifest.GetRef(m))
+	return r.value(i, f, m)
 }
 
 // Ref returns the payload reference (data_ptr, data_size) of sample i, field f without
@@ -489,7 +533,8 @@ func isText(t manifest.TypeID) bool {
 	return t >= manifest.TypeTextRaw && t <= manifest.TypeTextHierarchical
 }
 
-// Image returns the metadata and payload of IMAGE_* field f in sample i.
+// Image returns the metadata and payload of IMAGE_* field f in sample i, after rules R13 and
+// F1..F4 (the payload is nil when a rule fails).
 func (r *Reader) Image(i, f int) (manifest.ImageMeta, []byte, error) {
 	m, err := r.metaErr(i, f)
 	if err != nil {
@@ -498,11 +543,12 @@ func (r *Reader) Image(i, f int) (manifest.ImageMeta, []byte, error) {
 	if !isImage(r.fields[f].Type) {
 		return manifest.ImageMeta{}, nil, r.typeErr(i, f, "IMAGE_*")
 	}
-	p, err := r.payload(i, f, manifest.GetRef(m))
+	p, err := r.value(i, f, m)
 	return manifest.GetImageMeta(m), p, err
 }
 
-// Audio returns the metadata and payload of AUDIO_* field f in sample i.
+// Audio returns the metadata and payload of AUDIO_* field f in sample i, after rules R13 and
+// F1, F5..F7 (the payload is nil when a rule fails).
 func (r *Reader) Audio(i, f int) (manifest.AudioMeta, []byte, error) {
 	m, err := r.metaErr(i, f)
 	if err != nil {
@@ -511,11 +557,12 @@ func (r *Reader) Audio(i, f int) (manifest.AudioMeta, []byte, error) {
 	if !isAudio(r.fields[f].Type) {
 		return manifest.AudioMeta{}, nil, r.typeErr(i, f, "AUDIO_*")
 	}
-	p, err := r.payload(i, f, manifest.GetRef(m))
+	p, err := r.value(i, f, m)
 	return manifest.GetAudioMeta(m), p, err
 }
 
-// Text returns the metadata and payload of TEXT_* field f in sample i.
+// Text returns the metadata and payload of TEXT_* field f in sample i, after rules R13 and
+// F1, F8, F9 (the payload is nil when a rule fails).
 func (r *Reader) Text(i, f int) (manifest.TextMeta, []byte, error) {
 	m, err := r.metaErr(i, f)
 	if err != nil {
@@ -524,7 +571,7 @@ func (r *Reader) Text(i, f int) (manifest.TextMeta, []byte, error) {
 	if !isText(r.fields[f].Type) {
 		return manifest.TextMeta{}, nil, r.typeErr(i, f, "TEXT_*")
 	}
-	p, err := r.payload(i, f, manifest.GetRef(m))
+	p, err := r.value(i, f, m)
 	return manifest.GetTextMeta(m), p, err
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	lies "github.com/mldf/convert/internal/hostile"
 	"github.com/mldf/convert/manifest"
 )
 
@@ -197,6 +198,13 @@ var hostileCases = []hostile{
 	{name: "major 0", mut: set16(offMajor, 0), err: ErrVersion, rule: "R3", open: true},
 	{name: "not little-endian", mut: set32(offFlags, 4), err: ErrCorrupt, cause: manifest.ErrBadHeader, rule: "R4", open: true},
 	{name: "encrypted", mut: set32(offFlags, 1|4|8), err: ErrUnsupported, rule: "R4", open: true},
+	// Issue 18 item 1: one flipped bit must not turn the checksums off.
+	{name: "checksummed flag cleared (0x05 -> 0x01)", mut: flip(offFlags, 0x04), err: ErrCorrupt, rule: "R4", open: true, where: "header checksum is 9ab57030a6859133"},
+	{name: "checksummed flag cleared, header checksum zeroed", mut: muts(flip(offFlags, 0x04), set64(offSum, 0)), err: ErrCorrupt, rule: "V6",
+		where: "check is 9a71bb4c"},
+	{name: "unchecksummed file, header checksum bit set", mut: muts(unchecksum, flip(offSum+3, 0x10)), err: ErrCorrupt, rule: "R4", open: true},
+	{name: "unchecksummed file, check bit set", mut: muts(unchecksum, flip(entry(2)+12, 0x01)), err: ErrCorrupt, rule: "V6",
+		where: "sample 3"},
 	{name: "compressed", mut: set32(offFlags, 1|2|4), err: ErrUnsupported, rule: "R4", open: true},
 	{name: "page size not a power of two", mut: set32(offPage, 3000), err: ErrCorrupt, cause: manifest.ErrBadHeader, rule: "R5", open: true},
 	{name: "page size zero", mut: set32(offPage, 0), err: ErrCorrupt, rule: "R5", open: true},
@@ -380,9 +388,19 @@ func TestMinorVersionAccepted(t *testing.T) {
 	}
 }
 
-func TestUnchecksummed(t *testing.T) {
-	b := golden(t)
+// unchecksum turns the golden file into one written without checksums: flag bit 2 clear,
+// zero header checksum, zero checks.
+func unchecksum(b []byte) []byte {
 	le.PutUint32(b[offFlags:], manifest.FlagLittleEndian)
+	le.PutUint64(b[offSum:], 0)
+	for k := range 3 {
+		le.PutUint32(b[entry(k)+12:], 0)
+	}
+	return b
+}
+
+func TestUnchecksummed(t *testing.T) {
+	b := unchecksum(golden(t))
 	b[8200] ^= 1 // not detected without checksums
 	r, err := FromBytes("plain", b)
 	if err != nil {
@@ -470,6 +488,11 @@ func FuzzOpen(f *testing.F) {
 			rehash(b)
 		}
 		f.Add(b)
+	}
+	for _, l := range lies.Lies {
+		if b, _, _, err := lies.Apply(g, l); err == nil {
+			f.Add(b)
+		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var before, after runtime.MemStats

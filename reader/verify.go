@@ -2,8 +2,14 @@ package reader
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/mldf/convert/manifest"
 )
@@ -23,16 +29,44 @@ type VerifyReport struct {
 	Checksummed     bool    // the file carries checksums (flag bit 2)
 	ChecksumsOK     bool    // Checksummed and every CRC-32C and the header xxhash64 matched
 	GapsChecked     bool    // gap bytes were checked to be zero (V7; minor version 0 files)
+	FieldsChecked   bool    // every value met the field rules F1..F10
+	Decoded         int     // payloads decoded and checked (rules D1..D5, VerifyOptions.NewDecoder)
 }
 
-// Verify opens the file at path and checks every rule of docs/FORMAT.md §10.
+// PayloadDecoder decodes payloads for the content rules D1..D5 of docs/FORMAT.md §10.3:
+// package reader/decode provides one. A decoder is used by one goroutine at a time.
+type PayloadDecoder interface {
+	// Decode checks payload, the non-empty payload of a field whose descriptor is fd, whose
+	// rules are fr and whose metadata struct is meta (rules R13 and F1..F10 hold). It returns
+	// nil or a *manifest.FieldError naming the broken rule.
+	Decode(fd *manifest.FieldDesc, fr *manifest.FieldRules, meta, payload []byte) error
+	// Close releases the decoder.
+	Close()
+}
+
+// VerifyOptions configure VerifyWith. The zero value is what Verify does.
+type VerifyOptions struct {
+	// NewDecoder, when set, makes VerifyWith decode every non-empty payload (rules D1..D5),
+	// after every other rule held, with one decoder per worker.
+	NewDecoder func() (PayloadDecoder, error)
+	// Workers is the number of goroutines that decode; 0 means runtime.GOMAXPROCS.
+	Workers int
+}
+
+// Verify opens the file at path and checks every rule of docs/FORMAT.md §10 except the
+// payload decoding rules (see VerifyWith).
 func Verify(path string) (*VerifyReport, error) {
+	return VerifyFile(context.Background(), path, VerifyOptions{})
+}
+
+// VerifyFile opens the file at path and runs VerifyWith.
+func VerifyFile(ctx context.Context, path string, o VerifyOptions) (*VerifyReport, error) {
 	r, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	return r.Verify()
+	return r.VerifyWith(ctx, o)
 }
 
 // zeroBlock is compared against gap bytes (never written).
@@ -41,11 +75,22 @@ var zeroBlock [4096]byte
 // gapChunk bounds the buffer used to read gaps when the file is not mapped.
 const gapChunk = 1 << 20
 
-// Verify checks rules V1..V7 of docs/FORMAT.md §10 (Open has checked R1..R12) and returns
-// the first violation found, as a *RuleError wrapping ErrCorrupt or ErrChecksum. The order is
-// fixed: V1 (header checksum), then V2..V5 in file order, V6 (payload CRCs), V7 (gaps). The
-// report is filled as far as the checks went.
+// Verify checks rules V1..V7 and F1..F10 of docs/FORMAT.md §10 (Open has checked R1..R12);
+// see VerifyWith.
 func (r *Reader) Verify() (*VerifyReport, error) {
+	return r.VerifyWith(context.Background(), VerifyOptions{})
+}
+
+// VerifyWith checks rules V1..V7 and F1..F10 of docs/FORMAT.md §10 (Open has checked
+// R1..R12), and D1..D5 when o.NewDecoder is set, and returns the first violation found, as a
+// *RuleError wrapping ErrCorrupt or ErrChecksum. The order is fixed: V1 (header checksum),
+// V2..V4 (the allocation table), V5 with R13 (every reference), F1..F10 (every value, in
+// sample order), V6 (payload CRCs, or zero checks in a file without checksums), V7 (gaps),
+// then D1..D5 (in sample order). The report is filled as far as the checks went.
+//
+// Memory does not grow with the number of samples beyond one bit per allocation entry; the
+// tables and payloads are read in place (or in bounded chunks when the file is not mapped).
+func (r *Reader) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 	if r.closed {
 		return nil, fmt.Errorf("%s: %w", r.name, ErrClosed)
 	}
@@ -110,12 +155,16 @@ func (r *Reader) Verify() (*VerifyReport, error) {
 		rep.PageFill = float64(rep.PayloadBytes) / float64(rep.DataRegionBytes)
 	}
 
-	// V5 (and R13 for every row): references and entries match one to one.
-	// owner[k] = 1 + sample*F + field of the reference to entry k.
-	owner := make([]uint64, n)
-	nf := uint64(len(r.fields))
+	// V5 (and R13 for every row): references and entries match one to one. One bit per
+	// entry records that it is referenced.
+	used := make([]uint64, (n+63)/64)
 	hint := 0
 	for i := range r.numSamples {
+		if i&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return rep, err
+			}
+		}
 		for f := range r.fields {
 			if !r.hasPayload[f] {
 				continue
@@ -142,44 +191,65 @@ func (r *Reader) Verify() (*VerifyReport, error) {
 				err.Entry = k
 				return rep, err
 			}
-			if owner[k] != 0 {
-				oi, of := (owner[k]-1)/nf, int((owner[k]-1)%nf)
+			if used[k/64]&(1<<(k%64)) != 0 {
+				oi, of, _ := r.PayloadOwner(ref.Ptr) // an earlier row set the bit: found
 				err := r.at(r.ruleErr("V5", ErrCorrupt, "payload at ptr %d is also referenced by sample %d, field %d %q",
-					ref.Ptr, oi, of, r.fields[of].Name), i, f)
+					ref.Ptr, oi, of, r.fields[max(of, 0)].Name), i, f)
 				err.Entry = k
 				return rep, err
 			}
-			owner[k] = 1 + uint64(i)*nf + uint64(f)
+			used[k/64] |= 1 << (k % 64)
 			hint = k + 1
 		}
 	}
 	for k := range n {
-		if owner[k] == 0 {
+		if used[k/64]&(1<<(k%64)) == 0 {
 			e := r.AllocEntry(k)
 			err := r.ruleErr("V5", ErrCorrupt, "entry (ptr %d, size %d) is not referenced by any metadata row", e.Ptr, e.Size)
 			err.Entry = k
 			return rep, err
 		}
 	}
+	used = nil
 
-	// V6: payload CRC-32C.
-	if rep.Checksummed {
-		for k := range n {
-			e := r.AllocEntry(k)
-			p, err := r.src.bytes(e.Ptr, uint64(e.Size))
-			if err != nil {
-				return rep, fmt.Errorf("%s: allocation entry %d: reading payload: %w", r.name, k, err)
-			}
-			if got := manifest.PayloadChecksum(p); got != e.Check {
-				oi, of := (owner[k]-1)/nf, int((owner[k]-1)%nf)
-				err := r.at(r.ruleErr("V6", ErrChecksum, "payload [%d, %d+%d) has CRC-32C %08x, the allocation table says %08x",
-					e.Ptr, e.Ptr, e.Size, got, e.Check), int(oi), of)
-				err.Entry = k
+	// F1..F10: every field's arguments, then every value against its metadata.
+	if err := r.checkFields(ctx); err != nil {
+		return rep, err
+	}
+	rep.FieldsChecked = true
+
+	// V6: payload CRC-32C; without checksums, every check is zero.
+	for k := range n {
+		if k&4095 == 0 {
+			if err := ctx.Err(); err != nil {
 				return rep, err
 			}
 		}
-		rep.ChecksumsOK = true
+		e := r.AllocEntry(k)
+		if !rep.Checksummed {
+			if e.Check != 0 {
+				oi, of, _ := r.PayloadOwner(e.Ptr)
+				err := r.at(r.ruleErr("V6", ErrCorrupt,
+					"flag bit 2 (checksummed) is clear but the allocation entry's check is %08x, where writers store zero: the flag was altered",
+					e.Check), oi, of)
+				err.Entry = k
+				return rep, err
+			}
+			continue
+		}
+		p, err := r.src.bytes(e.Ptr, uint64(e.Size))
+		if err != nil {
+			return rep, fmt.Errorf("%s: allocation entry %d: reading payload: %w", r.name, k, err)
+		}
+		if got := manifest.PayloadChecksum(p); got != e.Check {
+			oi, of, _ := r.PayloadOwner(e.Ptr)
+			err := r.at(r.ruleErr("V6", ErrChecksum, "payload [%d, %d+%d) has CRC-32C %08x, the allocation table says %08x",
+				e.Ptr, e.Ptr, e.Size, got, e.Check), oi, of)
+			err.Entry = k
+			return rep, err
+		}
 	}
+	rep.ChecksumsOK = rep.Checksummed
 
 	// V7: gaps are zero (files of the minor versions this reader knows).
 	if h.VersionMinor <= manifest.VersionMinor {
@@ -203,7 +273,149 @@ func (r *Reader) Verify() (*VerifyReport, error) {
 		}
 		rep.GapsChecked = true
 	}
+
+	// D1..D5: decode every payload.
+	if o.NewDecoder != nil {
+		decoded, err := r.decodeAll(ctx, o)
+		rep.Decoded = decoded
+		if err != nil {
+			return rep, err
+		}
+	}
 	return rep, nil
+}
+
+// PayloadOwner returns the first sample and field whose payload reference points at ptr, or
+// (-1, -1, false). It scans the metadata table (O(samples × fields)): it serves to name the
+// sample of an error found from the allocation table.
+func (r *Reader) PayloadOwner(ptr uint64) (sample, field int, ok bool) {
+	for i := range r.numSamples {
+		for f := range r.fields {
+			if r.hasPayload[f] {
+				if ref := manifest.GetRef(r.Meta(i, f)); ref.Size > 0 && ref.Ptr == ptr {
+					return i, f, true
+				}
+			}
+		}
+	}
+	return -1, -1, false
+}
+
+// checkFields applies rules F1..F10 to every field and value, in sample order.
+func (r *Reader) checkFields(ctx context.Context) error {
+	for f, fr := range r.rules {
+		if err := fr.Arguments(); err != nil {
+			return r.fieldErr(err, -1, f)
+		}
+	}
+	for i := range r.numSamples {
+		if i&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		for f, fr := range r.rules {
+			if !r.hasPayload[f] || fr.Empty() {
+				continue
+			}
+			m := r.Meta(i, f)
+			var p []byte
+			if fr.NeedsPayload() {
+				var err error
+				if p, err = r.payload(i, f, manifest.GetRef(m)); err != nil {
+					return err
+				}
+			}
+			if err := fr.Check(m, p); err != nil {
+				return r.fieldErr(err, i, f)
+			}
+		}
+	}
+	return nil
+}
+
+// decodeBatch is the number of samples a decode worker takes at a time.
+const decodeBatch = 64
+
+// decodeAll applies rules D1..D5 to every non-empty payload with o.Workers goroutines. The
+// error reported is the one of the lowest sample that fails, whatever the number of workers:
+// batches are handed out in sample order and, once one fails, only batches already handed out
+// finish.
+func (r *Reader) decodeAll(ctx context.Context, o VerifyOptions) (int, error) {
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	batches := (r.numSamples + decodeBatch - 1) / decodeBatch
+	workers = max(1, min(workers, batches))
+	var (
+		next     atomic.Int64 // next batch to hand out
+		failed   atomic.Bool
+		decoded  atomic.Int64
+		mu       sync.Mutex
+		firstBad = -1
+		firstErr error
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	for range workers {
+		g.Go(func() error {
+			dec, err := o.NewDecoder()
+			if err != nil {
+				return fmt.Errorf("%s: starting a payload decoder: %w", r.name, err)
+			}
+			defer dec.Close()
+			for !failed.Load() {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				b := int(next.Add(1) - 1)
+				if b >= batches {
+					return nil
+				}
+				i, err := r.decodeRange(dec, b*decodeBatch, min((b+1)*decodeBatch, r.numSamples), &decoded)
+				if err != nil {
+					mu.Lock()
+					if firstBad < 0 || i < firstBad {
+						firstBad, firstErr = i, err
+					}
+					mu.Unlock()
+					failed.Store(true)
+				}
+			}
+			return nil
+		})
+	}
+	err := g.Wait()
+	if firstErr != nil {
+		return int(decoded.Load()), firstErr
+	}
+	return int(decoded.Load()), err
+}
+
+// decodeRange decodes the payloads of samples [from, to) and returns the sample of the first
+// failure.
+func (r *Reader) decodeRange(dec PayloadDecoder, from, to int, decoded *atomic.Int64) (int, error) {
+	for i := from; i < to; i++ {
+		for f := range r.fields {
+			if !r.hasPayload[f] {
+				continue
+			}
+			m := r.Meta(i, f)
+			ref := manifest.GetRef(m)
+			if ref.Size == 0 {
+				continue
+			}
+			p, err := r.payload(i, f, ref)
+			if err != nil {
+				return i, err
+			}
+			if err := dec.Decode(&r.fields[f], r.rules[f], m, p); err != nil {
+				return i, r.fieldErr(err, i, f)
+			}
+			decoded.Add(1)
+		}
+	}
+	return to, nil
 }
 
 // checkZero returns a V7 error if any byte in [from, to) is not zero. where describes the

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/reader/decode"
 )
 
 // fileKind sniffs a file's first bytes: "mldf", "taridx", or "beton" (FFCV has no signature,
@@ -106,12 +108,15 @@ func printDescription(w io.Writer, d *reader.Description) {
 
 func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	decodeAll := fs.Bool("decode", false, "also decode every payload (JPEG, PNG, FLAC, JSON, UTF-8 text, token ids) and check it against its metadata")
+	requireSums := fs.Bool("require-checksums", false, "fail when the file carries no checksums (only its structure can be verified)")
+	workers := fs.Int("workers", 0, "goroutines decoding payloads with --decode (0 = one per CPU)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usageErr("verify", "verify FILE")
+	if len(pos) != 1 || *workers < 0 {
+		return usageErr("verify", "verify FILE [--decode] [--require-checksums] [--workers N]")
 	}
 	kind, err := fileKind(pos[0])
 	if err != nil {
@@ -123,18 +128,33 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case "beton":
 		return verifyBeton(stdout, pos[0])
 	}
-	rep, err := reader.Verify(pos[0])
+	opt := reader.VerifyOptions{Workers: *workers}
+	if *decodeAll {
+		opt.NewDecoder = decode.NewPayloadDecoder
+	}
+	rep, err := reader.VerifyFile(ctx, pos[0], opt)
 	if err != nil {
 		return err
 	}
-	sums := "no checksums in the file"
-	if rep.ChecksumsOK {
-		sums = "every CRC-32C and the header xxhash64 match"
+	what := "field rules hold"
+	if *decodeAll {
+		what = fmt.Sprintf("field rules hold, %d payloads decoded", rep.Decoded)
 	}
-	fmt.Fprintf(stdout, "%s: OK: %d samples, %d fields, %d payloads (%s), %d pages used, fill %.1f%%; %s\n",
-		rep.File, rep.Samples, rep.Fields, rep.Entries, human(rep.PayloadBytes), rep.PagesUsed, 100*rep.PageFill, sums)
+	if !rep.Checksummed {
+		fmt.Fprintf(stdout, "%s: structure verified; file has no checksums, so changed payload bytes cannot be detected: %d samples, %d fields, %d payloads (%s), %d pages used, fill %.1f%%; %s\n",
+			rep.File, rep.Samples, rep.Fields, rep.Entries, human(rep.PayloadBytes), rep.PagesUsed, 100*rep.PageFill, what)
+		if *requireSums {
+			return fmt.Errorf("%s: %w: the file carries no checksums (written with checksums off) and --require-checksums is set", rep.File, errNoChecksums)
+		}
+		return nil
+	}
+	fmt.Fprintf(stdout, "%s: OK: %d samples, %d fields, %d payloads (%s), %d pages used, fill %.1f%%; every CRC-32C and the header xxhash64 match; %s\n",
+		rep.File, rep.Samples, rep.Fields, rep.Entries, human(rep.PayloadBytes), rep.PagesUsed, 100*rep.PageFill, what)
 	return nil
 }
+
+// errNoChecksums: verify --require-checksums on a file without checksums.
+var errNoChecksums = errors.New("no checksums")
 
 func cmdCat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cat", flag.ContinueOnError)

@@ -34,7 +34,7 @@ func commands() map[string]command {
 		"validate": {cmdValidate, "validate RECIPE.yaml: check a recipe and print the resolved plan"},
 		"images":   {cmdImages, "images SRC_DIR OUT.mldf [flags]: convert an ImageFolder (root/<class>/<image>)"},
 		"inspect":  {cmdInspect, "inspect FILE [--sample N]: header, fields, sizes (also .taridx and .beton)"},
-		"verify":   {cmdVerify, "verify FILE: check every structural invariant and checksum"},
+		"verify":   {cmdVerify, "verify FILE [--decode] [--require-checksums]: check every structural invariant, field rule and checksum"},
 		"index":    {cmdIndex, "index SHARD.tar [...] -o FOLD.taridx: write a TARIDX index"},
 		"merge":    {cmdMerge, "merge OUT.mldf PARTS...: join the parts of a sharded run"},
 		"cat":      {cmdCat, "cat FILE --sample N --field F: write one payload to stdout"},

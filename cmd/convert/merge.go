@@ -19,7 +19,8 @@ import (
 // convert merge RECIPE.yaml to merge the parts of the recipe's output.
 func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
-	verifyParts := fs.Bool("verify-parts", false, "verify every part fully (all payload CRC-32C) before merging")
+	verifyParts := fs.Bool("verify-parts", false, "verify every part fully (every structural and field rule) before merging")
+	checkParts := fs.Bool("check-parts", true, "check every payload's CRC-32C while copying (=false: trust the parts and copy with copy_file_range, unread)")
 	verifyOut := fs.Bool("verify", false, "verify the merged file (every rule and checksum) after writing it")
 	copyBy := fs.String("copy", "auto", "data copy: auto (copy_file_range where the kernel allows) | readwrite")
 	asJSON := fs.Bool("json", false, "print the merge report as JSON")
@@ -28,9 +29,9 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if len(pos) < 1 {
-		return usageErr("merge", "merge OUT.mldf [PARTS...] | merge RECIPE.yaml [--verify-parts] [--verify] [--copy auto|readwrite]")
+		return usageErr("merge", "merge OUT.mldf [PARTS...] | merge RECIPE.yaml [--check-parts=false] [--verify-parts] [--verify] [--copy auto|readwrite]")
 	}
-	opt := merge.Options{VerifyParts: *verifyParts}
+	opt := merge.Options{VerifyParts: *verifyParts, TrustParts: !*checkParts}
 	switch *copyBy {
 	case "auto":
 	case "readwrite", "read-write":

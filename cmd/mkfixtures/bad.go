@@ -9,11 +9,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mldf/convert/encoders/imagefield"
+	"github.com/mldf/convert/internal/hostile"
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/reader/decode"
 	"github.com/mldf/convert/sample"
 )
 
@@ -28,8 +31,17 @@ type badCase struct {
 	VerifyOK    bool   `json:"verify_ok"`
 	VerifyError string `json:"verify_error,omitempty"`
 	VerifyRule  string `json:"verify_rule,omitempty"`
-	// AccessErrors lists [sample, field] pairs whose value the Go reader refuses (rule R13).
+	// AccessErrors lists [sample, field] pairs whose value the Go reader refuses, all with
+	// rule AccessRule (R13, or F1..F10 for a lying metadata struct).
 	AccessErrors [][2]int `json:"access_errors"`
+	AccessRule   string   `json:"access_rule,omitempty"`
+	// Base is the good fixture the file was made from (lying files, internal/hostile).
+	Base string `json:"base,omitempty"`
+	// DecodeRule and DecodeSample/DecodeField: what `verify --decode` reports (rules D1..D5)
+	// when only decoding can tell, else "".
+	DecodeRule   string `json:"decode_rule,omitempty"`
+	DecodeSample int    `json:"decode_sample"`
+	DecodeField  int    `json:"decode_field"`
 }
 
 // Header field offsets in the file (signature + header offset).
@@ -136,6 +148,9 @@ func writeBad(dir string) error {
 	if err := writeBigPayloadBad(dir, &cases); err != nil {
 		return err
 	}
+	if err := writeLies(dir, &cases); err != nil {
+		return err
+	}
 	data, err := json.MarshalIndent(cases, "", "  ")
 	if err != nil {
 		return err
@@ -177,6 +192,7 @@ func judge(path, name, what string) badCase {
 			}
 			if _, err := r.Payload(i, k); err != nil {
 				c.AccessErrors = append(c.AccessErrors, [2]int{i, k})
+				c.AccessRule = ruleOf(err)
 			}
 		}
 	}
@@ -190,6 +206,51 @@ func ruleOf(err error) string {
 		return re.Rule
 	}
 	return ""
+}
+
+// writeLies writes every lying file of internal/hostile, each made from the first good
+// fixture that has what the lie edits, and records what the Go reader says about it,
+// including what decoding the payloads says.
+func writeLies(dir string, cases *[]badCase) error {
+	bases := []string{"scalars", "images", "audio", "text", "ndarray"}
+	for _, l := range hostile.Lies {
+		done := false
+		for _, base := range bases {
+			good, err := os.ReadFile(filepath.Join(dir, base+".mldf"))
+			if err != nil {
+				return err
+			}
+			b, _, _, err := hostile.Apply(good, l)
+			if errors.Is(err, hostile.ErrNotApplicable) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			name := l.Name + ".mldf"
+			path := filepath.Join(dir, name)
+			if err := writeFile(path, b); err != nil {
+				return err
+			}
+			c := judge(path, name, l.What)
+			c.Base = base
+			if r, err := reader.Open(path); err == nil {
+				_, err := r.VerifyWith(context.Background(), reader.VerifyOptions{NewDecoder: decode.NewPayloadDecoder, Workers: 1})
+				var re *reader.RuleError
+				if errors.As(err, &re) && strings.HasPrefix(re.Rule, "D") {
+					c.DecodeRule, c.DecodeSample, c.DecodeField = re.Rule, re.Sample, re.Field
+				}
+				r.Close()
+			}
+			*cases = append(*cases, c)
+			done = true
+			break
+		}
+		if !done {
+			return fmt.Errorf("lie %s: no fixture has what it edits", l.Name)
+		}
+	}
+	return nil
 }
 
 // writeBigPayloadBad writes a raw image file whose pixels span several pages and flips a bit

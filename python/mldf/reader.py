@@ -10,6 +10,7 @@ import struct
 import numpy as np
 
 from . import _format as F
+from . import _rules as RU
 from ._checksum import crc32c_many, xxh64_fast
 
 try:  # Pillow is optional: without it images stay encoded
@@ -30,7 +31,9 @@ class FormatError(ValueError):
     """The file is not a valid MLDF file (or this reader cannot read it).
 
     ``rule`` names the docs/FORMAT.md rule ("R1".."R13" checked when opening or reading a value,
-    "V1".."V7" by ``verify()``); ``sample``/``field`` say where, when known."""
+    "F1".."F10" (a value's metadata against its payload) when reading a value and by
+    ``verify()``, "D1".."D5" when a payload is decoded, "V1".."V7" by ``verify()``);
+    ``sample``/``field`` say where, when known."""
 
     def __init__(self, path, rule, message, sample=None, field=None, entry=None):
         where = []
@@ -114,7 +117,7 @@ class Field:
     ``raw_arguments``), ``raw_arguments`` (128 bytes)."""
 
     __slots__ = ("index", "name", "type", "type_id", "flags", "metadata_size", "offset", "arguments",
-                 "raw_arguments", "kind")
+                 "raw_arguments", "kind", "rules")
 
     def __init__(self, index, name, type_id, flags, metadata_size, offset, raw_arguments):
         self.index, self.name, self.type_id, self.flags = index, name, type_id, flags
@@ -123,6 +126,7 @@ class Field:
         self.raw_arguments = raw_arguments
         self.arguments = F.decode_arguments(type_id, raw_arguments)
         self.kind = F.kind_of(type_id)
+        self.rules = RU.FieldRules(type_id, raw_arguments)
 
     @property
     def has_payload(self):
@@ -203,6 +207,9 @@ class Reader:
             self._fail("R4", "encrypted files are not supported (flags %#x)" % flags)
         if flags & F.FLAG_COMPRESSED:
             self._fail("R4", "compressed flag set (flags %#x); MLDF 1.x defines no compression" % flags)
+        if not flags & F.FLAG_CHECKSUMMED and checksum != 0:
+            self._fail("R4", "flag bit 2 (checksummed) is clear but the header checksum is %016x, where writers store "
+                       "zero: the flag was altered (one flipped bit would turn every check off)" % checksum)
         if page == 0 or page & (page - 1):
             self._fail("R5", "page size %d is not a power of two" % page)
         if page < F.MIN_PAGE_SIZE:
@@ -434,6 +441,10 @@ class Reader:
     def _array(self, ptr, size, dtype):
         return np.frombuffer(self._buf, dtype=dtype, count=size // dtype.itemsize, offset=ptr)
 
+    def _rule(self, e, i, f):
+        """Raise the FormatError of a RuleViolation about sample i, field f."""
+        self._fail(e.rule, e.message, sample=i, field=f.name)
+
     def _value(self, i, f):
         off = self.metadata_ptr + i * self.row_size + f.offset
         kind = f.kind
@@ -442,114 +453,120 @@ class Reader:
         m = self._structs[f.index].unpack_from(self._buf, off)
         ptr, size = m[0], m[1]
         data = self._payload(i, f, ptr, size)
+        try:
+            f.rules.check(m, data)  # F1..F10
+        except RU.RuleViolation as e:
+            self._rule(e, i, f)
+        t = f.type_id
         if kind == F.K_IMAGE:
             return self._image(i, f, ptr, size, data, m)
-        if kind == F.K_AUDIO:
+        if t in (F.AUDIO_WAVEFORM, F.AUDIO_COMPRESSED):
             return self._audio(i, f, ptr, size, data, m)
-        if kind == F.K_TEXT:
+        if t in (F.TEXT_RAW, F.TEXT_TOKENIZED, F.TEXT_PACKED):
             return self._text(i, f, ptr, size, data, m)
-        t = f.type_id
         if t == F.BYTES:
             return data
         if size == 0:
             return None
         if t == F.JSON:
             try:
-                return json.loads(bytes(data).decode("utf-8"))
-            except (UnicodeDecodeError, ValueError) as e:
-                self._fail("R13", "JSON payload does not parse: %s" % e, sample=i, field=f.name)
+                return RU.load_json(data)
+            except RU.RuleViolation as e:
+                self._rule(e, i, f)
         if t == F.NDARRAY:
             return self._ndarray(i, f, ptr, size, data)
-        return data  # MULTIMODAL_SAMPLE and other blobs: raw bytes
+        return data  # MULTIMODAL_SAMPLE, AUDIO_SPECTROGRAM, ... (no documented payload): raw bytes
 
     def _ndarray(self, i, f, ptr, size, data):
-        a = f.arguments or {}
-        if a.get("layout") == "fixed":
-            try:
-                dt = np.dtype(a["dtype"])
-            except TypeError:
-                self._fail("R13", "NDARRAY dtype %r is not a numpy dtype" % a.get("dtype"), sample=i, field=f.name)
-            shape = a["shape"]
-            want = dt.itemsize * int(np.prod(shape, dtype=object))
-            if want != size:
-                self._fail("R13", "NDARRAY payload is %d bytes, dtype %s shape %s needs %d" % (size, dt, shape, want),
-                           sample=i, field=f.name)
-            return self._array(ptr, size, dt).reshape(shape)
-        if a.get("layout") == "npy":
-            try:
-                return np.load(io.BytesIO(data), allow_pickle=False)
-            except (ValueError, OSError, EOFError) as e:
-                self._fail("R13", "NDARRAY payload is not a .npy file: %s" % e, sample=i, field=f.name)
-        return data  # undocumented arguments: raw bytes
+        r = f.rules
+        if not r.recorded:
+            return data  # no arguments recorded: raw bytes
+        if r.layout == F.NDARRAY_FIXED:  # F10 checked the size
+            return self._array(ptr, size, np.dtype(r.descr)).reshape(r.shape)
+        descr, shape, start = RU.parse_npy(data)  # F10 checked it parses
+        dt = np.dtype(descr)
+        return np.frombuffer(self._buf, dtype=dt, count=(size - start) // dt.itemsize, offset=ptr + start).reshape(shape)
 
     def _image(self, i, f, ptr, size, data, m):
-        _, _, h, w, c, mode = m
+        _, _, h, w, c, mode = m  # F2..F4 checked them
         if size == 0:
             return None
         if mode == F.IMAGE_MODE_RAW:
-            if size != h * w * c:
-                self._fail("R13", "raw image payload is %d bytes, %dx%dx%d needs %d" % (size, h, w, c, h * w * c),
-                           sample=i, field=f.name)
             return self._array(ptr, size, np.dtype(np.uint8)).reshape(h, w, c)
-        fmt = {F.IMAGE_MODE_JPEG: "jpeg", F.IMAGE_MODE_PNG: "png"}.get(mode)
-        if fmt is None:
-            self._fail("R13", "unknown image mode %d" % mode, sample=i, field=f.name)
+        fmt = "jpeg" if mode == F.IMAGE_MODE_JPEG else "png"
         if not self.decode_images:
             return EncodedImage(data, fmt, h, w, c)
         try:
             arr = _decode_pil(data, c)
         except Exception as e:  # Pillow raises many types for bad data
-            self._fail("R13", "%s payload does not decode: %s" % (fmt.upper(), e), sample=i, field=f.name)
-        if arr.shape != (h, w, c):
-            self._fail("R13", "decoded %s is %s, the metadata says %dx%dx%d" % (fmt.upper(), arr.shape, h, w, c),
+            self._fail("D1", "%s payload does not decode: %s" % (fmt.upper(), e), sample=i, field=f.name)
+        if arr.shape[:2] != (h, w):
+            self._fail("D1", "%s payload is %dx%d, the metadata says %dx%d" % (fmt.upper(), arr.shape[1], arr.shape[0], w, h),
                        sample=i, field=f.name)
         return arr
 
     def _audio(self, i, f, ptr, size, data, m):
-        _, _, frames, rate, ch, depth, codec = m
+        _, _, frames, rate, ch, depth, codec = m  # F5..F7 checked them
         if size == 0:
             return None
         if codec == F.AUDIO_CODEC_PCM:
-            fmt = (f.arguments or {}).get("format")
-            dt = F.AUDIO_DTYPES.get(fmt)
-            if dt is None:
-                if depth == 16:
-                    dt = F.AUDIO_DTYPES["int16"]
-                else:
-                    self._fail("R13", "raw audio of bit depth %d and no sample format in the field arguments" % depth,
-                               sample=i, field=f.name)
-            if size != frames * ch * dt.itemsize:
-                self._fail("R13", "PCM payload is %d bytes, %d frames x %d channels of %s need %d"
-                           % (size, frames, ch, dt, frames * ch * dt.itemsize), sample=i, field=f.name)
-            return self._array(ptr, size, dt).reshape(frames, ch)
-        if codec == F.AUDIO_CODEC_FLAC:
-            if self.decode_audio:
-                dtype = "int16" if depth <= 16 else "int32"
-                arr, _ = _soundfile.read(io.BytesIO(data), dtype=dtype, always_2d=True)
-                return arr
-            out = EncodedAudio(data)
-            out.format, out.sample_rate, out.num_channels, out.num_frames, out.bit_depth = "flac", rate, ch, frames, depth
-            return out
-        self._fail("R13", "unknown audio codec %d" % codec, sample=i, field=f.name)
+            fmt = F.AUDIO_FORMATS.get(f.rules.format, "int16") if f.rules.recorded else "int16"
+            return self._array(ptr, size, F.AUDIO_DTYPES[fmt]).reshape(frames, ch)
+        if self.decode_audio:
+            dtype = "int16" if depth <= 16 else "int32"
+            try:
+                arr, got_rate = _soundfile.read(io.BytesIO(data), dtype=dtype, always_2d=True)
+            except Exception as e:  # soundfile raises RuntimeError and others for bad data
+                self._fail("D2", "FLAC payload does not decode: %s" % e, sample=i, field=f.name)
+            if arr.shape != (frames, ch) or got_rate != rate:
+                self._fail("D2", "FLAC payload holds %d frames × %d channels at %d Hz, the metadata says %d × %d at %d Hz"
+                           % (arr.shape[0], arr.shape[1], got_rate, frames, ch, rate), sample=i, field=f.name)
+            return arr
+        out = EncodedAudio(data)
+        out.format, out.sample_rate, out.num_channels, out.num_frames, out.bit_depth = "flac", rate, ch, frames, depth
+        return out
 
     def _text(self, i, f, ptr, size, data, m):
-        enc = m[3]
+        enc = m[3]  # F8, F9 checked it
         if enc == F.TEXT_UTF8:
             try:
-                return str(data, "utf-8")
-            except UnicodeDecodeError as e:
-                self._fail("R13", "text is not UTF-8: %s" % e, sample=i, field=f.name)
-        dt = {F.TEXT_TOKENS32: np.dtype("<i4"), F.TEXT_TOKENS16: np.dtype("<i2")}.get(enc)
-        if dt is None:
-            self._fail("R13", "unknown text encoding %d" % enc, sample=i, field=f.name)
-        if size % dt.itemsize:
-            self._fail("R13", "token payload of %d bytes is not a multiple of %d" % (size, dt.itemsize),
-                       sample=i, field=f.name)
+                return RU.decode_utf8(data)
+            except RU.RuleViolation as e:
+                self._rule(e, i, f)
+        dt = np.dtype("<i4" if enc == F.TEXT_TOKENS32 else "<i2")
         if size == 0:
             return np.empty(0, dtype=dt)
         return self._array(ptr, size, dt)
 
-    # ---- verification (rules V1..V7) ----
+    # ---- verification (rules V1..V7, F1..F10) ----
+
+    def _check_fields(self):
+        """Rules F1..F10 over the whole file: the first violation in sample order (then field
+        order), the one the Go reader reports. Candidates are found with numpy; the scalar
+        check of each field decides."""
+        for f in self.fields:
+            if f.rules.args_error is not None:
+                e = f.rules.args_error
+                self._fail(e.rule, e.message, field=f.name)
+        first = None
+        for f in self.fields:
+            if not f.has_payload or self.num_samples == 0:
+                continue
+            col = self.column(f.name)
+            for j in f.rules.candidates(col).tolist():
+                if first is not None and j >= first[0]:
+                    break
+                off = self.metadata_ptr + j * self.row_size + f.offset
+                m = self._structs[f.index].unpack_from(self._buf, off)
+                data = self._payload(j, f, m[0], m[1]) if f.rules.needs_payload() else None
+                try:
+                    f.rules.check(m, data)
+                except RU.RuleViolation as e:
+                    first = (j, f, e)
+                    break
+        if first is not None:
+            j, f, e = first
+            self._rule(e, j, f)
 
     def alloc_table(self):
         """The allocation table as a read-only structured array (ptr, size, check)."""
@@ -561,8 +578,11 @@ class Reader:
     def verify(self, checksums=True):
         """Check every rule of docs/FORMAT.md §10 that opening did not: the header checksum
         (V1), the allocation table (V2..V4), the one-to-one match of payload references and
-        entries (V5), every payload's CRC-32C (V6) and zero gaps (V7). Raises ChecksumError or
-        FormatError at the first violation; returns a dict summary otherwise."""
+        entries (V5), every value's metadata against its payload (F1..F10), every payload's
+        CRC-32C, or zero checks in a file without checksums (V6), and zero gaps (V7), in that
+        order, as the Go reader does. Raises ChecksumError or FormatError at the first
+        violation; returns a dict summary otherwise. ``checksums=False`` skips V1 and the
+        CRC-32C computation of V6."""
         self._check_open()
         b = self._buf
         checked = bool(self.flags & F.FLAG_CHECKSUMMED) and checksums
@@ -662,8 +682,18 @@ class Reader:
             unref = np.setdiff1d(np.arange(n), pos)
             k = unref[0]
             bad("V5", k, "entry (ptr %d, size %d) is not referenced by any metadata row" % (ptr[k], size[k]))
-        # V6: payload CRC-32C
+        # F1..F10: every field's arguments, then every value against its metadata
+        self._check_fields()
+        # V6: payload CRC-32C; in a file without checksums, every check is zero
         crc_bytes = 0
+        if not self.flags & F.FLAG_CHECKSUMMED and n:
+            nz = np.flatnonzero(at["check"] != 0)
+            if nz.size:
+                k = int(nz[0])
+                sample, field = ow[k]
+                self._fail("V6", "flag bit 2 (checksummed) is clear but the allocation entry's check is %08x, where "
+                           "writers store zero: the flag was altered" % int(at["check"][k]), sample=int(sample),
+                           field=self.fields[field].name, entry=k)
         if checked and n:
             got = crc32c_many(b, ptr.astype(np.int64), size.astype(np.int64))
             checks = at["check"]
@@ -688,6 +718,6 @@ class Reader:
                     first = a + int(np.flatnonzero(mv[a:z])[0])
                     self._fail("V7", "byte %d (gap [%d, %d)) is %#04x; gaps must be zero" % (first, a, z, mv[first]))
             del mv
-        return {"samples": self.num_samples, "fields": len(self.fields), "entries": n,
+        return {"samples": self.num_samples, "fields": len(self.fields), "entries": n, "fields_checked": True,
                 "payload_bytes": int(size.sum()) if n else 0, "checksummed": bool(self.flags & F.FLAG_CHECKSUMMED),
                 "checksums_ok": checked, "crc_bytes": crc_bytes, "gaps_checked": gaps}
