@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -108,8 +109,11 @@ type Config struct {
 	// MaxErrorFraction fails the run when the rejected fraction exceeds it; 0 means no limit.
 	// It is checked as soon as it is certain (when the source knows its length) and at the end.
 	MaxErrorFraction float64
-	// RejectsPath, when set, receives one JSON line per rejected sample:
-	// {"origin","key","field","reason","error"}, in sample order.
+	// RejectsPath, when set, receives one JSON line per rejected or filtered sample:
+	// {"origin","key","field","reason","error"}, in sample order. It is written like the
+	// output (a temporary file renamed at the end, so kill -9 leaves nothing at the path) and
+	// published when the run ends, failed or not, if it holds a line; a run that rejected
+	// nothing leaves no rejects file (and removes one an earlier run left at the path).
 	RejectsPath string
 	// Progress, when set, is called about every 500ms from one goroutine, and once at the end.
 	Progress func(Progress)
@@ -287,7 +291,7 @@ type runner struct {
 	// Owned by whoever holds the claim baton (updated only in OnClaim, in chunk order).
 	byReason map[string]int64
 	filtered int64 // samples the fields' own options left out (baton-owned, like byReason)
-	rejects  *bufio.Writer
+	rejects  *rejectsFile
 	rejErr   error
 	logged   int
 }
@@ -322,18 +326,14 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		r.hasRef = append(r.hasRef, ref)
 	}
 	if cfg.RejectsPath != "" {
-		f, err := os.Create(cfg.RejectsPath)
+		rej, err := openRejects(cfg.RejectsPath)
 		if err != nil {
-			return Report{}, fmt.Errorf("rejects file: %w", err)
+			return Report{}, err
 		}
-		r.rejects = bufio.NewWriter(f)
+		r.rejects = rej
 		defer func() {
-			ferr := r.rejects.Flush()
-			if cerr := f.Close(); ferr == nil {
-				ferr = cerr
-			}
-			if ferr != nil && err == nil {
-				err = fmt.Errorf("rejects file %s: %w", cfg.RejectsPath, ferr)
+			if cerr := rej.close(); cerr != nil && err == nil {
+				err = cerr
 			}
 		}()
 	}
@@ -656,7 +656,7 @@ func (r *runner) account(p *pending) error {
 				Reason string `json:"reason"`
 				Error  string `json:"error"`
 			}{e.Origin, e.Key, e.Field, e.Reason, e.Err.Error()})
-			if _, err := r.rejects.Write(append(line, '\n')); err != nil {
+			if err := r.rejects.write(append(line, '\n')); err != nil {
 				r.rejErr = err
 			}
 		}
@@ -680,6 +680,54 @@ func (r *runner) account(p *pending) error {
 		}
 	}
 	return r.checkFraction(false)
+}
+
+// rejectsFile is the rejects JSONL being written: a pagewriter.Output (a temporary file until
+// close publishes it).
+type rejectsFile struct {
+	out   *pagewriter.Output
+	w     *bufio.Writer
+	path  string
+	lines bool // a line was written
+}
+
+func openRejects(path string) (*rejectsFile, error) {
+	out, err := pagewriter.CreateOutput(path, nil)
+	if err != nil {
+		return nil, fmt.Errorf("rejects file: %w", err)
+	}
+	return &rejectsFile{out: out, w: bufio.NewWriter(io.NewOffsetWriter(out, 0)), path: path}, nil
+}
+
+// write appends one line.
+func (f *rejectsFile) write(line []byte) error {
+	f.lines = true
+	_, err := f.w.Write(line)
+	return err
+}
+
+// close publishes the file if it holds a line; otherwise it discards it and removes an older
+// rejects file at the path, which would describe another run.
+func (f *rejectsFile) close() error {
+	if !f.lines {
+		if err := f.out.Abort(); err != nil {
+			return fmt.Errorf("rejects file %s: %w", f.path, err)
+		}
+		if fi, err := os.Lstat(f.path); err == nil && fi.Mode()&(fs.ModeDir|fs.ModeDevice|fs.ModeCharDevice|fs.ModeNamedPipe|fs.ModeSocket) == 0 {
+			if err := os.Remove(f.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("rejects file %s: remove the one of an earlier run: %w", f.path, err)
+			}
+		}
+		return nil
+	}
+	if err := f.w.Flush(); err != nil {
+		f.out.Abort()
+		return fmt.Errorf("rejects file %s: %w", f.path, err)
+	}
+	if err := f.out.Commit(); err != nil {
+		return fmt.Errorf("rejects file %s: %w", f.path, err)
+	}
+	return nil
 }
 
 // checkFraction fails the run when the rejected fraction is certain to exceed the limit: at
