@@ -27,6 +27,7 @@ func tree(t *testing.T) string {
 	must(os.WriteFile(filepath.Join(d, "in/b.jpg"), []byte("input b"), 0o644))
 	must(os.WriteFile(filepath.Join(d, "r.yaml"), []byte("source: {}\n"), 0o644))
 	must(os.WriteFile(filepath.Join(d, "old.mldf"), []byte("an older output"), 0o644))
+	must(os.WriteFile(filepath.Join(d, "same-size.mldf"), []byte("7 bytes"), 0o644)) // as the inputs
 	must(os.Symlink("in/a.jpg", filepath.Join(d, "link-to-input")))
 	must(os.Symlink("in", filepath.Join(d, "indir")))
 	must(os.Link(filepath.Join(d, "in/a.jpg"), filepath.Join(d, "hardlink")))
@@ -65,7 +66,7 @@ func TestAliasing(t *testing.T) {
 		{"new names", [][2]string{{"output", "out/x.mldf"}, {"report", "out/x.mldf.report.json"}, {"rejects", "out/x.mldf.rejects.jsonl"}}, nil, ""},
 		{"an older output is replaced", [][2]string{{"output", "old.mldf"}}, nil, ""},
 		{"a dangling link is a new name", [][2]string{{"output", "dangling"}}, nil, ""},
-		{"a file of the input's size", [][2]string{{"output", "in/b.jpg.copy"}}, nil, ""},
+		{"an older output of the inputs' size", [][2]string{{"output", "same-size.mldf"}}, nil, ""},
 		{"output is an input", [][2]string{{"output", "in/a.jpg"}}, ErrAlias, "output in/a.jpg is the input"},
 		{"output is an input, spelled ./", [][2]string{{"output", "./in/../in/a.jpg"}}, ErrAlias, "is the input"},
 		{"output is an input, absolute", [][2]string{{"output", filepath.Join(d, "in/a.jpg")}}, ErrAlias, "is the input"},
@@ -178,4 +179,3 @@ func TestAddDir(t *testing.T) {
 		}
 	}
 }
-
