@@ -37,6 +37,14 @@ var (
 // DefaultChunkSize is the number of samples per chunk when Config.ChunkSize is 0.
 const DefaultChunkSize = 64
 
+// Bounds of Config.Workers and Config.ChunkSize: each worker holds up to maxPending+1 chunks
+// and the queue one per worker, so samples in flight are at most about
+// 6 × MaxWorkers × MaxChunkSize slots (about 100 bytes each, plus the samples' data).
+const (
+	MaxWorkers   = 1024
+	MaxChunkSize = 16384
+)
+
 // A worker keeps up to maxPending encoded chunks (and at most maxPendingBytes of their
 // payloads) while their turn to claim has not come, and goes on encoding; beyond that it
 // blocks (back-pressure). With chunks cut at maxChunkBytes of input, memory stays bounded by
@@ -381,6 +389,9 @@ func validate(cfg *Config) error {
 		return fmt.Errorf("%w: no output path", ErrConfig)
 	case cfg.Workers < 0, cfg.ChunkSize < 0, cfg.PageSize < 0:
 		return fmt.Errorf("%w: negative workers, chunk size or page size", ErrConfig)
+	case cfg.Workers > MaxWorkers, cfg.ChunkSize > MaxChunkSize:
+		return fmt.Errorf("%w: %d workers and chunks of %d samples: at most %d and %d", ErrConfig,
+			cfg.Workers, cfg.ChunkSize, MaxWorkers, MaxChunkSize)
 	case cfg.MaxErrors < 0, cfg.MaxErrorFraction < 0, cfg.MaxErrorFraction > 1:
 		return fmt.Errorf("%w: max errors must be >= 0 and the fraction in [0, 1]", ErrConfig)
 	}
