@@ -32,7 +32,13 @@ type WrapFunc func(f File, role string) File
 // On Linux the file is created without a name (O_TMPFILE), so even a killed process leaves
 // nothing behind; Commit links it as ".BASE.tmp-RANDOM" and renames that onto the target.
 // Elsewhere, or where the file system lacks O_TMPFILE, the file is created under that
-// temporary name from the start.
+// temporary name from the start. A temporary file left by a killed process (in the instant
+// between naming and renaming, or all along without O_TMPFILE) is removed by the next
+// CreateOutput for the same target; the file of a process still running is locked (flock)
+// and left alone.
+//
+// The target must be a new name, a regular file or a symbolic link (which the rename
+// replaces): Output never renames over a directory, a device, a pipe or a socket.
 type Output struct {
 	File
 	os     *os.File
@@ -54,9 +60,10 @@ func createOutput(target string, wrap WrapFunc, named bool) (*Output, error) {
 	if base == "" {
 		return nil, fmt.Errorf("create output %q: not a file name", target)
 	}
-	if fi, err := os.Stat(target); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("create output %s: is a directory", target)
+	if err := checkTarget(target); err != nil {
+		return nil, fmt.Errorf("create output %s: %w", target, err)
 	}
+	removeLeftovers(dir, base)
 	o := &Output{target: target}
 	var f *os.File
 	err := errNamed
@@ -76,6 +83,8 @@ func createOutput(target string, wrap WrapFunc, named bool) (*Output, error) {
 			return nil, fmt.Errorf("create output %s: %w", target, err)
 		}
 	}
+	// Held until the file is closed (or the process dies): removeLeftovers skips it.
+	lockFile(f)
 	o.os, o.File = f, f
 	if wrap != nil {
 		o.File = wrap(f, "output")
@@ -122,6 +131,11 @@ func (o *Output) Commit() error {
 	}
 	if err := o.File.Close(); err != nil {
 		return fail(fmt.Errorf("close %s: %w", o.tmp, err))
+	}
+	// Checked again as late as possible: something may have appeared there since Create.
+	if err := checkTarget(o.target); err != nil {
+		os.Remove(o.tmp)
+		return fmt.Errorf("publish %s: %w", o.target, err)
 	}
 	if err := os.Rename(o.tmp, o.target); err != nil {
 		os.Remove(o.tmp)
@@ -176,6 +190,68 @@ func (o *Output) Abort() error {
 }
 
 var errNamed = errors.New("named temporary file requested")
+
+// ErrNotRegular is a target that exists and is not a regular file (or a symbolic link): a
+// directory, a device, a pipe or a socket. Output never renames over one.
+var ErrNotRegular = errors.New("pagewriter: not a regular file or a new name")
+
+// checkTarget refuses a target that is a directory, a device, a pipe or a socket. A symbolic
+// link is replaced by the rename, whatever it points to.
+func checkTarget(target string) error {
+	fi, err := os.Lstat(target)
+	if err != nil {
+		return nil // a new name (or one the rename will report)
+	}
+	if m := fi.Mode(); !m.IsRegular() && m&fs.ModeSymlink == 0 {
+		return fmt.Errorf("%w (%s)", ErrNotRegular, m.Type())
+	}
+	return nil
+}
+
+// removeLeftovers removes ".BASE.tmp-*" files in dir that no running process holds: the
+// temporary files of earlier runs to the same target that were killed. It reads the directory
+// in batches, so a large directory costs time, not memory. Errors are ignored: a leftover
+// that cannot be removed is only clutter.
+func removeLeftovers(dir, base string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	prefix := "." + base + ".tmp-"
+	for {
+		ents, err := d.ReadDir(1024)
+		for _, e := range ents {
+			name := e.Name()
+			if !e.Type().IsRegular() || len(name) <= len(prefix) || name[:len(prefix)] != prefix || !isTmpSuffix(name[len(prefix):]) {
+				continue
+			}
+			path := filepath.Join(dir, name)
+			f, err := os.Open(path)
+			if err != nil {
+				continue
+			}
+			if tryLock(f) {
+				os.Remove(path)
+			}
+			f.Close()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// isTmpSuffix reports whether s is what CreateTemp (decimal digits) or name (hex) puts
+// after ".tmp-".
+func isTmpSuffix(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 func syncDir(dir string) error {
 	d, err := os.Open(dir)

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -35,6 +36,14 @@ var (
 
 // DefaultChunkSize is the number of samples per chunk when Config.ChunkSize is 0.
 const DefaultChunkSize = 64
+
+// Bounds of Config.Workers and Config.ChunkSize: each worker holds up to maxPending+1 chunks
+// and the queue one per worker, so samples in flight are at most about
+// 6 × MaxWorkers × MaxChunkSize slots (about 100 bytes each, plus the samples' data).
+const (
+	MaxWorkers   = 1024
+	MaxChunkSize = 16384
+)
 
 // A worker keeps up to maxPending encoded chunks (and at most maxPendingBytes of their
 // payloads) while their turn to claim has not come, and goes on encoding; beyond that it
@@ -108,8 +117,11 @@ type Config struct {
 	// MaxErrorFraction fails the run when the rejected fraction exceeds it; 0 means no limit.
 	// It is checked as soon as it is certain (when the source knows its length) and at the end.
 	MaxErrorFraction float64
-	// RejectsPath, when set, receives one JSON line per rejected sample:
-	// {"origin","key","field","reason","error"}, in sample order.
+	// RejectsPath, when set, receives one JSON line per rejected or filtered sample:
+	// {"origin","key","field","reason","error"}, in sample order. It is written like the
+	// output (a temporary file renamed at the end, so kill -9 leaves nothing at the path) and
+	// published when the run ends, failed or not, if it holds a line; a run that rejected
+	// nothing leaves no rejects file (and removes one an earlier run left at the path).
 	RejectsPath string
 	// Progress, when set, is called about every 500ms from one goroutine, and once at the end.
 	Progress func(Progress)
@@ -287,7 +299,7 @@ type runner struct {
 	// Owned by whoever holds the claim baton (updated only in OnClaim, in chunk order).
 	byReason map[string]int64
 	filtered int64 // samples the fields' own options left out (baton-owned, like byReason)
-	rejects  *bufio.Writer
+	rejects  *rejectsFile
 	rejErr   error
 	logged   int
 }
@@ -322,18 +334,14 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		r.hasRef = append(r.hasRef, ref)
 	}
 	if cfg.RejectsPath != "" {
-		f, err := os.Create(cfg.RejectsPath)
+		rej, err := openRejects(cfg.RejectsPath)
 		if err != nil {
-			return Report{}, fmt.Errorf("rejects file: %w", err)
+			return Report{}, err
 		}
-		r.rejects = bufio.NewWriter(f)
+		r.rejects = rej
 		defer func() {
-			ferr := r.rejects.Flush()
-			if cerr := f.Close(); ferr == nil {
-				ferr = cerr
-			}
-			if ferr != nil && err == nil {
-				err = fmt.Errorf("rejects file %s: %w", cfg.RejectsPath, ferr)
+			if cerr := rej.close(); cerr != nil && err == nil {
+				err = cerr
 			}
 		}()
 	}
@@ -381,6 +389,9 @@ func validate(cfg *Config) error {
 		return fmt.Errorf("%w: no output path", ErrConfig)
 	case cfg.Workers < 0, cfg.ChunkSize < 0, cfg.PageSize < 0:
 		return fmt.Errorf("%w: negative workers, chunk size or page size", ErrConfig)
+	case cfg.Workers > MaxWorkers, cfg.ChunkSize > MaxChunkSize:
+		return fmt.Errorf("%w: %d workers and chunks of %d samples: at most %d and %d", ErrConfig,
+			cfg.Workers, cfg.ChunkSize, MaxWorkers, MaxChunkSize)
 	case cfg.MaxErrors < 0, cfg.MaxErrorFraction < 0, cfg.MaxErrorFraction > 1:
 		return fmt.Errorf("%w: max errors must be >= 0 and the fraction in [0, 1]", ErrConfig)
 	}
@@ -656,7 +667,7 @@ func (r *runner) account(p *pending) error {
 				Reason string `json:"reason"`
 				Error  string `json:"error"`
 			}{e.Origin, e.Key, e.Field, e.Reason, e.Err.Error()})
-			if _, err := r.rejects.Write(append(line, '\n')); err != nil {
+			if err := r.rejects.write(append(line, '\n')); err != nil {
 				r.rejErr = err
 			}
 		}
@@ -680,6 +691,54 @@ func (r *runner) account(p *pending) error {
 		}
 	}
 	return r.checkFraction(false)
+}
+
+// rejectsFile is the rejects JSONL being written: a pagewriter.Output (a temporary file until
+// close publishes it).
+type rejectsFile struct {
+	out   *pagewriter.Output
+	w     *bufio.Writer
+	path  string
+	lines bool // a line was written
+}
+
+func openRejects(path string) (*rejectsFile, error) {
+	out, err := pagewriter.CreateOutput(path, nil)
+	if err != nil {
+		return nil, fmt.Errorf("rejects file: %w", err)
+	}
+	return &rejectsFile{out: out, w: bufio.NewWriter(io.NewOffsetWriter(out, 0)), path: path}, nil
+}
+
+// write appends one line.
+func (f *rejectsFile) write(line []byte) error {
+	f.lines = true
+	_, err := f.w.Write(line)
+	return err
+}
+
+// close publishes the file if it holds a line; otherwise it discards it and removes an older
+// rejects file at the path, which would describe another run.
+func (f *rejectsFile) close() error {
+	if !f.lines {
+		if err := f.out.Abort(); err != nil {
+			return fmt.Errorf("rejects file %s: %w", f.path, err)
+		}
+		if fi, err := os.Lstat(f.path); err == nil && fi.Mode()&(fs.ModeDir|fs.ModeDevice|fs.ModeCharDevice|fs.ModeNamedPipe|fs.ModeSocket) == 0 {
+			if err := os.Remove(f.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("rejects file %s: remove the one of an earlier run: %w", f.path, err)
+			}
+		}
+		return nil
+	}
+	if err := f.w.Flush(); err != nil {
+		f.out.Abort()
+		return fmt.Errorf("rejects file %s: %w", f.path, err)
+	}
+	if err := f.out.Commit(); err != nil {
+		return fmt.Errorf("rejects file %s: %w", f.path, err)
+	}
+	return nil
 }
 
 // checkFraction fails the run when the rejected fraction is certain to exceed the limit: at

@@ -109,7 +109,7 @@ func buildSource(r *Recipe) (ranger, error) {
 	case "nemo_manifest":
 		return audio.OpenManifest(s.Path)
 	case "tar":
-		return tarsrc.New(s.Inputs, tarsrc.Options{})
+		return tarsrc.New(s.Inputs, tarsrc.Options{MaxMemberSize: int64(s.MaxMemberSize)})
 	case "jsonl":
 		return jsonl.New(s.Inputs, jsonlColumns(r.Fields), jsonl.Options{MaxLineSize: int(s.MaxLineBytes)})
 	}

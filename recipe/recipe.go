@@ -37,7 +37,12 @@ type Recipe struct {
 	Shards    int     `yaml:"shards"`
 
 	nodes *yaml.Node // for line numbers
+	file  string     // the file Load read
 }
+
+// File returns the path of the file the recipe was loaded from ("" for a recipe built in
+// code or from flags).
+func (r *Recipe) File() string { return r.file }
 
 // Source says what to read.
 type Source struct {
@@ -51,6 +56,9 @@ type Source struct {
 	Flat bool `yaml:"flat"`
 	// MaxLineBytes bounds one JSONL line (jsonl).
 	MaxLineBytes Size `yaml:"max_line_bytes"`
+	// MaxMemberSize bounds one tar member read into memory (tar); a larger one makes its
+	// sample a reject, checked against the tar header before reading.
+	MaxMemberSize Size `yaml:"max_member_size"`
 	// UnknownMembers says what a tar member that no field reads does to its sample: reject
 	// (default: the error policy applies) or ignore.
 	UnknownMembers string `yaml:"unknown_members"`
@@ -173,6 +181,7 @@ func Load(path string) (*Recipe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recipe %s: %w", path, err)
 	}
+	r.file = path
 	return r, nil
 }
 

@@ -8,7 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/pipeline"
 )
 
 // Source types.
@@ -121,6 +123,23 @@ func (r *Recipe) Validate() error {
 		}
 		p = append(p, msg)
 	}
+	// in checks a number against its range; 0 (the default, explained by zero) is always
+	// allowed unless zero is "".
+	in := func(line int, key string, v, lo, hi int64, zero string) {
+		if (v == 0 && zero != "") || (v >= lo && v <= hi) {
+			return
+		}
+		if zero != "" {
+			zero = " (" + zero + ")"
+		}
+		add(line, "%s %d is out of range: %d..%d%s", key, v, lo, hi, zero)
+	}
+	sizeIn := func(line int, key string, v, lo, hi int64, zero string) {
+		if v == 0 || (v >= lo && v <= hi) {
+			return
+		}
+		add(line, "%s %s is out of range: %s..%s (%s)", key, FormatSize(v), FormatSize(lo), FormatSize(hi), zero)
+	}
 	oneOf := func(line int, key, v string, choices []string) {
 		if !slices.Contains(choices, v) {
 			add(line, "%s: %q is not one of %s", key, v, strings.Join(choices, ", "))
@@ -161,6 +180,14 @@ func (r *Recipe) Validate() error {
 	}
 	if s.MaxLineBytes != 0 && s.Type != "jsonl" {
 		add(r.line("source", "max_line_bytes"), "source.max_line_bytes applies only to a jsonl source")
+	} else {
+		sizeIn(r.line("source", "max_line_bytes"), "source.max_line_bytes", int64(s.MaxLineBytes), MinLineBytes, MaxLineBytes, "0 = 256MiB")
+	}
+	if s.MaxMemberSize != 0 && s.Type != "tar" {
+		add(r.line("source", "max_member_size"), "source.max_member_size applies only to a tar source")
+	} else {
+		sizeIn(r.line("source", "max_member_size"), "source.max_member_size", int64(s.MaxMemberSize), MinMemberSize, MaxMemberSize,
+			"0 = "+FormatSize(DefaultMaxMemberSize))
 	}
 
 	// Run options.
@@ -171,23 +198,21 @@ func (r *Recipe) Validate() error {
 	}
 	oneOf(r.line("format"), "format", r.Format, []string{"mldf", "beton"})
 	ps := int64(r.PageSize)
-	if ps < 4096 || ps > 1<<30 || ps&(ps-1) != 0 {
-		add(r.line("page_size"), "page_size %d must be a power of two between 4KiB and 1GiB", ps)
-	} else if r.Format == "beton" && ps < 2<<20 {
-		add(r.line("page_size"), "page_size %d: FFCV .beton needs at least 2MiB", ps)
+	if ps < MinPageSize || ps > MaxPageSize || ps&(ps-1) != 0 {
+		add(r.line("page_size"), "page_size %s must be a power of two between %s and %s", FormatSize(ps), FormatSize(MinPageSize), FormatSize(MaxPageSize))
+	} else if r.Format == "beton" && ps < MinBetonPageSize {
+		add(r.line("page_size"), "page_size %s: FFCV .beton needs at least %s", FormatSize(ps), FormatSize(MinBetonPageSize))
 	}
-	if r.Workers < 0 {
-		add(r.line("workers"), "workers %d must be >= 0 (0 = all cores)", r.Workers)
-	}
-	if r.ChunkSize < 0 {
-		add(r.line("chunk_size"), "chunk_size %d must be >= 0 (0 = default)", r.ChunkSize)
-	}
+	in(r.line("workers"), "workers", int64(r.Workers), 1, MaxWorkers, "0 = all cores")
+	in(r.line("chunk_size"), "chunk_size", int64(r.ChunkSize), 1, MaxChunkSize, fmt.Sprintf("0 = %d", pipeline.DefaultChunkSize))
 	oneOf(r.line("on_error"), "on_error", r.OnError, []string{"skip", "fail"})
 	if _, _, err := ParseMaxErrors(r.MaxErrors); err != nil {
 		add(r.line("max_errors"), "max_errors: %v", err)
 	}
 	oneOf(r.line("log_format"), "log_format", r.LogFormat, []string{"text", "json"})
-	if r.Shards < 0 || r.Shard < 0 || (r.Shards > 0 && r.Shard >= r.Shards) || (r.Shards == 0 && r.Shard != 0) {
+	if r.Shards < 0 || r.Shards > MaxShards {
+		add(r.line("shards"), "shards %d must be 1..%d (0 = not sharded)", r.Shards, MaxShards)
+	} else if r.Shard < 0 || (r.Shards > 0 && r.Shard >= r.Shards) || (r.Shards == 0 && r.Shard != 0) {
 		add(r.line("shard"), "shard %d of %d: need 0 <= shard < shards", r.Shard, r.Shards)
 	}
 
@@ -227,38 +252,43 @@ func (r *Recipe) Validate() error {
 			if f.JPEGQuality < 1 || f.JPEGQuality > 100 {
 				add(at("jpeg_quality"), "%s: jpeg_quality %d must be 1..100", where, f.JPEGQuality)
 			}
-			if f.MaxResolution < 0 || f.MaxResolution > 65535 {
-				add(at("max_resolution"), "%s: max_resolution %d must be 0 (keep) or 1..65535", where, f.MaxResolution)
-			}
-			if f.MaxPixels < 0 {
-				add(at("max_pixels"), "%s: max_pixels must be >= 0", where)
-			}
+			in(at("max_resolution"), where+": max_resolution", int64(f.MaxResolution), 1, MaxResolution, "0 = keep")
+			in(at("max_pixels"), where+": max_pixels", f.MaxPixels, 1, MaxPixels, "0 = the default limit")
 		case "audio", "flac":
 			oneOf(at("channels"), where+": channels", f.Channels, []string{"mono", "keep"})
-			if f.SampleRate < 0 || f.SampleRate > 655350 {
-				add(at("sample_rate"), "%s: sample_rate %d must be 1..655350 Hz (0 keeps the input rate)", where, f.SampleRate)
-			}
+			in(at("sample_rate"), where+": sample_rate", int64(f.SampleRate), 1, MaxSampleRate, "0 = keep the input's rate")
 			if f.Type == "audio" {
 				oneOf(at("sample_type"), where+": sample_type", f.SampleType, SampleTypes)
 			}
-			if f.MaxDuration < 0 {
-				add(at("max_duration"), "%s: max_duration must be >= 0 seconds", where)
+			if d := f.MaxDuration; !(d >= 0 && d <= MaxDuration) { // NaN fails both
+				add(at("max_duration"), "%s: max_duration %v is out of range: 0 (no limit) or up to %d seconds", where, d, MaxDuration)
 			}
 			oneOf(at("on_long"), where+": on_long", f.OnLong, []string{"truncate", "skip"})
 		case "tokens", "packed":
 			oneOf(at("tokenizer"), where+": tokenizer", f.Tokenizer, Tokenizers)
 			if f.Type == "packed" {
-				if f.SeqLen < 1 {
-					add(at("seq_len"), "%s: seq_len is required and must be >= 1", where)
+				if f.SeqLen == 0 {
+					add(at("seq_len"), "%s: seq_len is required (1..%d tokens per row)", where, MaxSeqLen)
+				} else {
+					in(at("seq_len"), where+": seq_len", int64(f.SeqLen), 1, MaxSeqLen, "")
 				}
 				oneOf(at("remainder"), where+": remainder", f.Remainder, []string{"drop", "pad"})
-				if f.PadID != nil && *f.PadID < 0 {
-					add(at("pad_id"), "%s: pad_id must be >= 0", where)
+				if f.PadID != nil && (*f.PadID < 0 || int64(*f.PadID) > MaxPadID) {
+					add(at("pad_id"), "%s: pad_id %d is out of range: 0..%d", where, *f.PadID, int64(MaxPadID))
 				}
 			}
 		case "ndarray":
 			if len(f.Shape) > 0 && f.DType == "" {
 				add(at("shape"), "%s: shape needs a dtype", where)
+			} else if f.DType != "" && manifest.ValidateName(f.Name) == nil {
+				// The encoder's own checks: a known dtype, at most 8 dimensions, at most 4 GiB.
+				if _, err := encoders.NewNDArray(f.Name, f.DType, f.Shape); err != nil {
+					key := "shape"
+					if !r.has("fields", "#"+strconv.Itoa(i), key) {
+						key = "dtype"
+					}
+					add(at(key), "%v", err)
+				}
 			}
 		}
 		if f.Type == "packed" && len(r.Fields) > 1 {

@@ -91,6 +91,7 @@ type doneRecord struct {
 	RecipeSHA256   string          `json:"recipe_sha256"`
 	Inputs         []sources.Input `json:"inputs"`
 	Samples        int64           `json:"samples"`
+	Rejected       int64           `json:"rejected"`
 	Checksum       string          `json:"checksum"` // the part's header xxhash64
 	ElapsedSeconds float64         `json:"elapsed_seconds"`
 	Version        string          `json:"version"`
@@ -114,24 +115,29 @@ func shardRecipeHash(r *recipe.Recipe) string {
 	return recipeHash(&rr)
 }
 
-// upToDate reports whether the task's record matches this run and its part is intact.
-func upToDate(rec doneRecord, recPath string) bool {
+// upToDate reports whether the task's record matches this run and its part is intact, and
+// returns the record.
+func upToDate(rec doneRecord, recPath string) (doneRecord, bool) {
 	b, err := os.ReadFile(recPath)
 	if err != nil {
-		return false
+		return doneRecord{}, false
 	}
 	var old doneRecord
 	if json.Unmarshal(b, &old) != nil || old.RecipeSHA256 != rec.RecipeSHA256 || len(old.Inputs) != len(rec.Inputs) {
-		return false
+		return doneRecord{}, false
 	}
 	for i := range old.Inputs {
 		if old.Inputs[i] != rec.Inputs[i] {
-			return false
+			return doneRecord{}, false
 		}
 	}
 	sum, _, err := partChecksum(rec.Part)
-	return err == nil && sum == old.Checksum
+	return old, err == nil && sum == old.Checksum
 }
+
+// shardReport and shardRejects name a sharded task's report and rejects log, beside its part.
+func shardReport(part string) string  { return part + ".report.json" }
+func shardRejects(part string) string { return part + ".rejects.jsonl" }
 
 // runShard converts this task's slice into its part file and writes the completion record.
 func runShard(ctx context.Context, plan *recipe.Plan, logger *slog.Logger, stdout, stderr io.Writer) error {
@@ -140,9 +146,10 @@ func runShard(ctx context.Context, plan *recipe.Plan, logger *slog.Logger, stdou
 	rec := doneRecord{Part: part, Shard: r.Shard, Shards: r.Shards, RecipeSHA256: shardRecipeHash(r),
 		Inputs: plan.Inputs[plan.Slice[0]:plan.Slice[1]], Version: version}
 	recPath := part + ".done"
-	if upToDate(rec, recPath) {
+	if old, ok := upToDate(rec, recPath); ok {
 		fmt.Fprintf(stdout, "%s is up to date (%s matches its inputs); nothing to do\n", part, recPath)
-		return nil
+		fmt.Fprintf(stdout, "%s rejected\n", plural(old.Rejected, "sample"))
+		return rejectsAccepted(r, old.Rejected)
 	}
 	// A stale record must not outlive a part we are about to replace.
 	if err := os.Remove(recPath); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -150,8 +157,8 @@ func runShard(ctx context.Context, plan *recipe.Plan, logger *slog.Logger, stdou
 	}
 	shardPlan := *plan
 	rr := *r
-	rr.Report = partPath(r.Output, r.Shard, r.Shards) + ".report.json"
-	rr.Rejects = part + ".rejects.jsonl"
+	rr.Report = shardReport(part)
+	rr.Rejects = shardRejects(part)
 	shardPlan.Recipe = &rr
 	start := time.Now()
 	rep, err := runPlan(ctx, &shardPlan, part, logger, stderr)
@@ -165,9 +172,10 @@ func runShard(ctx context.Context, plan *recipe.Plan, logger *slog.Logger, stdou
 		return fmt.Errorf("part %s: %w", part, err)
 	}
 	rec.ElapsedSeconds = time.Since(start).Seconds()
+	rec.Rejected = rep.Rejected
 	if err := writeFileAtomic(recPath, rec); err != nil {
 		return err
 	}
-	printSummary(stdout, rep)
-	return nil
+	printSummary(stdout, rep, rr.Rejects)
+	return rejectsAccepted(r, rep.Rejected)
 }

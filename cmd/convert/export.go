@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mldf/convert/export"
+	"github.com/mldf/convert/internal/outpath"
 	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/recipe"
 )
@@ -44,6 +45,10 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if *format == "folder" && (*key != "" || *shardSize != "" || *shardSamples != 0) {
 		return fmt.Errorf("%w: --key, --shard-size and --shard-samples apply to --format webdataset", errUsage)
+	}
+	var outs outpath.Set
+	if err := outs.AddDir("export directory", pos[1]); err != nil {
+		return err
 	}
 	r, err := reader.Open(pos[0])
 	if err != nil {

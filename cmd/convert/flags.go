@@ -33,7 +33,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, &helpRequest{fs}
 			}
-			return nil, fmt.Errorf("%s: %w (see convert %s -h)", fs.Name(), err, fs.Name())
+			return nil, fmt.Errorf("%w: %s: %w (see convert %s -h)", errUsage, fs.Name(), err, fs.Name())
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {

@@ -42,6 +42,15 @@ func commands() map[string]command {
 	}
 }
 
+// Exit statuses (README, "Exit status").
+const (
+	exitOK          = 0   // done; with rejected samples only where max_errors accepts them
+	exitError       = 1   // failed: nothing new at the output path
+	exitUsage       = 2   // a command-line mistake
+	exitRejected    = 3   // done, output written, but samples were rejected and max_errors is unset
+	exitInterrupted = 130 // SIGINT or SIGTERM: stopped, nothing new at the output path
+)
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -49,11 +58,45 @@ func main() {
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "convert:", err)
-		if interrupted {
-			os.Exit(130)
-		}
-		os.Exit(1)
 	}
+	os.Exit(exitCode(err, interrupted))
+}
+
+// exitCode maps dispatch's error to the exit status.
+func exitCode(err error, interrupted bool) int {
+	var rej *rejectedError
+	switch {
+	case err == nil:
+		return exitOK
+	case interrupted:
+		return exitInterrupted
+	case errors.As(err, &rej):
+		return exitRejected
+	case errors.Is(err, errUsage):
+		return exitUsage
+	}
+	return exitError
+}
+
+// rejectedError ends a run that completed, its output written, with samples rejected while
+// the recipe did not say rejects are acceptable (max_errors unset). main prints it last.
+type rejectedError struct {
+	n       int64
+	rejects string
+}
+
+func (e *rejectedError) Error() string {
+	return fmt.Sprintf("%s rejected (listed in %s); the output holds the other samples. "+
+		"Exit status %d: set max_errors (e.g. --max-errors %d, or a percentage) to accept rejected samples",
+		plural(e.n, "sample"), e.rejects, exitRejected, e.n)
+}
+
+// plural writes "1 sample", "2 samples".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // errUsage marks a command-line mistake; dispatch prints the usage with it.

@@ -238,7 +238,11 @@ func TestTarUnknownMembers(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil {
+		// Every sample rejected (the default policy) completes with exit status 3.
+		var rej *rejectedError
+		if c.policy == "" && (!errors.As(err, &rej) || rej.n != 25 || exitCode(err, false) != exitRejected) {
+			t.Fatalf("%q: %v, want 25 samples rejected (exit status 3)", c.policy, err)
+		} else if c.policy != "" && err != nil {
 			t.Fatalf("%q: %v", c.policy, err)
 		}
 		rd, err := reader.Open(out)

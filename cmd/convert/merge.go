@@ -40,6 +40,7 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("%w: merge: --copy %q: want auto or readwrite", errUsage, *copyBy)
 	}
 	out, parts := pos[0], pos[1:]
+	recipePath := "" // merge RECIPE.yaml reads the recipe
 	if ext := strings.ToLower(filepath.Ext(out)); ext == ".yaml" || ext == ".yml" {
 		if len(parts) > 0 {
 			return usageErr("merge", "merge RECIPE.yaml (the parts follow from the recipe's output)")
@@ -49,10 +50,19 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		r.Defaults()
+		recipePath = pos[0]
 		out = r.Output
 	}
 	if len(parts) == 0 {
 		if parts, err = merge.FindParts(out); err != nil {
+			return err
+		}
+	}
+	if err := checkFileOutput(out, "part", parts...); err != nil {
+		return err
+	}
+	if recipePath != "" {
+		if err := checkFileOutput(out, "recipe", recipePath); err != nil {
 			return err
 		}
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,11 +42,22 @@ func TestUnreadableFileIsRejected(t *testing.T) {
 	}
 	out := filepath.Join(outDir, "x.mldf")
 	cmd := exec.Command(bin, "images", data, out, "--mode", "png")
+	var sys *syscall.SysProcAttr
 	if os.Geteuid() == 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		sys = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	}
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("run: %v\n%s", err, msg)
+	cmd.SysProcAttr = sys
+	// A completed run with a rejected sample and no max_errors exits 3, the count last.
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitRejected {
+		t.Fatalf("run: %v, want exit status %d\n%s", err, exitRejected, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "convert: 1 sample rejected") {
+		t.Fatalf("last line %q, want the rejected count", last)
 	}
 	r, err := reader.Open(out)
 	if err != nil {
@@ -64,5 +77,11 @@ func TestUnreadableFileIsRejected(t *testing.T) {
 	}
 	if line.Origin != secret || line.Reason != "unreadable" || !strings.Contains(line.Error, "permission denied") {
 		t.Fatalf("reject %+v", line)
+	}
+	// max_errors set: the rejects are accepted, exit status 0.
+	cmd = exec.Command(bin, "images", data, out, "--mode", "png", "--max-errors", "1")
+	cmd.SysProcAttr = sys
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("run --max-errors 1: %v\n%s", err, msg)
 	}
 }

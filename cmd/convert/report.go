@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/recipe"
@@ -113,39 +114,26 @@ func writeReport(plan *recipe.Plan, rep pipeline.Report, runErr error) error {
 	return writeFileAtomic(path, newReport(plan, rep, runErr))
 }
 
-// writeFileAtomic writes v as indented JSON to path through a temporary file and a rename.
+// writeFileAtomic writes v as indented JSON to path through a pagewriter.Output: a temporary
+// file (unnamed on Linux, so kill -9 leaves nothing) renamed onto path. path must be a new name
+// or a regular file (checkOutputs refuses anything else before the run).
 func writeFileAtomic(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		// A device or a pipe (--report /dev/stdout): write to it; never rename over it.
-		return os.WriteFile(path, append(b, '\n'), 0o644)
-	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("report: %w", err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	o, err := pagewriter.CreateOutput(path, nil)
 	if err != nil {
-		return fmt.Errorf("report: %w", err)
+		return err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("report %s: %w", path, err)
+	if _, err := o.WriteAt(append(b, '\n'), 0); err != nil {
+		o.Abort()
+		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("report %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("report %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("report %s: %w", path, err)
-	}
-	return os.Rename(tmp.Name(), path)
+	return o.Commit()
 }
 
 // printPlan prints what a run would do, without doing it (validate, run --dry-run).

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"sort"
 	"time"
 
 	"golang.org/x/term"
@@ -93,6 +94,9 @@ func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags
 	if err != nil {
 		return err
 	}
+	if err := checkOutputs(plan, rf.cpuProfile); err != nil {
+		return err
+	}
 	if rf.dryRun {
 		return printPlan(stdout, plan)
 	}
@@ -121,8 +125,17 @@ func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags
 	if err != nil {
 		return err
 	}
-	printSummary(stdout, rep)
-	return nil
+	printSummary(stdout, rep, r.Rejects)
+	return rejectsAccepted(r, rep.Rejected)
+}
+
+// rejectsAccepted returns a rejectedError (exit status 3) when a completed run rejected
+// samples and the recipe did not say that rejects are acceptable (max_errors unset).
+func rejectsAccepted(r *recipe.Recipe, rejected int64) error {
+	if rejected == 0 || r.MaxErrors != "" {
+		return nil
+	}
+	return &rejectedError{n: rejected, rejects: r.Rejects}
 }
 
 // runPlan runs one conversion into output with a progress display on stderr.
@@ -132,6 +145,11 @@ func runPlan(ctx context.Context, plan *recipe.Plan, output string, logger *slog
 	policy, err := pipeline.ParseErrorPolicy(r.OnError)
 	if err != nil {
 		return pipeline.Report{}, err
+	}
+	if r.MaxErrors != "" && count == 0 && frac == 0 {
+		// max_errors: 0 (or 0%) accepts no reject: the first one fails the run. (For the
+		// pipeline, 0 means no limit.)
+		policy = pipeline.Fail
 	}
 	bar := progress.New(stderr, isTerminal(stderr), logger, 10*time.Second)
 	defer bar.Finish()
@@ -160,7 +178,8 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-func printSummary(w io.Writer, rep pipeline.Report) {
+// printSummary prints what the run wrote, ending with the rejected count.
+func printSummary(w io.Writer, rep pipeline.Report, rejects string) {
 	secs := rep.Elapsed.Seconds()
 	if secs <= 0 {
 		secs = 1e-9
@@ -168,7 +187,18 @@ func printSummary(w io.Writer, rep pipeline.Report) {
 	fmt.Fprintf(w, "wrote %s: %d samples (%d rejected, %d filtered), %d pages, %.1f MB in → %.1f MB out in %s (%.0f samples/s, %.1f MB/s in)\n",
 		rep.Output, rep.Samples, rep.Rejected, rep.Filtered, rep.Pages, float64(rep.BytesIn)/1e6, float64(rep.BytesOut)/1e6,
 		rep.Elapsed.Round(time.Millisecond), float64(rep.Samples)/secs, float64(rep.BytesIn)/1e6/secs)
-	for reason, n := range rep.RejectsByReason {
-		fmt.Fprintf(w, "  rejected (%s): %d\n", reason, n)
+	reasons := make([]string, 0, len(rep.RejectsByReason))
+	for reason := range rep.RejectsByReason {
+		reasons = append(reasons, reason)
+	}
+	sort.Strings(reasons)
+	for _, reason := range reasons {
+		fmt.Fprintf(w, "  rejected (%s): %d\n", reason, rep.RejectsByReason[reason])
+	}
+	switch {
+	case rep.Rejected+rep.Filtered > 0:
+		fmt.Fprintf(w, "%s rejected, %d filtered: listed in %s\n", plural(rep.Rejected, "sample"), rep.Filtered, rejects)
+	default:
+		fmt.Fprintln(w, "0 samples rejected")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -109,5 +110,91 @@ func TestSignalsStopAndCleanUp(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// kill -9 at any moment of a run, from start-up to the report, leaves nothing new at the
+// output's paths (the data file, the rejects log, the report): each is written to a temporary
+// file (unnamed on Linux) and renamed at the end. A temporary file a kill leaves (in the
+// instant between naming and renaming, or planted here as from an earlier kill) is removed by
+// the next run to the same output.
+func TestKill9LeavesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir := t.TempDir()
+	bin := buildConvert(t, dir)
+	data := filepath.Join(dir, "data")
+	writeNoiseFolder(t, data, 120, 96)
+	for i := range 3 { // rejected samples, so there is a rejects log to write
+		if err := os.WriteFile(filepath.Join(data, "class0", fmt.Sprintf("bad%d.png", i)), []byte("not a png"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outDir := filepath.Join(dir, "out")
+	os.Mkdir(outDir, 0o755)
+	out := filepath.Join(outDir, "x.mldf")
+	paths := []string{out, out + ".rejects.jsonl", out + ".report.json"}
+	convert := func() *exec.Cmd {
+		return exec.Command(bin, "images", data, out, "--mode", "png", "--workers", "1")
+	}
+	// One full run gives the span to kill in (not asserted on).
+	start := time.Now()
+	err := convert().Run()
+	full := time.Since(start)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitRejected {
+		t.Fatalf("full run: %v, want exit status %d", err, exitRejected)
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("full run: %v", err)
+		}
+		os.Remove(p)
+	}
+	killed := 0
+	for i := range 12 {
+		after := full * time.Duration(i+1) / 11 // from early on to past the end
+		cmd := convert()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(after)
+		cmd.Process.Kill() // SIGKILL
+		err := cmd.Wait()
+		if errors.As(err, &exit) && exit.ExitCode() == exitRejected {
+			for _, p := range paths { // finished before the kill: all three complete
+				if _, err := os.Stat(p); err != nil {
+					t.Fatalf("finished before the kill at %v: %v", after, err)
+				}
+				os.Remove(p)
+			}
+			continue
+		}
+		killed++
+		ents, _ := os.ReadDir(outDir)
+		for _, e := range ents {
+			if !strings.HasPrefix(e.Name(), ".") || !strings.Contains(e.Name(), ".tmp-") {
+				t.Fatalf("kill -9 after %v (of %v) left %s", after, full, e.Name())
+			}
+		}
+	}
+	t.Logf("killed %d of 12 runs", killed)
+	if killed == 0 {
+		t.Error("every run finished before its kill")
+	}
+	for _, n := range []string{".x.mldf.tmp-0123456789ab", ".x.mldf.rejects.jsonl.tmp-42", ".x.mldf.report.json.tmp-1234"} {
+		os.WriteFile(filepath.Join(outDir, n), []byte("left by a kill"), 0o644)
+	}
+	if err := convert().Run(); !errors.As(err, &exit) || exit.ExitCode() != exitRejected {
+		t.Fatalf("rerun: %v", err)
+	}
+	ents, _ := os.ReadDir(outDir)
+	if len(ents) != len(paths) {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("after the rerun: %v, want the output, its rejects and its report", names)
 	}
 }

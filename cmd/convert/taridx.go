@@ -28,6 +28,9 @@ func cmdIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if err := checkFileOutput(*out, "shard", shards...); err != nil {
+		return err
+	}
 	if err := taridx.IndexFilesOpts(shards, *out, *contiguous); err != nil {
 		return err
 	}

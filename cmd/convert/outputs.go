@@ -1,0 +1,70 @@
+package main
+
+import (
+	"iter"
+
+	"github.com/mldf/convert/internal/outpath"
+	"github.com/mldf/convert/recipe"
+)
+
+// checkOutputs refuses, before any work, a conversion whose outputs (the data file, the
+// report, the rejects log, a sharded task's .done record, the CPU profile) are not new names
+// or regular files, or are one another, the recipe, or any input of the plan: a run must never
+// destroy what it reads. Inputs are walked once; only those of an existing output's size are
+// looked at.
+func checkOutputs(plan *recipe.Plan, cpuProfile string) error {
+	r := plan.Recipe
+	var outs outpath.Set
+	add := [][2]string{{"output", r.Output}, {"report", r.Report}, {"rejects", r.Rejects}}
+	if r.Shards > 0 {
+		part := partPath(r.Output, r.Shard, r.Shards)
+		add = [][2]string{{"part", part}, {"report", shardReport(part)}, {"rejects", shardRejects(part)},
+			{"completion record", part + ".done"}}
+	}
+	add = append(add, [2]string{"cpuprofile", cpuProfile})
+	for _, o := range add {
+		if err := outs.Add(o[0], o[1]); err != nil {
+			return err
+		}
+	}
+	if f := r.File(); f != "" {
+		if err := outs.Check("recipe", f); err != nil {
+			return err
+		}
+	}
+	// A file source's own file (a NeMo manifest) is read too; for folders this is a no-op.
+	if r.Source.Path != "" {
+		if err := outs.Check("source", r.Source.Path); err != nil {
+			return err
+		}
+	}
+	return outs.CheckInputs("input", planInputs(plan))
+}
+
+// planInputs yields every input of the plan (all of them, also in a sharded run: another
+// task reads them) with its size.
+func planInputs(plan *recipe.Plan) iter.Seq2[string, int64] {
+	return func(yield func(string, int64) bool) {
+		for _, in := range plan.Inputs {
+			if !yield(in.Path, in.Size) {
+				return
+			}
+		}
+	}
+}
+
+// checkFileOutput is checkOutputs for the commands that write one file from inputs given on
+// the command line (index -o, merge): out must be a new name or a regular file, and none of
+// the inputs.
+func checkFileOutput(out, inputRole string, inputs ...string) error {
+	var outs outpath.Set
+	if err := outs.Add("output", out); err != nil {
+		return err
+	}
+	for _, in := range inputs {
+		if err := outs.Check(inputRole, in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
