@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/mldf/convert/internal/flacenc"
+	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/internal/resample"
 	"github.com/mldf/convert/internal/wav"
 	"github.com/mldf/convert/manifest"
@@ -205,13 +206,13 @@ func ParseArguments(a [manifest.ArgumentsSize]byte) (Options, error) {
 	return o, nil
 }
 
-// origin names the value's file for errors.
+// origin names the value's file for errors, shortened when absurdly long.
 func origin(v sample.Value) string {
 	switch {
 	case v.Path != "":
-		return v.Path
+		return quote.S(v.Path)
 	case v.Name != "":
-		return v.Name
+		return quote.S(v.Name)
 	}
 	return "audio value"
 }

@@ -12,7 +12,6 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
-	"os"
 	"strings"
 	"sync"
 
@@ -20,6 +19,7 @@ import (
 	"golang.org/x/image/tiff"
 	"golang.org/x/image/webp"
 
+	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/internal/turbojpeg"
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/sample"
@@ -108,12 +108,13 @@ func (f *Field) Options() Options { return f.opts }
 // Turbo reports whether the field decodes and encodes JPEG with libjpeg-turbo.
 func (f *Field) Turbo() bool { return f.turbo }
 
+// valueName names the value's file for errors, shortened when absurdly long.
 func valueName(v sample.Value) string {
 	if v.Path != "" {
-		return v.Path
+		return quote.S(v.Path)
 	}
 	if v.Name != "" {
-		return v.Name
+		return quote.S(v.Name)
 	}
 	return "(unnamed value)"
 }
@@ -124,7 +125,7 @@ func (f *Field) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	var data []byte
 	switch v.Kind {
 	case sample.KindFile:
-		b, err := os.ReadFile(v.Path)
+		b, err := v.Load() // refuses a named pipe or a device without blocking
 		if err != nil {
 			return nil, fmt.Errorf("image field %q: %w", f.name, err)
 		}
