@@ -23,6 +23,8 @@ var (
 	ErrNotRegular = errors.New("not a regular file")
 	// ErrNotStream means a stream input is neither a regular file nor a named pipe.
 	ErrNotStream = errors.New("not a regular file or a named pipe")
+	// ErrNotDir means a folder input is not a directory.
+	ErrNotDir = errors.New("not a directory")
 	// ErrPathTooLong means a path is longer than MaxPath bytes (a value from a manifest,
 	// say); no system call sees it.
 	ErrPathTooLong = errors.New("path too long")
