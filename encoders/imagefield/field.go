@@ -12,7 +12,6 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
-	"strings"
 	"sync"
 
 	"golang.org/x/image/bmp"
@@ -214,12 +213,15 @@ func (f *Field) encode(data []byte, copyIn bool) ([]byte, manifest.ImageMeta, er
 	if hdr.Orientation >= 5 {
 		sw, sh = th, tw
 	}
+	var warned error // a libjpeg-turbo warning from the planar path: its pixels are not trusted
 	if f.canYUV(c, hdr) {
-		if out, m, ok := f.encodeYUV(c, data, hdr, sw, sh); ok {
+		out, m, ok, err := f.encodeYUV(c, data, hdr, sw, sh)
+		if ok {
 			return out, m, nil
 		}
+		warned = err
 	}
-	px, err := f.decode(c, data, hdr, sw, sh)
+	px, err := f.decode(c, data, hdr, sw, sh, warned)
 	if err != nil {
 		return nil, m, err
 	}
@@ -235,15 +237,24 @@ func (f *Field) encode(data []byte, copyIn bool) ([]byte, manifest.ImageMeta, er
 
 // decode decodes data to a pixbuf of the field's channel count, at least sw×sh when DCT
 // scaling is used.
-func (f *Field) decode(c *codec, data []byte, hdr Header, sw, sh int) (pixbuf, error) {
+//
+// A JPEG that libjpeg-turbo decodes with any warning is not taken from it (TurboJPEG reports
+// only the first warning, and a harmless one can hide a truncated scan after it): a warning
+// that says the data is damaged rejects the image at once (ErrCorrupt); any other goes to Go's
+// decoder, which decodes the image or rejects it. warned, when set, is such a warning from
+// the planar path: the image goes straight to that decision.
+func (f *Field) decode(c *codec, data []byte, hdr Header, sw, sh int, warned error) (pixbuf, error) {
 	ch := f.opts.Channels
-	var turboErr error
-	if hdr.Format == FormatJPEG && c.dec != nil && hdr.Components != 4 {
+	turboErr := warned
+	if turboErr == nil && hdr.Format == FormatJPEG && c.dec != nil && hdr.Components != 4 {
 		px, err := f.decodeTurbo(c, data, hdr, sw, sh)
 		if err == nil {
 			return px, nil
 		}
 		turboErr = err
+	}
+	if errors.Is(turboErr, turbojpeg.ErrDamaged) {
+		return pixbuf{}, fmt.Errorf("%w: %s: %w", ErrCorrupt, hdr.Format, turboErr)
 	}
 	img, err := decodeGo(data, hdr.Format)
 	if err != nil {
@@ -271,10 +282,8 @@ func (f *Field) decodeTurbo(c *codec, data []byte, hdr Header, sw, sh int) (pixb
 		c.buf.dec = pix[:0]
 	}
 	if err != nil {
-		// A warning still yields pixels; a premature end means the picture is incomplete.
-		if !errors.Is(err, turbojpeg.ErrWarning) || strings.Contains(err.Error(), "Premature end") {
-			return pixbuf{}, err
-		}
+		// Pixels that come with a warning are not trusted (see decode).
+		return pixbuf{}, err
 	}
 	px := pixbuf{pix: pix, w: w, h: h, c: pf.Size()}
 	return convertChannels(px, ch), nil

@@ -125,6 +125,9 @@ func Available() bool { return true }
 func resultErr(op string, r C.tjw_result) error {
 	msg := C.GoString(&r.msg[0])
 	if r.code == C.TJERR_WARNING {
+		if DamagingWarning(msg) {
+			return fmt.Errorf("%w: %w: %s: %s", ErrWarning, ErrDamaged, op, msg)
+		}
 		return fmt.Errorf("%w: %s: %s", ErrWarning, op, msg)
 	}
 	return fmt.Errorf("%w: %s: %s", ErrFatal, op, msg)
@@ -209,7 +212,8 @@ func (d *Decoder) Header(jpeg []byte) (Header, error) {
 // Decode decompresses jpeg at scale num/8 (1..8; see ScaleFor) to pixel format pf, reusing dst
 // when it is large enough. It returns the pixels (width*height*pf.Size() bytes, rows packed)
 // and their size. A warning (for example a truncated file) returns the decoded pixels together
-// with an error wrapping ErrWarning; a fatal error returns no pixels.
+// with an error wrapping ErrWarning, and ErrDamaged when the warning says the data is damaged;
+// such pixels are not to be trusted (see DamagingWarning). A fatal error returns no pixels.
 func (d *Decoder) Decode(jpeg []byte, num int, pf PixelFormat, dst []byte) (pix []byte, w, h int, err error) {
 	hdr, err := d.Header(jpeg)
 	if err != nil {
