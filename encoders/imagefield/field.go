@@ -58,6 +58,21 @@ type codec struct {
 	yuv yuvBufs
 }
 
+// keepScratch bounds each scratch buffer a worker keeps between images: buffers grown for
+// one huge image are dropped after it, so a worker's memory goes back to what typical images
+// need instead of staying at the largest image seen.
+const keepScratch = 32 << 20
+
+// trim drops the scratch buffers larger than keepScratch.
+func (c *codec) trim() {
+	for _, b := range []*[]byte{&c.buf.dec, &c.buf.tmp, &c.buf.out, &c.yuv.y, &c.yuv.cb, &c.yuv.cr, &c.yuv.pad, &c.yuv.tmp} {
+		if cap(*b) > keepScratch {
+			*b = nil
+		}
+	}
+	c.yuv.dec.Trim(keepScratch)
+}
+
 // New returns an image field called name with options opts (zero members take defaults).
 func New(name string, opts Options) (*Field, error) {
 	if err := manifest.ValidateName(name); err != nil {
@@ -187,8 +202,8 @@ func (f *Field) encode(data []byte, copyIn bool) ([]byte, manifest.ImageMeta, er
 		return nil, m, fmt.Errorf("%w: %s header says %dx%d", ErrDimensions, hdr.Format, hdr.Width, hdr.Height)
 	}
 	if px := int64(hdr.Width) * int64(hdr.Height); f.opts.MaxPixels > 0 && px > f.opts.MaxPixels {
-		return nil, m, fmt.Errorf("%w: %s header says %dx%d = %d pixels, max_pixels is %d",
-			ErrTooManyPixels, hdr.Format, hdr.Width, hdr.Height, px, f.opts.MaxPixels)
+		return nil, m, fmt.Errorf("%w: %s header says %dx%d = %d pixels, max_pixels is %d (raising it lets a worker take up to %d bytes a pixel)",
+			ErrTooManyPixels, hdr.Format, hdr.Width, hdr.Height, px, f.opts.MaxPixels, BytesPerPixel)
 	}
 	// Sizes in the displayed (oriented) frame.
 	ow, oh := hdr.Width, hdr.Height
@@ -207,7 +222,10 @@ func (f *Field) encode(data []byte, copyIn bool) ([]byte, manifest.ImageMeta, er
 		return data, m, nil
 	}
 	c := f.pool.Get().(*codec)
-	defer f.pool.Put(c)
+	defer func() {
+		c.trim()
+		f.pool.Put(c)
+	}()
 	// Target in the stored (unoriented) frame.
 	sw, sh := tw, th
 	if hdr.Orientation >= 5 {
@@ -266,7 +284,7 @@ func (f *Field) decode(c *codec, data []byte, hdr Header, sw, sh int, warned err
 	if b := img.Bounds(); b.Dx() != hdr.Width || b.Dy() != hdr.Height {
 		return pixbuf{}, fmt.Errorf("%w: %s decoded to %dx%d, header says %dx%d", ErrCorrupt, hdr.Format, b.Dx(), b.Dy(), hdr.Width, hdr.Height)
 	}
-	return fromImage(img, ch), nil
+	return fromDecoded(img, ch), nil
 }
 
 func (f *Field) decodeTurbo(c *codec, data []byte, hdr Header, sw, sh int) (pixbuf, error) {

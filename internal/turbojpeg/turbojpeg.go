@@ -232,6 +232,14 @@ func (p *Planes) Alloc(w, h int, s Subsampling) error {
 	return nil
 }
 
+// Trim drops p's backing store when it holds more than max bytes (a buffer kept for one huge
+// image); p must be filled again (Alloc, DecodeYUV) before use.
+func (p *Planes) Trim(max int) {
+	if cap(p.buf) > max {
+		*p = Planes{}
+	}
+}
+
 // check verifies that p's planes are large enough for its size and subsampling.
 func (p *Planes) check() error {
 	yw, yh, cw, ch, ok := PlaneSizes(p.Width, p.Height, p.Subsampling)
