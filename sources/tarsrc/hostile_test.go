@@ -389,4 +389,7 @@ func TestHugeNamesQuoted(t *testing.T) {
 	if msg := got[0].Err.Error(); len(msg) > 4<<10 || !strings.Contains(msg, "bytes)") {
 		t.Fatalf("error message of %d bytes: %.300s", len(msg), msg)
 	}
+	if got[0].Key != key || len(got[0].Origin) > len(p)+1024 {
+		t.Fatalf("key of %d bytes, origin of %d", len(got[0].Key), len(got[0].Origin))
+	}
 }

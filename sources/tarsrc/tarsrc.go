@@ -452,7 +452,9 @@ func walk(ctx context.Context, path string, f io.Reader, maxMember int64, want m
 			}
 		}
 		if sr.cur == nil {
-			sr.cur = &sample.Sample{Key: key, Origin: path + ":" + key, Values: make([]sample.Column, 0, 4)}
+			// Origin is for messages: a key of up to a MiB (a pax name) is shortened there;
+			// Key keeps it whole.
+			sr.cur = &sample.Sample{Key: key, Origin: path + ":" + quote.S(key), Values: make([]sample.Column, 0, 4)}
 			if _, dup := sr.seen[key]; dup {
 				sr.cur.Err = fmt.Errorf("%w: %s: key %s appears again at member %s (tar offset %d), apart from its first run",
 					ErrDuplicateKey, path, quote.Q(key), quote.Q(hdr.Name), dataStart-512)
