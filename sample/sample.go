@@ -4,9 +4,11 @@ package sample
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
+
+	"github.com/mldf/convert/internal/inputfile"
+	"github.com/mldf/convert/internal/quote"
 )
 
 // Kind says which member of a Value is set.
@@ -38,12 +40,14 @@ type Value struct {
 }
 
 // Load returns the value's bytes: Bytes for in-memory kinds, the file's contents for KindFile.
+// A KindFile path must name a regular file (symbolic links followed): a named pipe, a device
+// or a directory is an error wrapping inputfile.ErrNotRegular, returned without blocking.
 func (v Value) Load() ([]byte, error) {
 	switch v.Kind {
 	case KindFile:
-		b, err := os.ReadFile(v.Path)
+		b, err := inputfile.ReadFile(v.Path)
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", v.Path, err)
+			return nil, fmt.Errorf("read %s: %w", quote.S(v.Path), err)
 		}
 		return b, nil
 	case KindBytes, KindString, KindJSON:

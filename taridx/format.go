@@ -63,6 +63,9 @@ var (
 	// ErrSize means a tar header's size field is not a plain octal number (base-256 sizes,
 	// garbage bytes, negative numbers); the reference rejects such shards too.
 	ErrSize = errors.New("taridx: unsupported tar size field")
+	// ErrCompressed means a shard is a compressed file (gzip, zstd, bzip2, xz, lz4): TARIDX
+	// addresses members by their byte offset in an uncompressed tar.
+	ErrCompressed = errors.New("taridx: shard is compressed; TARIDX indexes uncompressed tar files")
 	// ErrName means a member name cannot be stored: an extension (or a colliding stem) that
 	// holds a newline would split the '\n'-joined block. The reference writes such files; no
 	// reader can load them, so this writer refuses.

@@ -3,6 +3,7 @@ package taridx
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -10,9 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/mldf/convert/internal/inputfile"
 )
 
 // writeTar writes a tar of the given members (name -> payload, in order) to path.
@@ -375,5 +379,54 @@ for l in sys.stdin.read().split('\n')[:-1]:
 		if got != want {
 			t.Errorf("parseSize(%q) = %s, python %s", s, got, lines[i])
 		}
+	}
+}
+
+// TestCompressedShard: a compressed shard is refused with a message that says why (issue 18:
+// "unsupported tar size field" said nothing useful), and the Writer is unchanged.
+func TestCompressedShard(t *testing.T) {
+	tarball := validTar()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(tarball)
+	zw.Close()
+	for _, tc := range []struct {
+		name string
+		data []byte
+		kind string
+	}{
+		{"gzip", gz.Bytes(), "gzip-compressed"},
+		{"zstd", append([]byte("\x28\xb5\x2f\xfd"), make([]byte, 600)...), "zstd-compressed"},
+		{"bzip2", append([]byte("BZh91AY&SY"), make([]byte, 600)...), "bzip2-compressed"},
+		{"xz", append([]byte("\xfd7zXZ\x00"), make([]byte, 600)...), "xz-compressed"},
+		{"tiny gzip", gz.Bytes()[:10], "gzip-compressed"},
+	} {
+		w := NewWriter()
+		err := w.AddShard(bytes.NewReader(tc.data), int64(len(tc.data)), "s.tar.gz")
+		if !errors.Is(err, ErrCompressed) || !strings.Contains(err.Error(), tc.kind) ||
+			!strings.Contains(err.Error(), "uncompressed tar") || !strings.Contains(err.Error(), "s.tar.gz") {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if w.Shards() != 0 || w.Rows() != 0 {
+			t.Fatalf("%s: writer changed", tc.name)
+		}
+	}
+	// A tar whose first member is named like a magic number is still a tar.
+	b := validTar()
+	copy(b, "BZh9.jpg")
+	if err := NewWriter().AddShard(bytes.NewReader(b), int64(len(b)), "x.tar"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAddFileFIFO: a named pipe as a shard is refused at once (a ReaderAt cannot be a pipe,
+// and opening one would block).
+func TestAddFileFIFO(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "s.tar")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if err := NewWriter().AddFile(p); !errors.Is(err, inputfile.ErrNotRegular) {
+		t.Fatalf("AddFile(fifo) = %v", err)
 	}
 }

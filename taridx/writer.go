@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/mldf/convert/internal/inputfile"
 )
 
 // The header walk reads windows of minWindow..maxWindow bytes, starting at scanWindow. Headers
@@ -57,6 +59,9 @@ func (w *Writer) Rows() int { return len(w.rows) }
 func (w *Writer) AddShard(r io.ReaderAt, size int64, name string) error {
 	if w.shards >= MaxShards {
 		return fmt.Errorf("%w: shard %s", ErrTooManyShards, name)
+	}
+	if err := checkCompressed(r, size, name); err != nil {
+		return err
 	}
 	fid := uint16(w.shards)
 	// Scan into a temporary list first so a failing shard leaves the Writer unchanged.
@@ -261,17 +266,50 @@ func (w *Writer) WriteTo(dst io.Writer) (int64, error) {
 	return total + int64(n), err
 }
 
-// AddFile opens the tar shard at path and adds it with AddShard.
+// compressions are the leading bytes of compressed files, with their tool's name.
+// A '.' in magic matches any byte (bzip2's block size digit).
+var compressions = []struct{ magic, name, undo string }{
+	{"\x1f\x8b\x08", "gzip", "gunzip -k"},
+	{"\x28\xb5\x2f\xfd", "zstd", "zstd -d"},
+	{"BZh.1AY&SY", "bzip2", "bunzip2 -k"},
+	{"\xfd7zXZ\x00", "xz", "unxz -k"},
+	{"\x04\x22\x4d\x18", "lz4", "lz4 -d"},
+}
+
+// checkCompressed returns an error wrapping ErrCompressed when the shard starts with the
+// magic bytes of a compressed file (the reference would fail on its "size field", or index
+// garbage).
+func checkCompressed(r io.ReaderAt, size int64, name string) error {
+	var head [10]byte
+	n, _ := r.ReadAt(head[:min(size, int64(len(head)))], 0)
+	matches := func(magic string) bool {
+		if n < len(magic) {
+			return false
+		}
+		for i := range len(magic) {
+			if magic[i] != '.' && magic[i] != head[i] {
+				return false
+			}
+		}
+		return true
+	}
+	for _, c := range compressions {
+		if matches(c.magic) {
+			return fmt.Errorf("%w: %s is %s-compressed (decompress it first: %s %s)",
+				ErrCompressed, name, c.name, c.undo, name)
+		}
+	}
+	return nil
+}
+
+// AddFile opens the tar shard at path and adds it with AddShard. The shard must be a regular
+// file: a named pipe or a device is refused without being opened for a blocking read.
 func (w *Writer) AddFile(path string) error {
-	f, err := os.Open(path)
+	f, st, err := inputfile.OpenRegular(path)
 	if err != nil {
 		return fmt.Errorf("taridx: %w", err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("taridx: %w", err)
-	}
 	return w.AddShard(f, st.Size(), path)
 }
 

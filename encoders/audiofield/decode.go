@@ -137,6 +137,8 @@ func DecodeFLAC(b []byte) (c *Clip, info FLACInfo, err error) {
 		return nil, info, fmt.Errorf("%w: %d-bit FLAC (the decoder supports 4..24 bits)", ErrUnsupported, bps)
 	case bps < 4 || nch < 1 || nch > 8 || si.SampleRate == 0:
 		return nil, info, fmt.Errorf("%w: STREAMINFO says %d bits, %d channels, %d Hz", ErrCorrupt, bps, nch, si.SampleRate)
+	case si.SampleRate > MaxSampleRate:
+		return nil, info, fmt.Errorf("%w: STREAMINFO says %d Hz (accepted: 1..%d Hz)", ErrUnsupported, si.SampleRate, MaxSampleRate)
 	}
 	if si.NSamples > MaxDecodedSamples/uint64(nch) {
 		return nil, info, fmt.Errorf("%w: STREAMINFO declares %d samples per channel (limit %d in all)", ErrTooLarge, si.NSamples, MaxDecodedSamples)

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/mldf/convert/internal/flacenc"
+	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/internal/resample"
 	"github.com/mldf/convert/internal/wav"
 	"github.com/mldf/convert/manifest"
@@ -90,6 +91,7 @@ type Field struct {
 
 	mu         sync.Mutex
 	resamplers map[[2]int]*resample.Resampler
+	cached     int // bytes of the cached resamplers' tables
 }
 
 // NewWaveform returns an AUDIO_WAVEFORM field.
@@ -125,8 +127,8 @@ func newField(name string, t manifest.TypeID, o Options) (*Field, error) {
 	if err := manifest.ValidateName(name); err != nil {
 		return nil, err
 	}
-	if o.SampleRate < 0 || o.SampleRate > 1<<20 {
-		return nil, fmt.Errorf("audio field %q: sample rate %d", name, o.SampleRate)
+	if o.SampleRate < 0 || o.SampleRate > MaxSampleRate {
+		return nil, fmt.Errorf("audio field %q: sample_rate %d (want 0 to keep the source rate, or 1..%d Hz)", name, o.SampleRate, MaxSampleRate)
 	}
 	if o.MaxDuration < 0 || math.IsNaN(o.MaxDuration) || math.IsInf(o.MaxDuration, 0) {
 		return nil, fmt.Errorf("audio field %q: max_duration %v", name, o.MaxDuration)
@@ -205,13 +207,13 @@ func ParseArguments(a [manifest.ArgumentsSize]byte) (Options, error) {
 	return o, nil
 }
 
-// origin names the value's file for errors.
+// origin names the value's file for errors, shortened when absurdly long.
 func origin(v sample.Value) string {
 	switch {
 	case v.Path != "":
-		return v.Path
+		return quote.S(v.Path)
 	case v.Name != "":
-		return v.Name
+		return quote.S(v.Name)
 	}
 	return "audio value"
 }
@@ -289,15 +291,21 @@ func (f *Field) encode(v sample.Value) ([]byte, manifest.AudioMeta, error) {
 	return pcmBytes(out, f.opt.Format), m, nil
 }
 
-// maxCachedResamplers bounds the per-field cache of filter tables (a table can reach a few
-// MB; a hostile dataset could declare a new sample rate in every file).
-const maxCachedResamplers = 16
+// MaxSampleRate is the highest sample rate a source file may declare, and the highest
+// target rate: 768 kHz (internal/wav and internal/resample apply the same bound).
+const MaxSampleRate = wav.MaxSampleRate
+
+// maxCacheBytes bounds the per-field cache of filter tables by their size (a table takes up
+// to resample.MaxTableBytes; a hostile dataset could declare a new sample rate in every file).
+// Pairs seen once the cache is full get a table built for the clip and dropped after it.
+const maxCacheBytes = 32 << 20
 
 // maxUpsample bounds the resampling ratio, so that a file declaring a tiny sample rate
 // cannot expand into gigabytes.
 const maxUpsample = 64
 
-// resampler returns the resampler for a rate pair, cached for the first few pairs seen.
+// resampler returns the resampler for a rate pair, cached for the first pairs seen, up to
+// maxCacheBytes of tables.
 func (f *Field) resampler(in, out int) (*resample.Resampler, error) {
 	key := [2]int{in, out}
 	f.mu.Lock()
@@ -315,8 +323,9 @@ func (f *Field) resampler(in, out int) (*resample.Resampler, error) {
 	if prev := f.resamplers[key]; prev != nil {
 		return prev, nil
 	}
-	if len(f.resamplers) < maxCachedResamplers {
+	if n := r.TableBytes(); f.cached+n <= maxCacheBytes {
 		f.resamplers[key] = r
+		f.cached += n
 	}
 	return r, nil
 }

@@ -12,14 +12,13 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
-	"os"
-	"strings"
 	"sync"
 
 	"golang.org/x/image/bmp"
 	"golang.org/x/image/tiff"
 	"golang.org/x/image/webp"
 
+	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/internal/turbojpeg"
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/sample"
@@ -57,6 +56,21 @@ type codec struct {
 	enc *turbojpeg.Encoder
 	buf scratch
 	yuv yuvBufs
+}
+
+// keepScratch bounds each scratch buffer a worker keeps between images: buffers grown for
+// one huge image are dropped after it, so a worker's memory goes back to what typical images
+// need instead of staying at the largest image seen.
+const keepScratch = 32 << 20
+
+// trim drops the scratch buffers larger than keepScratch.
+func (c *codec) trim() {
+	for _, b := range []*[]byte{&c.buf.dec, &c.buf.tmp, &c.buf.out, &c.yuv.y, &c.yuv.cb, &c.yuv.cr, &c.yuv.pad, &c.yuv.tmp} {
+		if cap(*b) > keepScratch {
+			*b = nil
+		}
+	}
+	c.yuv.dec.Trim(keepScratch)
 }
 
 // New returns an image field called name with options opts (zero members take defaults).
@@ -108,12 +122,13 @@ func (f *Field) Options() Options { return f.opts }
 // Turbo reports whether the field decodes and encodes JPEG with libjpeg-turbo.
 func (f *Field) Turbo() bool { return f.turbo }
 
+// valueName names the value's file for errors, shortened when absurdly long.
 func valueName(v sample.Value) string {
 	if v.Path != "" {
-		return v.Path
+		return quote.S(v.Path)
 	}
 	if v.Name != "" {
-		return v.Name
+		return quote.S(v.Name)
 	}
 	return "(unnamed value)"
 }
@@ -124,7 +139,7 @@ func (f *Field) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	var data []byte
 	switch v.Kind {
 	case sample.KindFile:
-		b, err := os.ReadFile(v.Path)
+		b, err := v.Load() // refuses a named pipe or a device without blocking
 		if err != nil {
 			return nil, fmt.Errorf("image field %q: %w", f.name, err)
 		}
@@ -187,8 +202,8 @@ func (f *Field) encode(data []byte, copyIn bool) ([]byte, manifest.ImageMeta, er
 		return nil, m, fmt.Errorf("%w: %s header says %dx%d", ErrDimensions, hdr.Format, hdr.Width, hdr.Height)
 	}
 	if px := int64(hdr.Width) * int64(hdr.Height); f.opts.MaxPixels > 0 && px > f.opts.MaxPixels {
-		return nil, m, fmt.Errorf("%w: %s header says %dx%d = %d pixels, max_pixels is %d",
-			ErrTooManyPixels, hdr.Format, hdr.Width, hdr.Height, px, f.opts.MaxPixels)
+		return nil, m, fmt.Errorf("%w: %s header says %dx%d = %d pixels, max_pixels is %d (raising it lets a worker take up to %d bytes a pixel)",
+			ErrTooManyPixels, hdr.Format, hdr.Width, hdr.Height, px, f.opts.MaxPixels, BytesPerPixel)
 	}
 	// Sizes in the displayed (oriented) frame.
 	ow, oh := hdr.Width, hdr.Height
@@ -207,18 +222,24 @@ func (f *Field) encode(data []byte, copyIn bool) ([]byte, manifest.ImageMeta, er
 		return data, m, nil
 	}
 	c := f.pool.Get().(*codec)
-	defer f.pool.Put(c)
+	defer func() {
+		c.trim()
+		f.pool.Put(c)
+	}()
 	// Target in the stored (unoriented) frame.
 	sw, sh := tw, th
 	if hdr.Orientation >= 5 {
 		sw, sh = th, tw
 	}
+	var warned error // a libjpeg-turbo warning from the planar path: its pixels are not trusted
 	if f.canYUV(c, hdr) {
-		if out, m, ok := f.encodeYUV(c, data, hdr, sw, sh); ok {
+		out, m, ok, err := f.encodeYUV(c, data, hdr, sw, sh)
+		if ok {
 			return out, m, nil
 		}
+		warned = err
 	}
-	px, err := f.decode(c, data, hdr, sw, sh)
+	px, err := f.decode(c, data, hdr, sw, sh, warned)
 	if err != nil {
 		return nil, m, err
 	}
@@ -234,15 +255,24 @@ func (f *Field) encode(data []byte, copyIn bool) ([]byte, manifest.ImageMeta, er
 
 // decode decodes data to a pixbuf of the field's channel count, at least sw×sh when DCT
 // scaling is used.
-func (f *Field) decode(c *codec, data []byte, hdr Header, sw, sh int) (pixbuf, error) {
+//
+// A JPEG that libjpeg-turbo decodes with any warning is not taken from it (TurboJPEG reports
+// only the first warning, and a harmless one can hide a truncated scan after it): a warning
+// that says the data is damaged rejects the image at once (ErrCorrupt); any other goes to Go's
+// decoder, which decodes the image or rejects it. warned, when set, is such a warning from
+// the planar path: the image goes straight to that decision.
+func (f *Field) decode(c *codec, data []byte, hdr Header, sw, sh int, warned error) (pixbuf, error) {
 	ch := f.opts.Channels
-	var turboErr error
-	if hdr.Format == FormatJPEG && c.dec != nil && hdr.Components != 4 {
+	turboErr := warned
+	if turboErr == nil && hdr.Format == FormatJPEG && c.dec != nil && hdr.Components != 4 {
 		px, err := f.decodeTurbo(c, data, hdr, sw, sh)
 		if err == nil {
 			return px, nil
 		}
 		turboErr = err
+	}
+	if errors.Is(turboErr, turbojpeg.ErrDamaged) {
+		return pixbuf{}, fmt.Errorf("%w: %s: %w", ErrCorrupt, hdr.Format, turboErr)
 	}
 	img, err := decodeGo(data, hdr.Format)
 	if err != nil {
@@ -254,7 +284,7 @@ func (f *Field) decode(c *codec, data []byte, hdr Header, sw, sh int) (pixbuf, e
 	if b := img.Bounds(); b.Dx() != hdr.Width || b.Dy() != hdr.Height {
 		return pixbuf{}, fmt.Errorf("%w: %s decoded to %dx%d, header says %dx%d", ErrCorrupt, hdr.Format, b.Dx(), b.Dy(), hdr.Width, hdr.Height)
 	}
-	return fromImage(img, ch), nil
+	return fromDecoded(img, ch), nil
 }
 
 func (f *Field) decodeTurbo(c *codec, data []byte, hdr Header, sw, sh int) (pixbuf, error) {
@@ -270,10 +300,8 @@ func (f *Field) decodeTurbo(c *codec, data []byte, hdr Header, sw, sh int) (pixb
 		c.buf.dec = pix[:0]
 	}
 	if err != nil {
-		// A warning still yields pixels; a premature end means the picture is incomplete.
-		if !errors.Is(err, turbojpeg.ErrWarning) || strings.Contains(err.Error(), "Premature end") {
-			return pixbuf{}, err
-		}
+		// Pixels that come with a warning are not trusted (see decode).
+		return pixbuf{}, err
 	}
 	px := pixbuf{pix: pix, w: w, h: h, c: pf.Size()}
 	return convertChannels(px, ch), nil

@@ -94,8 +94,19 @@ func ParseFilter(s string) (Filter, error) {
 const (
 	DefaultJPEGQuality = 90
 	DefaultChannels    = 3
-	// DefaultMaxPixels is the decompression-bomb limit: Pillow's limit (2 × 89478485 pixels).
-	DefaultMaxPixels = 178956970
+	// DefaultMaxPixels is the decompression-bomb limit and what bounds a worker's memory:
+	// 2^24 pixels (4096 × 4096; a 12 MP phone photo, 4032 × 3024, is below it). See
+	// BytesPerPixel.
+	DefaultMaxPixels = 1 << 24
+	// BytesPerPixel bounds the peak memory (RSS) one worker needs for one image, per pixel
+	// of the image's header: decoding an image of P pixels takes at most about
+	// P × BytesPerPixel bytes, plus the encoded input file. The worst case, measured, is a
+	// 16-bit interlaced PNG stored as PNG (20.5 bytes a pixel: Go's decoder holds the full
+	// 16-bit image and one interlace pass, then the encoder an RGBA copy); an 8-bit image
+	// re-encoded as JPEG takes 4 to 5 bytes a pixel, and a JPEG passed through untouched
+	// (smart mode) is not decoded at all. At DefaultMaxPixels a worker stays under
+	// 2^24 × 21 bytes = 336 MiB (84 MiB for 8-bit images to JPEG).
+	BytesPerPixel = 21
 )
 
 // Options configure an image field. The zero value is valid: smart mode, no resize, quality
@@ -112,7 +123,8 @@ type Options struct {
 	// Channels is 3 (RGB, the default when 0), 1 (gray) or 4 (RGBA; png and raw modes only).
 	Channels int
 	// MaxPixels rejects, from the header and before decoding, images with more pixels
-	// (width × height); 0 means DefaultMaxPixels, negative means no limit.
+	// (width × height); 0 means DefaultMaxPixels, negative means no limit. It bounds each
+	// worker's memory to about MaxPixels × BytesPerPixel bytes.
 	MaxPixels int64
 }
 

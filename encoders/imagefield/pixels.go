@@ -7,10 +7,86 @@ import (
 
 // fromImage converts a decoded image to an 8-bit pixbuf with c channels (1, 3 or 4). Alpha is
 // dropped for 1 and 3 channels (as Pillow's convert("RGB") does); 16-bit samples keep their
-// high byte; CMYK, YCbCr and paletted images become RGB.
+// high byte; CMYK, YCbCr and paletted images become RGB. img is left unchanged.
 func fromImage(img image.Image, c int) pixbuf {
 	nat := natural(img)
 	return convertChannels(nat, c)
+}
+
+// fromDecoded is fromImage for an image the caller owns and drops: the pixels are converted
+// in img's own memory where the layout allows (RGBA, NRGBA, their 16-bit forms, Gray,
+// Gray16), so a large decode does not hold a second copy. The result is the same as
+// fromImage's.
+func fromDecoded(img image.Image, c int) pixbuf {
+	if b, ok := naturalInPlace(img); ok {
+		return convertChannels(b, c)
+	}
+	return fromImage(img, c)
+}
+
+// naturalInPlace is natural for the packed image types, writing into img's pixel memory
+// (each pixel's output lies at or before its input, so a forward pass never reads what it
+// wrote). ok is false for other types and layouts.
+func naturalInPlace(img image.Image) (pixbuf, bool) {
+	r := img.Bounds()
+	w, h := r.Dx(), r.Dy()
+	n := w * h
+	packed := func(stride, bpp int, min image.Point) bool { return stride == w*bpp && min == image.Point{} }
+	switch m := img.(type) {
+	case *image.Gray:
+		if !packed(m.Stride, 1, r.Min) {
+			return pixbuf{}, false
+		}
+		return pixbuf{pix: m.Pix[:n], w: w, h: h, c: 1}, true
+	case *image.Gray16:
+		if !packed(m.Stride, 2, r.Min) {
+			return pixbuf{}, false
+		}
+		for i := 0; i < n; i++ {
+			m.Pix[i] = m.Pix[2*i]
+		}
+		return pixbuf{pix: m.Pix[:n], w: w, h: h, c: 1}, true
+	case *image.NRGBA:
+		if !packed(m.Stride, 4, r.Min) {
+			return pixbuf{}, false
+		}
+		return opaqueToRGB(pixbuf{pix: m.Pix[:4*n], w: w, h: h, c: 4}), true
+	case *image.RGBA:
+		if !packed(m.Stride, 4, r.Min) {
+			return pixbuf{}, false
+		}
+		p := m.Pix[:4*n]
+		for i := 0; i < n; i++ { // unpremultiply as color.NRGBA64Model does, keep the high byte
+			if a := p[4*i+3]; a != 255 {
+				c := color.NRGBA64Model.Convert(color.RGBA{p[4*i], p[4*i+1], p[4*i+2], a}).(color.NRGBA64)
+				p[4*i], p[4*i+1], p[4*i+2] = byte(c.R>>8), byte(c.G>>8), byte(c.B>>8)
+			}
+		}
+		return opaqueToRGB(pixbuf{pix: p, w: w, h: h, c: 4}), true
+	case *image.NRGBA64:
+		if !packed(m.Stride, 8, r.Min) {
+			return pixbuf{}, false
+		}
+		p := m.Pix[:8*n]
+		for i := 0; i < n; i++ {
+			p[4*i], p[4*i+1], p[4*i+2], p[4*i+3] = p[8*i], p[8*i+2], p[8*i+4], p[8*i+6]
+		}
+		return opaqueToRGB(pixbuf{pix: p[:4*n], w: w, h: h, c: 4}), true
+	case *image.RGBA64:
+		if !packed(m.Stride, 8, r.Min) {
+			return pixbuf{}, false
+		}
+		p := m.Pix[:8*n]
+		for i := 0; i < n; i++ {
+			q := p[8*i : 8*i+8]
+			c := color.RGBA64{uint16(q[0])<<8 | uint16(q[1]), uint16(q[2])<<8 | uint16(q[3]),
+				uint16(q[4])<<8 | uint16(q[5]), uint16(q[6])<<8 | uint16(q[7])}
+			nc := color.NRGBA64Model.Convert(c).(color.NRGBA64)
+			p[4*i], p[4*i+1], p[4*i+2], p[4*i+3] = byte(nc.R>>8), byte(nc.G>>8), byte(nc.B>>8), byte(nc.A>>8)
+		}
+		return opaqueToRGB(pixbuf{pix: p[:4*n], w: w, h: h, c: 4}), true
+	}
+	return pixbuf{}, false
 }
 
 // natural converts img to a pixbuf of its natural channel count: 1 for gray, 3 for opaque
@@ -112,13 +188,19 @@ func luma(r, g, b byte) byte {
 	return byte((19595*uint32(r) + 38470*uint32(g) + 7471*uint32(b) + 1<<15) >> 16)
 }
 
-// convertChannels converts b to c channels (1, 3 or 4).
+// convertChannels converts b to c channels (1, 3 or 4). Fewer channels are written in place,
+// over b's pixels (b is not to be used afterwards); more channels take a new buffer.
 func convertChannels(b pixbuf, c int) pixbuf {
 	if b.c == c {
 		return b
 	}
 	n := b.w * b.h
-	out := pixbuf{pix: make([]byte, n*c), w: b.w, h: b.h, c: c}
+	var out pixbuf
+	if c < b.c {
+		out = pixbuf{pix: b.pix[:n*c], w: b.w, h: b.h, c: c} // pixel i moves from i*b.c to i*c
+	} else {
+		out = pixbuf{pix: make([]byte, n*c), w: b.w, h: b.h, c: c}
+	}
 	s, d := b.pix, out.pix
 	for i := 0; i < n; i++ {
 		var r, g, bl, a byte

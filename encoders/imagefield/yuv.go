@@ -2,7 +2,6 @@ package imagefield
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/mldf/convert/internal/turbojpeg"
 	"github.com/mldf/convert/manifest"
@@ -38,14 +37,17 @@ func (f *Field) canYUV(c *codec, hdr Header) bool {
 
 // encodeYUV runs the planar path for the target sw×sh (stored frame). ok is false when the
 // image must take the RGB path instead (an unusual JPEG, or a decoding problem that the RGB
-// path reports or works around).
-func (f *Field) encodeYUV(c *codec, data []byte, hdr Header, sw, sh int) (out []byte, m manifest.ImageMeta, ok bool) {
+// path reports or works around); warned is then the libjpeg-turbo warning, if the decode gave
+// one: its planes are not trusted, and the RGB path decides without decoding with
+// libjpeg-turbo again (see decode).
+func (f *Field) encodeYUV(c *codec, data []byte, hdr Header, sw, sh int) (out []byte, m manifest.ImageMeta, ok bool, warned error) {
 	b := &c.yuv
 	num := turbojpeg.ScaleFor(hdr.Width, hdr.Height, sw, sh)
 	if err := c.dec.DecodeYUV(data, num, &b.dec); err != nil {
-		if !errors.Is(err, turbojpeg.ErrWarning) || strings.Contains(err.Error(), "Premature end") {
-			return nil, m, false
+		if errors.Is(err, turbojpeg.ErrWarning) {
+			return nil, m, false, err
 		}
+		return nil, m, false, nil
 	}
 	d := &b.dec
 	gray := f.opts.Channels == 1
@@ -96,10 +98,10 @@ func (f *Field) encodeYUV(c *codec, data []byte, hdr Header, sw, sh int) (out []
 	}
 	out, err := c.enc.EncodeYUV(&p, f.opts.JPEGQuality)
 	if err != nil {
-		return nil, m, false
+		return nil, m, false, nil
 	}
 	m = manifest.ImageMeta{Height: uint16(y.h), Width: uint16(y.w), Channels: uint8(f.opts.Channels), Mode: manifest.ImageModeJPEG}
-	return out, m, true
+	return out, m, true, nil
 }
 
 // padPlane copies the 1-channel image src into the w×h plane dst (w >= src.w, h >= src.h),

@@ -198,7 +198,7 @@ func TestPlanarTaken(t *testing.T) {
 		if !f.canYUV(c, hdr) {
 			t.Fatalf("subsampling %d: planar path refused", s)
 		}
-		if _, m, ok := f.encodeYUV(c, data, hdr, 256, 192); !ok || m.Width != 256 || m.Height != 192 {
+		if _, m, ok, _ := f.encodeYUV(c, data, hdr, 256, 192); !ok || m.Width != 256 || m.Height != 192 {
 			t.Errorf("subsampling %d: %v %+v", s, ok, m)
 		}
 	}
@@ -207,7 +207,7 @@ func TestPlanarTaken(t *testing.T) {
 		data := readTestdata(t, name)
 		hdr, _ := SniffHeader(data)
 		if f.canYUV(c, hdr) {
-			if _, _, ok := f.encodeYUV(c, data, hdr, hdr.Width, hdr.Height); ok {
+			if _, _, ok, _ := f.encodeYUV(c, data, hdr, hdr.Width, hdr.Height); ok {
 				t.Errorf("%s: planar path took it", name)
 			}
 		}

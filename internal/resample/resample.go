@@ -1,6 +1,14 @@
 // Package resample changes the sample rate of audio with a band-limited windowed-sinc
-// (Kaiser) polyphase filter, for any pair of integer rates. It passes the band below 0.9 of the
-// lower Nyquist frequency flat and attenuates everything above the lower Nyquist by >= 80 dB.
+// (Kaiser) polyphase filter, for any pair of integer rates from MinRate to MaxRate at most
+// MaxRatio apart. It passes the band below 0.9 of the lower Nyquist frequency flat and
+// attenuates everything above the lower Nyquist by >= 80 dB.
+//
+// Memory: a Resampler's filter table is at most MaxTableBytes (4 MiB), whatever the rates.
+// The taps per phase grow with the downsampling ratio (about 100 × in/out), and the phases
+// with the output rate's share of the rates' least common multiple; when the exact table would
+// exceed the bound, the table holds fewer, evenly spaced phases and the taps of the others are
+// interpolated linearly between them. The phases kept scale with the kernel's bandwidth, so
+// the interpolation error stays below -95 dB of full scale at every ratio (TestInterpolationError).
 package resample
 
 import (
@@ -9,8 +17,22 @@ import (
 	"math"
 )
 
-// ErrRate is returned for a sample rate that is not positive or too large.
+// ErrRate is returned for a sample rate outside MinRate..MaxRate, or two rates more than
+// MaxRatio apart.
 var ErrRate = errors.New("resample: invalid sample rate")
+
+// Bounds of the rates and of the memory a Resampler takes.
+const (
+	// MinRate and MaxRate bound the sample rates accepted, in Hz (768 kHz is the highest
+	// rate of audio interfaces and of the WAV and FLAC files met in practice).
+	MinRate = 1
+	MaxRate = 768000
+	// MaxRatio bounds in/out and out/in: the taps per phase grow with the downsampling ratio
+	// (about 100 × in/out), and so does the work per output sample.
+	MaxRatio = 256
+	// MaxTableBytes bounds a Resampler's filter table.
+	MaxTableBytes = 4 << 20
+)
 
 // Design parameters of the prototype low-pass filter.
 const (
@@ -19,10 +41,13 @@ const (
 	// PassbandFraction is where the passband ends, as a fraction of the lower Nyquist
 	// frequency; the stopband starts at the lower Nyquist frequency.
 	PassbandFraction = 0.9
-	// maxPhases bounds the precomputed filter table; ratios with more phases interpolate
-	// linearly between maxPhases+1 tabulated phases (kernel error below -120 dB).
-	maxPhases = 4096
-	maxRate   = 1 << 24
+	// maxPhases is the most phases a table holds. For a ratio near 1 (the widest kernel) a
+	// table interpolated between maxPhases+1 phases has an output error below -95 dB of full
+	// scale; at a downsampling ratio R the kernel is R times narrower in frequency, and
+	// maxPhases/R phases (at least minPhases) keep the error at least that low.
+	maxPhases      = 4096
+	minPhases      = 64
+	maxTableFloats = MaxTableBytes / 4
 )
 
 // Resampler converts between two fixed rates. It is immutable after New and safe for
@@ -34,17 +59,23 @@ type Resampler struct {
 	half    float64 // kernel half-width in input samples
 	beta    float64 // Kaiser window beta
 	taps    int     // taps per phase
-	// table holds the taps of every phase (l rows), or, when l > maxPhases, of maxPhases+1
-	// evenly spaced phases between which Interleaved interpolates linearly (interp).
+	// table holds the taps of every phase (l rows), or, when that table would be too large,
+	// of phases+1 evenly spaced phases between which Interleaved interpolates linearly
+	// (interp).
 	table  []float32
 	interp bool
+	phases int
 	i0beta float64
 }
 
-// New returns a resampler from inRate to outRate (Hz).
+// New returns a resampler from inRate to outRate (Hz): both in MinRate..MaxRate, at most
+// MaxRatio apart.
 func New(inRate, outRate int) (*Resampler, error) {
-	if inRate <= 0 || outRate <= 0 || inRate > maxRate || outRate > maxRate {
-		return nil, fmt.Errorf("%w: %d Hz to %d Hz", ErrRate, inRate, outRate)
+	if inRate < MinRate || outRate < MinRate || inRate > MaxRate || outRate > MaxRate {
+		return nil, fmt.Errorf("%w: %d Hz to %d Hz (rates must be %d..%d Hz)", ErrRate, inRate, outRate, MinRate, MaxRate)
+	}
+	if inRate > MaxRatio*outRate || outRate > MaxRatio*inRate {
+		return nil, fmt.Errorf("%w: %d Hz to %d Hz (rates must be at most %d times apart)", ErrRate, inRate, outRate, MaxRatio)
 	}
 	g := gcd(inRate, outRate)
 	r := &Resampler{in: inRate, out: outRate, l: outRate / g, m: inRate / g}
@@ -62,8 +93,10 @@ func New(inRate, outRate int) (*Resampler, error) {
 	r.i0beta = bessel0(r.beta)
 	r.taps = 2 * int(r.half)
 	rows, den := r.l, r.l
-	if r.l > maxPhases {
-		rows, den, r.interp = maxPhases+1, maxPhases, true
+	if r.l > maxPhases || r.l*r.taps > maxTableFloats {
+		p := int(math.Ceil(maxPhases * math.Min(1, float64(outRate)/float64(inRate))))
+		p = min(max(p, minPhases), maxPhases, maxTableFloats/r.taps-1)
+		rows, den, r.interp, r.phases = p+1, p, true, p
 	}
 	r.table = make([]float32, rows*r.taps)
 	for p := 0; p < rows; p++ {
@@ -122,6 +155,10 @@ func gcd(a, b int) int {
 	return a
 }
 
+// TableBytes returns the size of the resampler's filter table in bytes (at most
+// MaxTableBytes).
+func (r *Resampler) TableBytes() int { return 4 * len(r.table) }
+
 // Rates returns the input and output rates.
 func (r *Resampler) Rates() (in, out int) { return r.in, r.out }
 
@@ -179,7 +216,7 @@ func (r *Resampler) Interleaved(dst, src []float32, channels int) []float32 {
 		if !r.interp {
 			h = r.table[p*r.taps : (p+1)*r.taps]
 		} else {
-			x := float64(p) / float64(r.l) * maxPhases
+			x := float64(p) / float64(r.l) * float64(r.phases)
 			i := int(x)
 			w := float32(x - float64(i))
 			h0 := r.table[i*r.taps : (i+1)*r.taps]

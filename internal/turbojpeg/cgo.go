@@ -125,6 +125,9 @@ func Available() bool { return true }
 func resultErr(op string, r C.tjw_result) error {
 	msg := C.GoString(&r.msg[0])
 	if r.code == C.TJERR_WARNING {
+		if DamagingWarning(msg) {
+			return fmt.Errorf("%w: %w: %s: %s", ErrWarning, ErrDamaged, op, msg)
+		}
 		return fmt.Errorf("%w: %s: %s", ErrWarning, op, msg)
 	}
 	return fmt.Errorf("%w: %s: %s", ErrFatal, op, msg)
@@ -209,7 +212,8 @@ func (d *Decoder) Header(jpeg []byte) (Header, error) {
 // Decode decompresses jpeg at scale num/8 (1..8; see ScaleFor) to pixel format pf, reusing dst
 // when it is large enough. It returns the pixels (width*height*pf.Size() bytes, rows packed)
 // and their size. A warning (for example a truncated file) returns the decoded pixels together
-// with an error wrapping ErrWarning; a fatal error returns no pixels.
+// with an error wrapping ErrWarning, and ErrDamaged when the warning says the data is damaged;
+// such pixels are not to be trusted (see DamagingWarning). A fatal error returns no pixels.
 func (d *Decoder) Decode(jpeg []byte, num int, pf PixelFormat, dst []byte) (pix []byte, w, h int, err error) {
 	hdr, err := d.Header(jpeg)
 	if err != nil {
@@ -321,19 +325,36 @@ func (e *Encoder) Encode(pix []byte, w, h int, pf PixelFormat, q int, samp Subsa
 	if n <= 0 {
 		return nil, fmt.Errorf("%w: no buffer size for %dx%d", ErrArgument, w, h)
 	}
+	return e.withBuffer(n, func(buf []byte) C.tjw_result {
+		return C.tjw_encode(e.hd.h, (*C.uchar)(unsafe.Pointer(&pix[0])), C.int(w), C.int(w*pf.Size()), C.int(h), cpf,
+			(*C.uchar)(unsafe.Pointer(&buf[0])), C.ulong(len(buf)), C.int(samp), C.int(q))
+	})
+}
+
+// keepBuffer bounds the output buffer an Encoder keeps between calls: a buffer for one huge
+// image is dropped after it, so a worker's memory returns to what typical images need.
+const keepBuffer = 32 << 20
+
+// withBuffer runs encode into the Encoder's buffer of n bytes and returns a copy of its
+// output. n must be tjBufSize's worst case: with TJFLAG_NOREALLOC, TurboJPEG 2.1 assumes a
+// buffer of that size whatever size it is told, so a smaller one would be overrun. (Pages of
+// the buffer the JPEG does not reach are never touched, so they cost no resident memory.)
+func (e *Encoder) withBuffer(n int, encode func([]byte) C.tjw_result) ([]byte, error) {
 	if cap(e.buf) < n {
+		e.buf = nil // let the old one go before the new one is allocated
 		e.buf = make([]byte, n)
 	}
-	buf := e.buf[:n]
-	r := C.tjw_encode(e.hd.h, (*C.uchar)(unsafe.Pointer(&pix[0])), C.int(w), C.int(w*pf.Size()), C.int(h), cpf,
-		(*C.uchar)(unsafe.Pointer(&buf[0])), C.ulong(n), C.int(samp), C.int(q))
+	r := encode(e.buf[:n])
 	runtime.KeepAlive(e)
 	if r.rc != 0 {
 		e.reset()
 		return nil, resultErr("encode", r)
 	}
 	out := make([]byte, int(r.size))
-	copy(out, buf)
+	copy(out, e.buf)
+	if cap(e.buf) > keepBuffer {
+		e.buf = nil
+	}
 	return out, nil
 }
 
@@ -364,23 +385,14 @@ func (e *Encoder) EncodeYUV(p *Planes, q int) ([]byte, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("%w: no buffer size for %dx%d", ErrArgument, p.Width, p.Height)
 	}
-	if cap(e.buf) < n {
-		e.buf = make([]byte, n)
-	}
-	buf := e.buf[:n]
 	u, v := (*C.uchar)(nil), (*C.uchar)(nil)
 	if p.Subsampling != SampGray {
 		u, v = (*C.uchar)(unsafe.Pointer(&p.Cb[0])), (*C.uchar)(unsafe.Pointer(&p.Cr[0]))
 	}
-	r := C.tjw_encode_yuv(e.hd.h, (*C.uchar)(unsafe.Pointer(&p.Y[0])), u, v, C.int(p.Width), C.int(p.Height),
-		C.int(p.YStride), C.int(p.CStride), C.int(p.Subsampling), (*C.uchar)(unsafe.Pointer(&buf[0])), C.ulong(n), C.int(q))
-	runtime.KeepAlive(e)
+	out, err := e.withBuffer(n, func(buf []byte) C.tjw_result {
+		return C.tjw_encode_yuv(e.hd.h, (*C.uchar)(unsafe.Pointer(&p.Y[0])), u, v, C.int(p.Width), C.int(p.Height),
+			C.int(p.YStride), C.int(p.CStride), C.int(p.Subsampling), (*C.uchar)(unsafe.Pointer(&buf[0])), C.ulong(len(buf)), C.int(q))
+	})
 	runtime.KeepAlive(p)
-	if r.rc != 0 {
-		e.reset()
-		return nil, resultErr("encode", r)
-	}
-	out := make([]byte, int(r.size))
-	copy(out, buf)
-	return out, nil
+	return out, err
 }

@@ -12,16 +12,70 @@ package turbojpeg
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Errors returned by this package. Decode and Encode errors wrap ErrFatal or ErrWarning with
-// libjpeg-turbo's message.
+// libjpeg-turbo's message; a warning that says the pixel data is incomplete or wrong also
+// wraps ErrDamaged.
 var (
 	ErrUnavailable = errors.New("turbojpeg: libjpeg-turbo not available (built without cgo)")
 	ErrFatal       = errors.New("turbojpeg: error")
 	ErrWarning     = errors.New("turbojpeg: warning")
 	ErrArgument    = errors.New("turbojpeg: invalid argument")
+	// ErrDamaged marks a warning that means the decoded pixels are incomplete or wrong (a
+	// truncated scan, a bad Huffman code, a lost restart marker); see DamagingWarning.
+	ErrDamaged = errors.New("turbojpeg: damaged image data")
 )
+
+// Warnings. TurboJPEG 2.1 tells a warning from a fatal error (tjGetErrorCode) but not one
+// warning from another: it returns libjpeg's formatted English message, and only the FIRST
+// warning of a decode (libjpeg prints the first and counts the rest). So a harmless first
+// warning ("extraneous bytes before marker") can hide a later damaging one (a truncated
+// scan): pixels that come with any warning must not be trusted as they are. A caller decodes
+// such an image again with a stricter decoder, or rejects it; ErrDamaged lets it skip that
+// second decode when the first warning already says the data is damaged.
+//
+// damagingWarnings are the libjpeg warnings (JWRN_* in jerror.h of libjpeg-turbo 2.1.5, the
+// version we link) whose text says the pixel data is damaged, lower-cased, up to the first
+// formatted value. They are matched case-insensitively: libjpeg writes "Premature end of
+// JPEG file" but "Corrupt JPEG data: premature end of data segment".
+var damagingWarnings = []string{
+	"corrupt jpeg data: premature end of data segment", // JWRN_HIT_MARKER: scan cut, marker found
+	"premature end of jpeg file",                       // JWRN_JPEG_EOF: input ended in the scan
+	"corrupt jpeg data: bad huffman code",              // JWRN_HUFF_BAD_CODE
+	"corrupt jpeg data: bad arithmetic code",           // JWRN_ARITH_BAD_CODE
+	"corrupt jpeg data: found marker 0x",               // JWRN_MUST_RESYNC: restart marker lost
+	"inconsistent progression sequence for component ", // JWRN_BOGUS_PROGRESSION
+	"invalid sos parameters for sequential jpeg",       // JWRN_NOT_SEQUENTIAL
+	"unknown adobe color transform code ",              // JWRN_ADOBE_XFORM: colours guessed
+	"application transferred too many scanlines",       // JWRN_TOO_MUCH_DATA
+}
+
+// harmlessWarnings are the libjpeg 2.1.5 warnings that leave the pixels intact.
+var harmlessWarnings = []string{
+	"corrupt jpeg data: ",                   // JWRN_EXTRANEOUS_DATA: "%u extraneous bytes before marker 0x%02x"
+	"warning: unknown jfif revision number", // JWRN_JFIF_MAJOR
+	"corrupt jpeg data: bad icc marker",     // JWRN_BOGUS_ICC
+}
+
+// DamagingWarning reports whether a libjpeg warning message says the decoded pixels are
+// damaged. It is false for the warnings known to be harmless and, to stay on the safe side of
+// a wording change in another libjpeg-turbo version, true for any message it does not know.
+func DamagingWarning(msg string) bool {
+	m := strings.ToLower(strings.TrimSpace(msg))
+	for _, w := range damagingWarnings {
+		if strings.HasPrefix(m, w) {
+			return true
+		}
+	}
+	for _, w := range harmlessWarnings {
+		if strings.HasPrefix(m, w) && (w != "corrupt jpeg data: " || strings.Contains(m, " extraneous bytes before marker 0x")) {
+			return false
+		}
+	}
+	return true
+}
 
 // Subsampling is a JPEG chroma subsampling (TJSAMP_*).
 type Subsampling int
@@ -176,6 +230,14 @@ func (p *Planes) Alloc(w, h int, s Subsampling) error {
 		p.Cb, p.Cr = b[ny:ny+nc:ny+nc], b[ny+nc:n:n]
 	}
 	return nil
+}
+
+// Trim drops p's backing store when it holds more than max bytes (a buffer kept for one huge
+// image); p must be filled again (Alloc, DecodeYUV) before use.
+func (p *Planes) Trim(max int) {
+	if cap(p.buf) > max {
+		*p = Planes{}
+	}
 }
 
 // check verifies that p's planes are large enough for its size and subsampling.

@@ -25,6 +25,14 @@ var (
 	ErrUnsupported = errors.New("wav: unsupported encoding")
 )
 
+// Bounds of what a header may declare. Rates outside MinSampleRate..MaxSampleRate are
+// refused with ErrFormat: 768 kHz is the highest rate of real audio hardware, and a rate is
+// what resampling tables are built from (a header declaring 16.7 MHz made one of 1.7 GB).
+const (
+	MinSampleRate = 1
+	MaxSampleRate = 768000
+)
+
 // Encoding is how the samples of a WAV file were stored.
 type Encoding uint8
 
@@ -197,8 +205,8 @@ func parseFmt(f *Format, bo binary.ByteOrder, c []byte) (int, error) {
 	switch {
 	case ch == 0:
 		return 0, fmt.Errorf("%w: 0 channels", ErrFormat)
-	case rate == 0 || rate > math.MaxInt32:
-		return 0, fmt.Errorf("%w: sample rate %d", ErrFormat, rate)
+	case rate < MinSampleRate || rate > MaxSampleRate:
+		return 0, fmt.Errorf("%w: sample rate %d Hz (accepted: %d..%d Hz)", ErrFormat, rate, MinSampleRate, MaxSampleRate)
 	case bits == 0:
 		return 0, fmt.Errorf("%w: 0 bits per sample", ErrFormat)
 	case valid > bits:

@@ -325,9 +325,16 @@ func FuzzDecode(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		h, data, herr := Header(b)
 		a, err := Decode(b)
+		if (herr == nil) != (err == nil) {
+			t.Fatalf("Header says %v, Decode says %v", herr, err)
+		}
 		if err != nil {
 			return
+		}
+		if h.SampleRate < MinSampleRate || h.SampleRate > MaxSampleRate || h.Channels < 1 || len(data)%(h.Width*h.Channels) != 0 {
+			t.Fatalf("header accepted out of bounds: %+v, %d data bytes", h, len(data))
 		}
 		if n := len(a.Int) + len(a.Float); n != a.Frames*a.Channels || n*a.Width > len(b) {
 			t.Fatalf("inconsistent result: %d samples, %d frames x %d channels, %d-byte file", n, a.Frames, a.Channels, len(b))
@@ -406,6 +413,31 @@ func TestOddValues(t *testing.T) {
 			if a.Int[i] != w {
 				t.Fatalf("%s: sample %d = %d, want %d", c.file, i, a.Int[i], w)
 			}
+		}
+	}
+}
+
+// TestSampleRateBounds is issue 18 item 8: the sample rate a header declares at, just over and
+// far over its bounds.
+func TestSampleRateBounds(t *testing.T) {
+	for _, tc := range []struct {
+		rate uint32
+		ok   bool
+	}{
+		{MinSampleRate, true}, {8000, true}, {MaxSampleRate, true},
+		{0, false}, {MaxSampleRate + 1, false}, {16777213, false}, {1 << 31, false}, {math.MaxUint32, false},
+	} {
+		b, err := Encode(Format{SampleRate: 8000, Channels: 1, Source: PCM, ValidBits: 16}, ramp(10, 16), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		binary.LittleEndian.PutUint32(b[24:], tc.rate)
+		h, _, err := Header(b)
+		if tc.ok != (err == nil) || (err != nil && !errors.Is(err, ErrFormat)) {
+			t.Errorf("rate %d: %v", tc.rate, err)
+		}
+		if err == nil && uint32(h.SampleRate) != tc.rate {
+			t.Errorf("rate %d read as %d", tc.rate, h.SampleRate)
 		}
 	}
 }

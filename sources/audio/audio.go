@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
 )
@@ -88,6 +89,19 @@ func (l *list) addInput(seen map[string]bool, path string, size int64) {
 	}
 }
 
+// statAudio returns the size of the audio file at path, or an error naming it when it is
+// missing or not a regular file (a named pipe or a device would block or never end when read).
+func statAudio(path string) (int64, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0, err // a *PathError: names the path
+	}
+	if err := inputfile.CheckRegular(path, st.Mode()); err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
+}
+
 func fileValue(path string) sample.Value {
 	return sample.Value{Kind: sample.KindFile, Path: path, Name: filepath.Base(path)}
 }
@@ -100,8 +114,15 @@ type Folder struct {
 }
 
 // OpenFolder lists a class-folder dataset. Files directly under root are ignored; class
-// folders are searched recursively (following no symlinked directories).
+// folders are searched recursively (following no symlinked directories). An audio file that
+// is not a regular file (a named pipe, a device) becomes a sample with Err set.
 func OpenFolder(root string) (*Folder, error) {
+	// Stat before reading: os.ReadDir opens its argument, and opening a named pipe blocks.
+	if st, err := os.Stat(root); err != nil {
+		return nil, fmt.Errorf("audio folder: %w", err)
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("audio folder %s: %w", root, inputfile.ErrNotDir)
+	}
 	ents, err := os.ReadDir(root)
 	if err != nil {
 		return nil, fmt.Errorf("audio folder %s: %w", root, err)
@@ -135,11 +156,7 @@ func OpenFolder(root string) (*Folder, error) {
 				ColLabel: {Kind: sample.KindInt, Int: int64(label)},
 			}}
 			it.key, _ = filepath.Rel(root, p)
-			if st, err := os.Stat(p); err != nil {
-				it.err = fmt.Errorf("%s: %w", p, err)
-			} else {
-				it.size = st.Size()
-			}
+			it.size, it.err = statAudio(p)
 			f.items = append(f.items, it)
 			f.addInput(seen, p, it.size)
 		}

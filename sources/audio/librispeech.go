@@ -5,13 +5,13 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/sample"
 )
 
@@ -77,10 +77,10 @@ func OpenLibriSpeech(root string) (*LibriSpeech, error) {
 				ColChapter: {Kind: sample.KindInt, Int: chp},
 			}
 		}
-		if st, err := os.Stat(p); err != nil && it.err == nil {
-			it.err = fmt.Errorf("%s: %w", p, err)
+		if size, err := statAudio(p); err != nil && it.err == nil {
+			it.err = err
 		} else if err == nil {
-			it.size = st.Size()
+			it.size = size
 		}
 		ls.items = append(ls.items, it)
 		ls.addInput(seen, p, it.size)
@@ -93,7 +93,7 @@ func OpenLibriSpeech(root string) (*LibriSpeech, error) {
 
 // readTranscript reads a .trans.txt file into id -> text.
 func readTranscript(path string) (map[string]string, error) {
-	b, err := os.ReadFile(path)
+	b, err := inputfile.ReadFile(path) // a named pipe is refused, not waited on
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTranscript, err)
 	}

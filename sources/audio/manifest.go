@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/mldf/convert/internal/inputfile"
+	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/sample"
 )
 
@@ -34,7 +35,7 @@ type Manifest struct {
 
 // OpenManifest reads and checks the whole manifest and stats every audio file it names.
 func OpenManifest(path string) (*Manifest, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.ReadFile(path) // a named pipe is refused, not waited on
 	if err != nil {
 		return nil, fmt.Errorf("audio manifest: %w", err)
 	}
@@ -67,13 +68,12 @@ func OpenManifest(path string) (*Manifest, error) {
 		p := it.values[ColAudio].Path
 		size, ok := sizes[p]
 		if !ok {
-			st, err := os.Stat(p)
-			if err != nil {
+			var err error
+			if size, err = statAudio(p); err != nil {
 				it.err = fmt.Errorf("%s: %w", origin, err)
 				m.items = append(m.items, it)
 				continue
 			}
-			size = st.Size()
 			sizes[p] = size
 		}
 		if !seen[p] {
@@ -110,6 +110,9 @@ func parseManifestLine(line []byte, dir string) (map[string]sample.Value, error)
 	if err := json.Unmarshal(raw, &rel); err != nil || rel == "" {
 		return nil, fmt.Errorf("%w: %q is not a non-empty string", ErrManifest, KeyAudioFilepath)
 	}
+	if err := inputfile.CheckPath(rel); err != nil {
+		return nil, fmt.Errorf("%w: %q: %w", ErrManifest, KeyAudioFilepath, err)
+	}
 	p := rel
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
@@ -123,11 +126,11 @@ func parseManifestLine(line []byte, dir string) (map[string]sample.Value, error)
 			continue
 		}
 		if k == ColAudio {
-			return nil, fmt.Errorf("%w: key %q clashes with the audio column", ErrManifest, k)
+			return nil, fmt.Errorf("%w: key %s clashes with the audio column", ErrManifest, quote.Q(k))
 		}
 		v, err := jsonValue(raw)
 		if err != nil {
-			return nil, fmt.Errorf("%w: key %q: %v", ErrManifest, k, err)
+			return nil, fmt.Errorf("%w: key %s: %v", ErrManifest, quote.Q(k), err)
 		}
 		if k == KeyOffset || k == KeyDuration {
 			x := v.Float

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
 )
@@ -286,7 +287,7 @@ func (w *walker) walk(dir, rel string, label int, ancestors []os.FileInfo) ([]fi
 func (w *walker) regular(path, rel string, label int, st os.FileInfo) file {
 	f := file{rel: rel, path: path, size: st.Size(), label: label}
 	if !st.Mode().IsRegular() {
-		f.err = fmt.Errorf("%w: %s (%s)", ErrNotRegular, path, st.Mode().Type())
+		f.err = fmt.Errorf("%w: %s is a %s", ErrNotRegular, path, inputfile.TypeName(st.Mode()))
 	}
 	return f
 }

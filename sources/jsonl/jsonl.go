@@ -29,6 +29,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -40,6 +41,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
 )
@@ -77,7 +79,8 @@ var _ sources.Source = (*Source)(nil)
 // of one pattern in lexical order; a file named twice is read once), extracting cols from
 // each line. Every pattern must match at least one file, and every file must open (and
 // start a valid gzip or zstd stream when it is compressed): New reports the first that does
-// not. The compression is recognised by the first bytes, not the name.
+// not. A named pipe is accepted as an input and checked only when Run reads it; a device, a
+// socket or a directory is refused. The compression is recognised by the first bytes, not the name.
 func New(paths []string, cols []Column, opt Options) (*Source, error) {
 	ext, err := newExtractor(cols)
 	if err != nil {
@@ -102,12 +105,17 @@ func New(paths []string, cols []Column, opt Options) (*Source, error) {
 		if err != nil {
 			return nil, fmt.Errorf("jsonl: %w", err)
 		}
-		if st.IsDir() {
-			return nil, fmt.Errorf("jsonl: %s is a directory", f)
+		if m := st.Mode(); !m.IsRegular() {
+			if m&fs.ModeNamedPipe == 0 {
+				return nil, fmt.Errorf("jsonl: %w: %s is a %s", inputfile.ErrNotStream, f, inputfile.TypeName(m))
+			}
+			// A named pipe is read once, in Run: checking it here would consume its start.
+			s.inputs = append(s.inputs, sources.Input{Path: f})
+			continue
 		}
 		// Fail before the run, not an hour into it, when a file cannot be opened or its
 		// compressed stream does not start.
-		_, closeFn, err := open(f)
+		_, closeFn, err := open(context.Background(), f)
 		if err != nil {
 			return nil, err
 		}
@@ -164,7 +172,9 @@ type chunk struct {
 }
 
 // Run reads the files in order and emits one sample per non-blank line. Read and
-// decompression errors stop the run; per-line problems are reported through Sample.Err.
+// decompression errors (a gzip or zstd checksum mismatch, a truncated stream) stop the run,
+// naming the file; per-line problems are reported through Sample.Err. An input may be a named
+// pipe: cancelling ctx ends the wait for its writer.
 func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -248,9 +258,10 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 var bom = []byte{0xEF, 0xBB, 0xBF}
 
 // open returns the decompressed stream of path, chosen by its first bytes (gzip 1f 8b,
-// zstd 28 b5 2f fd), not by its name.
-func open(path string) (io.Reader, func(), error) {
-	f, err := os.Open(path)
+// zstd 28 b5 2f fd), not by its name. path may be a named pipe: cancelling ctx ends the wait
+// for its writer and any read.
+func open(ctx context.Context, path string) (io.Reader, func(), error) {
+	f, _, err := inputfile.OpenStream(ctx, path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("jsonl: %w", err)
 	}
@@ -303,7 +314,7 @@ func (p *bufPool) put(b []byte) {
 
 // readFile cuts path's stream into chunks of whole lines and passes them to send in order.
 func (s *Source) readFile(ctx context.Context, path string, pool *bufPool, send func(*chunk) error) error {
-	r, closeFn, err := open(path)
+	r, closeFn, err := open(ctx, path)
 	if err != nil {
 		return err
 	}

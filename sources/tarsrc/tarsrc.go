@@ -10,12 +10,24 @@
 // key, or an extension seen twice in one sample, makes that sample an error (Sample.Err) for
 // the pipeline's policy. Keys are checked within a shard, not across shards.
 //
-// A broken stream (a garbage tar header, a truncated archive, corrupt gzip or zstd data) ends
-// its shard: the samples before it are emitted, then one error sample naming the shard and
-// the offset in the decompressed tar; the rest of that shard cannot be read. Compression is
-// detected from the first bytes, not the file name. Gzip uses klauspost/compress/gzip, one
-// stream per shard: with several shards decoded at once it costs the same CPU per byte as
-// pgzip without pgzip's extra goroutines and read-ahead buffers.
+// A broken tar stream (a garbage tar header, a truncated uncompressed archive) ends its shard:
+// the samples before it are emitted, then one error sample naming the shard and the offset in
+// the tar; the rest of that shard cannot be read. A compressed shard is different: gzip and
+// zstd verify their data only with a checksum at the end of the stream, after its samples have
+// been emitted, so any decompressor error (a checksum mismatch, corrupt or truncated
+// compressed data, bytes after the last member that do not start a new one) stops the run
+// with an error wrapping ErrCorrupt that names the shard: samples already read from it cannot
+// be trusted, and a failed run keeps none of them. Compression is detected from the first
+// bytes, not the file name. Gzip uses klauspost/compress/gzip, one stream per shard: with
+// several shards decoded at once it costs the same CPU per byte as pgzip without pgzip's extra
+// goroutines and read-ahead buffers.
+//
+// Memory: a member is read only when Options.Columns wants its extension (others are skipped
+// without being held, whatever their size), and only up to Options.MaxMemberSize, checked
+// against the tar header before reading. Each shard read at once holds at most
+// Options.ReadAheadBytes of samples ahead of the consumer, plus the sample being built: about
+// Parallel × (ReadAheadBytes + 1.5 × the largest sample) in all (a member of unknown true size
+// grows its buffer by doubling, so one of size S may briefly take 1.5 S).
 package tarsrc
 
 import (
@@ -35,6 +47,10 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/sync/errgroup"
 
+	"golang.org/x/sync/semaphore"
+
+	"github.com/mldf/convert/internal/inputfile"
+	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
 )
@@ -51,9 +67,27 @@ var (
 	ErrDuplicateField = errors.New("tarsrc: duplicate extension in sample")
 	// ErrMemberTooLarge means a member is larger than Options.MaxMemberSize.
 	ErrMemberTooLarge = errors.New("tarsrc: member too large")
-	// ErrShard means the shard's stream is broken (a garbage tar header, a truncated or corrupt
-	// archive or compressed stream): the rest of that shard cannot be read.
+	// ErrShard means the shard's tar stream is broken (a garbage tar header, a truncated
+	// archive): the rest of that shard cannot be read. It is carried by an error sample.
 	ErrShard = errors.New("tarsrc: unreadable shard")
+	// ErrCorrupt means a compressed shard failed its decompressor's checks (a checksum
+	// mismatch, corrupt or truncated data): Run stops with it, since samples already emitted
+	// from the shard were never verified.
+	ErrCorrupt = errors.New("tarsrc: corrupt compressed shard")
+	// ErrOptions means an Options value out of its range.
+	ErrOptions = errors.New("tarsrc: invalid option")
+)
+
+// Bounds of the options.
+const (
+	// DefaultMaxMemberSize is the default bound on one member's payload: 1 GiB.
+	DefaultMaxMemberSize = 1 << 30
+	// MaxMemberSizeLimit is the largest MaxMemberSize accepted: the largest MLDF payload
+	// (its size is a u32).
+	MaxMemberSizeLimit = 1<<32 - 1
+	// DefaultReadAheadBytes is the default bound on the bytes of samples one shard holds
+	// ready ahead of the consumer: 64 MiB.
+	DefaultReadAheadBytes = 64 << 20
 )
 
 // Options tune a Source. The zero value selects the defaults.
@@ -62,17 +96,31 @@ type Options struct {
 	// (default GOMAXPROCS, at least 2).
 	Parallel int
 	// ReadAhead is how many samples each shard may hold ready ahead of the consumer
-	// (default 32). Memory is bounded by about Parallel*ReadAhead samples.
+	// (default 32).
 	ReadAhead int
-	// MaxMemberSize bounds one member's payload in bytes (default 1 GiB); a larger member
-	// makes its sample an error.
+	// ReadAheadBytes bounds the member bytes of the samples each shard holds ready ahead of
+	// the consumer (default DefaultReadAheadBytes). A sample larger than the bound is still
+	// read, alone.
+	ReadAheadBytes int64
+	// MaxMemberSize bounds the payload of one member that is read, in bytes: 1 to
+	// MaxMemberSizeLimit, 0 meaning DefaultMaxMemberSize. It is checked against the tar
+	// header before reading; a larger member makes its sample an error (ErrMemberTooLarge)
+	// and is skipped unread. Members that Columns does not want are skipped whatever their
+	// size.
 	MaxMemberSize int64
+	// Columns, when not nil, lists the extensions (column names) to read. A member with
+	// another extension is skipped without being read into memory: its sample gets a column
+	// of that name with a KindNone value whose Name is the member's name, so that a caller
+	// can still see (and reject) members nobody reads. An entry "a|b" names alternatives and
+	// wants both. nil reads every member.
+	Columns []string
 }
 
 // Source is a sources.Source over tar shards.
 type Source struct {
 	inputs []sources.Input
 	opts   Options
+	want   map[string]bool // nil: read every member
 }
 
 var _ sources.Source = (*Source)(nil)
@@ -89,10 +137,25 @@ func New(patterns []string, opts Options) (*Source, error) {
 	if opts.ReadAhead <= 0 {
 		opts.ReadAhead = 32
 	}
-	if opts.MaxMemberSize <= 0 {
-		opts.MaxMemberSize = 1 << 30
+	if opts.ReadAheadBytes <= 0 {
+		opts.ReadAheadBytes = DefaultReadAheadBytes
+	}
+	switch {
+	case opts.MaxMemberSize == 0:
+		opts.MaxMemberSize = DefaultMaxMemberSize
+	case opts.MaxMemberSize < 0 || opts.MaxMemberSize > MaxMemberSizeLimit:
+		return nil, fmt.Errorf("%w: max_member_size %d (want 1..%d bytes)", ErrOptions, opts.MaxMemberSize, int64(MaxMemberSizeLimit))
 	}
 	s := &Source{opts: opts}
+	if opts.Columns != nil {
+		s.want = make(map[string]bool)
+		for _, c := range opts.Columns {
+			s.want[c] = true
+			for _, alt := range strings.Split(c, "|") {
+				s.want[alt] = true
+			}
+		}
+	}
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
@@ -115,13 +178,14 @@ func (s *Source) Range(lo, hi int) (sources.Source, error) {
 	if lo < 0 || hi < lo || hi > len(s.inputs) {
 		return nil, fmt.Errorf("%w: [%d, %d) of %d shards", ErrRange, lo, hi, len(s.inputs))
 	}
-	return &Source{inputs: s.inputs[lo:hi:hi], opts: s.opts}, nil
+	return &Source{inputs: s.inputs[lo:hi:hi], opts: s.opts, want: s.want}, nil
 }
 
 // Run emits every sample of every shard: shard order, then member order, whatever the
 // parallelism. Per-sample problems (duplicate keys or extensions, oversized members, a broken
-// stream that ends a shard early) arrive as Sample.Err; a shard that cannot be opened stops
-// the run.
+// tar stream that ends a shard early) arrive as Sample.Err; a shard that cannot be opened, or
+// whose compressed stream fails its checks (ErrCorrupt), stops the run. A shard may be a
+// named pipe: cancelling ctx ends the wait for its writer.
 func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error {
 	if len(s.inputs) == 0 {
 		return ctx.Err()
@@ -132,8 +196,13 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 	// slots bounds the shards started but not yet fully emitted. Shards start in order and a
 	// slot is freed only when the consumer finishes a shard, so the shard being consumed has
 	// always been started; order hands the consumer each shard's channel, in shard order.
+	//
+	// Each shard also has its own byte budget (ReadAheadBytes) for the samples it holds ready:
+	// the reader acquires a sample's bytes before handing it over and the consumer releases
+	// them once emitted. Budgets are per shard, so a shard waiting for the consumer never holds
+	// back the shard being consumed.
 	slots := make(chan struct{}, s.opts.Parallel)
-	order := make(chan chan sample.Sample, s.opts.Parallel)
+	order := make(chan *shardQueue, s.opts.Parallel)
 	g.Go(func() error {
 		defer close(order)
 		for i := range s.inputs {
@@ -142,13 +211,13 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 			case <-gctx.Done():
 				return nil
 			}
-			ch := make(chan sample.Sample, s.opts.ReadAhead)
+			q := &shardQueue{ch: make(chan sample.Sample, s.opts.ReadAhead), budget: semaphore.NewWeighted(s.opts.ReadAheadBytes)}
 			g.Go(func() error {
-				defer close(ch)
-				return s.readShard(gctx, s.inputs[i].Path, ch)
+				defer close(q.ch)
+				return s.readShard(gctx, s.inputs[i].Path, q)
 			})
 			select {
-			case order <- ch:
+			case order <- q:
 			case <-gctx.Done():
 				return nil
 			}
@@ -160,26 +229,29 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 	var index int64
 consume:
 	for {
-		var ch chan sample.Sample
+		var q *shardQueue
 		select {
 		case c, ok := <-order:
 			if !ok {
 				break consume
 			}
-			ch = c
+			q = c
 		case <-gctx.Done():
 			break consume
 		}
 		for {
 			select {
-			case smp, ok := <-ch:
+			case smp, ok := <-q.ch:
 				if !ok {
 					<-slots
 					continue consume
 				}
 				smp.Index = index
 				index++
-				if err := emit(smp); err != nil {
+				w := s.weight(smp)
+				err := emit(smp)
+				q.budget.Release(w)
+				if err != nil {
 					emitErr = err
 					break consume
 				}
@@ -197,6 +269,22 @@ consume:
 		return werr
 	}
 	return ctx.Err()
+}
+
+// shardQueue hands one shard's samples to the consumer, with the shard's read-ahead budget.
+type shardQueue struct {
+	ch     chan sample.Sample
+	budget *semaphore.Weighted
+}
+
+// weight is what a sample costs of its shard's read-ahead budget: its member bytes, at most
+// the whole budget (a larger sample goes alone).
+func (s *Source) weight(smp sample.Sample) int64 {
+	var n int64
+	for _, c := range smp.Values {
+		n += int64(len(c.Value.Bytes))
+	}
+	return min(n, s.opts.ReadAheadBytes)
 }
 
 // countingReader counts the bytes read through it: the offset in the (decompressed) tar.
@@ -247,46 +335,83 @@ func (sr *shardReader) broken(off int64, what string, err error, pendingCut bool
 	return sr.send(sample.Sample{Origin: fmt.Sprintf("%s@%d", sr.path, off), Err: e})
 }
 
-// readShard walks one shard and sends its samples to out, closing nothing.
-func (s *Source) readShard(ctx context.Context, path string, out chan<- sample.Sample) error {
-	f, err := os.Open(path)
+// readShard walks one shard and sends its samples to q, closing nothing.
+func (s *Source) readShard(ctx context.Context, path string, q *shardQueue) error {
+	f, _, err := inputfile.OpenStream(ctx, path)
 	if err != nil {
 		return fmt.Errorf("tarsrc: %w", err)
 	}
 	defer f.Close()
 	send := func(smp sample.Sample) error {
+		w := s.weight(smp)
+		if err := q.budget.Acquire(ctx, w); err != nil {
+			return err
+		}
 		select {
-		case out <- smp:
+		case q.ch <- smp:
 			return nil
 		case <-ctx.Done():
+			q.budget.Release(w)
 			return ctx.Err()
 		}
 	}
-	return walk(ctx, path, f, s.opts.MaxMemberSize, send)
+	return walk(ctx, path, f, s.opts.MaxMemberSize, s.want, send)
+}
+
+// decompressed reads a decompressor and remembers its first error other than io.EOF, so a
+// tar error caused by the compressed stream is told apart from a broken tar.
+type decompressed struct {
+	r    io.Reader
+	kind string // "gzip" or "zstd"
+	err  error
+}
+
+func (d *decompressed) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	if err != nil && err != io.EOF && d.err == nil {
+		d.err = err
+	}
+	return n, err
+}
+
+// corrupt is the run-stopping error for a compressed shard whose decompressor failed at
+// decompressed offset off.
+func corrupt(path string, d *decompressed, off int64) error {
+	return fmt.Errorf("%w: %s: %s stream fails at tar offset %d: %w; the samples already read from this shard are not verified, so the run stops (re-create or remove the shard)",
+		ErrCorrupt, path, d.kind, off, d.err)
 }
 
 // walk reads one shard stream (plain, gzip or zstd, told apart by magic bytes) and sends its
-// samples in member order.
-func walk(ctx context.Context, path string, f io.Reader, maxMember int64, send func(sample.Sample) error) error {
+// samples in member order. want, when not nil, names the extensions to read; other members
+// are skipped unread. It returns an error wrapping ErrCorrupt when a decompressor fails.
+func walk(ctx context.Context, path string, f io.Reader, maxMember int64, want map[string]bool, send func(sample.Sample) error) error {
 	sr := &shardReader{path: path, send: send, max: maxMember, seen: make(map[string]struct{})}
 	br := bufio.NewReaderSize(f, 512<<10)
 	var r io.Reader = br
+	var dec *decompressed
 	magic, _ := br.Peek(4)
 	switch {
 	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
+		dec = &decompressed{kind: "gzip"}
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return sr.broken(0, "gzip header", err, false)
+			dec.err = err
+			return corrupt(path, dec, 0)
 		}
 		defer zr.Close()
-		r = zr
+		dec.r = zr
 	case bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		dec = &decompressed{kind: "zstd"}
 		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(false))
 		if err != nil {
-			return sr.broken(0, "zstd header", err, false)
+			dec.err = err
+			return corrupt(path, dec, 0)
 		}
 		defer zr.Close()
-		r = zr
+		dec.r = zr
+	}
+	if dec != nil {
+		r = dec
 	}
 	cr := &countingReader{r: r}
 	tr := tar.NewReader(cr)
@@ -297,18 +422,19 @@ func walk(ctx context.Context, path string, f io.Reader, maxMember int64, send f
 		}
 		hdr, err := tr.Next()
 		if err == io.EOF {
-			if err := sr.flush(); err != nil {
-				return err
-			}
-			if r != io.Reader(br) {
-				// Read the compressed stream to its end so its checksum is verified.
-				if _, err := io.Copy(io.Discard, r); err != nil {
-					return sr.broken(cr.n, "compressed stream after the tar end", err, false)
+			if dec != nil {
+				// Read the compressed stream to its end so its checksum is verified before
+				// the last sample goes out.
+				if _, err := io.Copy(io.Discard, r); err != nil || dec.err != nil {
+					return corrupt(path, dec, cr.n)
 				}
 			}
-			return nil
+			return sr.flush()
 		}
 		if err != nil {
+			if dec != nil && dec.err != nil {
+				return corrupt(path, dec, cr.n)
+			}
 			return sr.broken(next, "tar header", err, false)
 		}
 		dataStart := cr.n
@@ -326,10 +452,12 @@ func walk(ctx context.Context, path string, f io.Reader, maxMember int64, send f
 			}
 		}
 		if sr.cur == nil {
-			sr.cur = &sample.Sample{Key: key, Origin: path + ":" + key, Values: make([]sample.Column, 0, 4)}
+			// Origin is for messages: a key of up to a MiB (a pax name) is shortened there;
+			// Key keeps it whole.
+			sr.cur = &sample.Sample{Key: key, Origin: path + ":" + quote.S(key), Values: make([]sample.Column, 0, 4)}
 			if _, dup := sr.seen[key]; dup {
-				sr.cur.Err = fmt.Errorf("%w: %s: key %q appears again at member %q (tar offset %d), apart from its first run",
-					ErrDuplicateKey, path, key, hdr.Name, dataStart-512)
+				sr.cur.Err = fmt.Errorf("%w: %s: key %s appears again at member %s (tar offset %d), apart from its first run",
+					ErrDuplicateKey, path, quote.Q(key), quote.Q(hdr.Name), dataStart-512)
 			}
 			sr.seen[key] = struct{}{}
 		}
@@ -338,18 +466,27 @@ func walk(ctx context.Context, path string, f io.Reader, maxMember int64, send f
 			continue
 		}
 		if cur.Has(ext) {
-			cur.Err = fmt.Errorf("%w: %s: key %q has two %q members (the second is %q at tar offset %d)",
-				ErrDuplicateField, path, key, ext, hdr.Name, dataStart-512)
+			cur.Err = fmt.Errorf("%w: %s: key %s has two %s members (the second is %s at tar offset %d)",
+				ErrDuplicateField, path, quote.Q(key), quote.Q(ext), quote.Q(hdr.Name), dataStart-512)
+			continue
+		}
+		if want != nil && !want[ext] {
+			// Nobody reads it: note that it was there, and let tr.Next skip its payload.
+			cur.Values = append(cur.Values, sample.Column{Name: ext, Value: sample.Value{Kind: sample.KindNone, Name: hdr.Name}})
+			cur.InputBytes += hdr.Size
 			continue
 		}
 		if hdr.Size > sr.max {
-			cur.Err = fmt.Errorf("%w: %s: member %q is %d bytes, the limit is %d",
-				ErrMemberTooLarge, path, hdr.Name, hdr.Size, sr.max)
+			cur.Err = fmt.Errorf("%w: %s: member %s is %d bytes, the limit (max_member_size) is %d",
+				ErrMemberTooLarge, path, quote.Q(hdr.Name), hdr.Size, sr.max)
 			continue
 		}
 		data, err := readMember(tr, hdr.Size)
 		if err != nil {
-			return sr.broken(dataStart, fmt.Sprintf("member %q", hdr.Name), err, true)
+			if dec != nil && dec.err != nil {
+				return corrupt(path, dec, cr.n)
+			}
+			return sr.broken(dataStart, "member "+quote.Q(hdr.Name), err, true)
 		}
 		cur.Values = append(cur.Values, sample.Column{Name: ext, Value: sample.Value{Kind: sample.KindBytes, Bytes: data, Name: hdr.Name}})
 		cur.InputBytes += hdr.Size

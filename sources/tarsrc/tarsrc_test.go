@@ -335,23 +335,31 @@ func TestBrokenShard(t *testing.T) {
 	os.WriteFile(good, tarBytes(t, ms), 0o644)
 	z := gz(t, tarBytes(t, ms))
 	os.WriteFile(trunc, z[:len(z)/2], 0o644)
-	src, err := New([]string{bad, good, trunc}, Options{})
+	src, err := New([]string{bad, good}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := collect(t, src)
-	// bad: samples 0 and 1, then one error sample; good: all; trunc: some, then an error.
+	// bad: samples 0 and 1, then one error sample; good: all.
 	checkSamples(t, bad, got[:2], want[:2])
 	if !errors.Is(got[2].Err, ErrShard) || !strings.Contains(got[2].Err.Error(), fmt.Sprintf("tar offset %d", off)) {
 		t.Fatalf("broken header: %v (header at %d)", got[2].Err, off)
 	}
 	t.Log(got[2].Err)
 	checkSamples(t, good, got[3:3+len(want)], want)
-	last := got[len(got)-1]
-	if !errors.Is(last.Err, ErrShard) || !strings.Contains(last.Err.Error(), trunc) {
-		t.Fatalf("truncated gzip: %v", last.Err)
+	if len(got) != 3+len(want) {
+		t.Fatalf("%d samples after the good shard", len(got)-3-len(want))
 	}
-	t.Log(last.Err)
+	// The truncated gzip shard stops the run (see TestCorruptCompressed).
+	src, err = New([]string{trunc}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = src.Run(context.Background(), func(sample.Sample) error { return nil })
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), trunc) {
+		t.Fatalf("truncated gzip: %v", err)
+	}
+	t.Log(err)
 }
 
 func TestRunStops(t *testing.T) {
@@ -449,20 +457,27 @@ func FuzzWalk(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	f.Add(gz(f, tarBytes(f, []member{{name: "a.jpg", data: []byte("1")}, {name: "a.bin", data: make([]byte, 3000)}})))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		err := walk(context.Background(), "fuzz.tar", bytes.NewReader(b), 1<<20, func(s sample.Sample) error {
-			if s.Err == nil && len(s.Values) == 0 {
-				t.Fatalf("sample %q without values or error", s.Key)
-			}
-			for _, v := range s.Values {
-				if len(v.Value.Bytes) > 1<<20 {
-					t.Fatalf("member of %d bytes", len(v.Value.Bytes))
+		for _, want := range []map[string]bool{nil, {"jpg": true, "cls": true}} {
+			err := walk(context.Background(), "fuzz.tar", bytes.NewReader(b), 1<<20, want, func(s sample.Sample) error {
+				if s.Err == nil && len(s.Values) == 0 {
+					t.Fatalf("sample %q without values or error", s.Key)
 				}
+				for _, v := range s.Values {
+					if len(v.Value.Bytes) > 1<<20 {
+						t.Fatalf("member of %d bytes", len(v.Value.Bytes))
+					}
+					if want != nil && !want[v.Name] && (v.Value.Kind != sample.KindNone || v.Value.Bytes != nil) {
+						t.Fatalf("unwanted member %q was read", v.Name)
+					}
+				}
+				return nil
+			})
+			compressed := len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b || len(b) >= 4 && string(b[:4]) == "\x28\xb5\x2f\xfd"
+			if err != nil && !(compressed && errors.Is(err, ErrCorrupt)) {
+				t.Fatalf("walk returned %v (tar errors must be per-sample; only a compressed stream may stop the run)", err)
 			}
-			return nil
-		})
-		if err != nil {
-			t.Fatalf("walk of bytes returned %v (stream errors must be per-sample)", err)
 		}
 	})
 }
