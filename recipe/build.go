@@ -109,7 +109,12 @@ func buildSource(r *Recipe) (ranger, error) {
 	case "nemo_manifest":
 		return audio.OpenManifest(s.Path)
 	case "tar":
-		return tarsrc.New(s.Inputs, tarsrc.Options{MaxMemberSize: int64(s.MaxMemberSize)})
+		// Members no field reads are skipped unread (unknown_members still sees them).
+		cols := make([]string, 0, len(r.Fields))
+		for _, f := range r.Fields {
+			cols = append(cols, strings.Split(f.From, "|")...)
+		}
+		return tarsrc.New(s.Inputs, tarsrc.Options{Columns: cols, MaxMemberSize: int64(s.MaxMemberSize)})
 	case "jsonl":
 		return jsonl.New(s.Inputs, jsonlColumns(r.Fields), jsonl.Options{MaxLineSize: int(s.MaxLineBytes)})
 	}

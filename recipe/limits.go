@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/mldf/convert/encoders/audiofield"
 	"github.com/mldf/convert/encoders/textfield"
 	"github.com/mldf/convert/pipeline"
+	"github.com/mldf/convert/sources/tarsrc"
 )
 
 // The documented range of every number a recipe may give (docs/RECIPES.md, "Limits").
@@ -22,14 +24,14 @@ const (
 	MinLineBytes = 1 << 10 // source.max_line_bytes: 0 (default 256MiB) or in this range
 	MaxLineBytes = 1 << 30
 
-	MinMemberSize        = 1 << 10 // source.max_member_size: 0 (default) or in this range
-	MaxMemberSize        = 4 << 30
-	DefaultMaxMemberSize = 1 << 30
+	MinMemberSize        = 1 << 10                   // source.max_member_size: 0 (default) or in this range
+	MaxMemberSize        = tarsrc.MaxMemberSizeLimit // the largest MLDF payload
+	DefaultMaxMemberSize = tarsrc.DefaultMaxMemberSize
 
-	MaxResolution = 65535   // max_resolution: 0 (keep) or 1..65535, the metadata's limit
-	MaxPixels     = 1 << 30 // max_pixels: 0 (default) or 1..MaxPixels
-	MaxSampleRate = 768000  // sample_rate: 0 (keep) or 1..MaxSampleRate Hz
-	MaxDuration   = 86400   // max_duration: 0 (none) or up to a day, in seconds
+	MaxResolution = 65535                    // max_resolution: 0 (keep) or 1..65535, the metadata's limit
+	MaxPixels     = 1 << 30                  // max_pixels: 0 (default) or 1..MaxPixels
+	MaxSampleRate = audiofield.MaxSampleRate // sample_rate: 0 (keep) or 1..MaxSampleRate Hz
+	MaxDuration   = 86400                    // max_duration: 0 (none) or up to a day, in seconds
 	MaxSeqLen     = textfield.MaxSeqLen
 	MaxPadID      = math.MaxUint32
 )
