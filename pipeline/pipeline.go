@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/sample"
@@ -235,9 +236,9 @@ type SampleError struct {
 
 func (e *SampleError) Error() string {
 	if e.Field != "" {
-		return fmt.Sprintf("%s: field %q: %v", e.Origin, e.Field, e.Err)
+		return fmt.Sprintf("%s: field %q: %v", quote.S(e.Origin), e.Field, e.Err)
 	}
-	return fmt.Sprintf("%s: %v", e.Origin, e.Err)
+	return fmt.Sprintf("%s: %v", quote.S(e.Origin), e.Err)
 }
 
 func (e *SampleError) Unwrap() error { return e.Err }
@@ -340,7 +341,8 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		}
 		r.rejects = rej
 		defer func() {
-			if cerr := rej.close(); cerr != nil && err == nil {
+			// An interrupted run leaves nothing behind, not even its rejects so far.
+			if cerr := rej.close(ctx.Err() != nil); cerr != nil && err == nil {
 				err = cerr
 			}
 		}()
@@ -666,7 +668,7 @@ func (r *runner) account(p *pending) error {
 				Field  string `json:"field"`
 				Reason string `json:"reason"`
 				Error  string `json:"error"`
-			}{e.Origin, e.Key, e.Field, e.Reason, e.Err.Error()})
+			}{quote.S(e.Origin), quote.S(e.Key), e.Field, e.Reason, e.Err.Error()})
 			if err := r.rejects.write(append(line, '\n')); err != nil {
 				r.rejErr = err
 			}
@@ -718,8 +720,13 @@ func (f *rejectsFile) write(line []byte) error {
 }
 
 // close publishes the file if it holds a line; otherwise it discards it and removes an older
-// rejects file at the path, which would describe another run.
-func (f *rejectsFile) close() error {
+// rejects file at the path, which would describe another run. With discard (an interrupted
+// run) it only discards the file, leaving the path as it was.
+func (f *rejectsFile) close(discard bool) error {
+	if discard {
+		f.out.Abort()
+		return nil
+	}
 	if !f.lines {
 		if err := f.out.Abort(); err != nil {
 			return fmt.Errorf("rejects file %s: %w", f.path, err)

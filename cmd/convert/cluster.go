@@ -162,7 +162,7 @@ func runShard(ctx context.Context, plan *recipe.Plan, logger *slog.Logger, stdou
 	shardPlan.Recipe = &rr
 	start := time.Now()
 	rep, err := runPlan(ctx, &shardPlan, part, logger, stderr)
-	if werr := writeReport(&shardPlan, rep, err); werr != nil && err == nil {
+	if werr := writeReport(ctx, &shardPlan, rep, err); werr != nil && err == nil {
 		err = werr
 	}
 	if err != nil {

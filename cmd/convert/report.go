@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -102,10 +103,11 @@ func newReport(plan *recipe.Plan, rep pipeline.Report, runErr error) runReport {
 	return out
 }
 
-// writeReport writes the run's report JSON atomically to the recipe's report path.
-func writeReport(plan *recipe.Plan, rep pipeline.Report, runErr error) error {
+// writeReport writes the run's report JSON atomically to the recipe's report path. An
+// interrupted run (SIGINT, SIGTERM) writes none: it leaves nothing behind.
+func writeReport(ctx context.Context, plan *recipe.Plan, rep pipeline.Report, runErr error) error {
 	path := plan.Recipe.Report
-	if path == "" {
+	if path == "" || ctx.Err() != nil {
 		return nil
 	}
 	if rep.Output == "" {

@@ -119,7 +119,7 @@ func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags
 		return runShard(ctx, plan, logger, stdout, stderr)
 	}
 	rep, err := runPlan(ctx, plan, plan.Recipe.Output, logger, stderr)
-	if werr := writeReport(plan, rep, err); werr != nil && err == nil {
+	if werr := writeReport(ctx, plan, rep, err); werr != nil && err == nil {
 		err = werr
 	}
 	if err != nil {
