@@ -290,7 +290,7 @@ func TestValueKinds(t *testing.T) {
 			t.Fatal(err)
 		}
 		var arena arena
-		vals, key, err := x.extract(&scanner{}, []byte(line), &arena)
+		vals, key, err := x.extract(&scanner{}, []byte(line), &arena, nil)
 		if !errors.Is(err, c.err) || (err != nil && key != c.col.Key) {
 			t.Errorf("%s as %d: error %v (key %q), want %v", c.col.Key, c.col.Kind, err, key, c.err)
 			continue
@@ -350,7 +350,7 @@ func TestBadLines(t *testing.T) {
 	}
 	for _, c := range cases {
 		var arena arena
-		_, _, err := x.extract(&scanner{}, []byte(c.line), &arena)
+		_, _, err := x.extract(&scanner{}, []byte(c.line), &arena, nil)
 		if !errors.Is(err, c.err) || (err == nil) != (c.err == nil) {
 			t.Errorf("%s: error %v, want %v", c.name, err, c.err)
 		}
@@ -429,7 +429,8 @@ func TestWorkerCountInvariant(t *testing.T) {
 	if len(base) < 5000 {
 		t.Fatalf("only %d samples", len(base))
 	}
-	for _, o := range []Options{{Workers: 2, ChunkSize: 4 << 10}, {Workers: 4, ChunkSize: 1000}, {Workers: 8, ChunkSize: 100}, {Workers: 3}} {
+	for _, o := range []Options{{Workers: 2, ChunkSize: 4 << 10}, {Workers: 4, ChunkSize: 1000}, {Workers: 8, ChunkSize: 100}, {Workers: 3},
+		{Workers: 2, ChunkLines: 1}, {Workers: 3, ChunkSize: 64 << 10, ChunkLines: 7}} {
 		got := collect(t, mustNew(t, []string{path}, cols, o))
 		if len(got) != len(base) {
 			t.Fatalf("%+v: %d samples, want %d", o, len(got), len(base))
