@@ -517,9 +517,13 @@ func (wk *worker) writeClaimed(ctx context.Context, block bool) error {
 		if err := wk.r.w.Write(p.b); err != nil {
 			return err
 		}
+		wk.pend[0] = nil
 		wk.pend = wk.pend[1:]
 		wk.pendBytes -= p.b.PayloadBytes()
 		p.b.Reset()
+		// A ticket links to its successors: one kept here would keep every later ticket of
+		// the run alive.
+		p.t, p.rej = nil, p.rej[:0]
 		wk.free = append(wk.free, p)
 		block = false
 	}
