@@ -215,6 +215,7 @@ func (r *Reader) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport
 		}
 		cur := h.DataPtr
 		for k := range n {
+			r.touch(manifest.AllocEntrySize)
 			e := r.AllocEntry(k)
 			if err := r.checkZero(cur, e.Ptr, "of the data region before the payload of allocation entry", k); err != nil {
 				return rep, err
