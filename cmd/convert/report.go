@@ -17,6 +17,7 @@ import (
 	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/recipe"
+	"github.com/mldf/convert/sources"
 )
 
 // runReport is the machine-readable report written beside the output.
@@ -142,13 +143,18 @@ func writeFileAtomic(path string, v any) error {
 func printPlan(w io.Writer, p *recipe.Plan) error {
 	r := p.Recipe
 	var bytes int64
-	for _, in := range p.Inputs[p.Slice[0]:p.Slice[1]] {
-		bytes += in.Size
+	if err := p.Inputs.Each(func(i int64, in sources.Input) error {
+		if i >= int64(p.Slice[0]) && i < int64(p.Slice[1]) {
+			bytes += in.Size
+		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	fmt.Fprintf(w, "recipe OK\nsource     %s %s%v: %d inputs (%s)", r.Source.Type, r.Source.Path, r.Source.Inputs,
 		p.Slice[1]-p.Slice[0], human(uint64(bytes)))
 	if r.Shards > 0 {
-		fmt.Fprintf(w, ", slice %d of %d = inputs [%d, %d) of %d", r.Shard, r.Shards, p.Slice[0], p.Slice[1], len(p.Inputs))
+		fmt.Fprintf(w, ", slice %d of %d = inputs [%d, %d) of %d", r.Shard, r.Shards, p.Slice[0], p.Slice[1], p.Inputs.Len())
 	}
 	if n := p.Source.Len(); n >= 0 {
 		fmt.Fprintf(w, ", %d samples", n)
