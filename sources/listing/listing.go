@@ -26,11 +26,11 @@ import (
 // Defaults of Options.
 const (
 	// DefaultMemLimit is the bytes of records held in memory before a sorted run is spilled.
-	DefaultMemLimit = 32 << 20
+	DefaultMemLimit = 16 << 20
 	// indexEvery is the distance in records between two positions kept for seeking.
 	indexEvery = 4096
 	// readBuf is the read buffer of a sequential read or of one run during the merge.
-	readBuf = 64 << 10
+	readBuf = 32 << 10
 )
 
 // ErrCorrupt means the temporary file did not read back as written.
@@ -80,6 +80,7 @@ func (b *Builder) Add(key, data []byte) error {
 	if b.opt.Unsorted {
 		key = nil
 	}
+	b.reserve(2*binary.MaxVarintLen64 + len(key) + len(data))
 	b.offs = append(b.offs, len(b.buf))
 	b.buf = binary.AppendUvarint(b.buf, uint64(len(key)))
 	b.buf = append(b.buf, key...)
@@ -90,6 +91,19 @@ func (b *Builder) Add(key, data []byte) error {
 		b.err = b.spill()
 	}
 	return b.err
+}
+
+// reserve makes room for n more bytes in b.buf, growing it by doubling but never past the
+// memory limit (a doubling slice would end at twice the limit).
+func (b *Builder) reserve(n int) {
+	if cap(b.buf)-len(b.buf) >= n {
+		return
+	}
+	c := max(2*cap(b.buf), 64<<10, len(b.buf)+n)
+	c = min(c, max(b.opt.MemLimit+4096, len(b.buf)+n))
+	nb := make([]byte, len(b.buf), c)
+	copy(nb, b.buf)
+	b.buf = nb
 }
 
 // record returns the key and data of the record at off in buf.
@@ -103,20 +117,16 @@ func record(buf []byte, off int) (key, data []byte) {
 	return key, buf[off : off+int(dl)]
 }
 
-// sorted returns the collected records in order, as one buffer.
-func (b *Builder) sorted() []byte {
-	if !b.opt.Unsorted {
-		slices.SortStableFunc(b.offs, func(x, y int) int {
-			kx, _ := record(b.buf, x)
-			ky, _ := record(b.buf, y)
-			return bytes.Compare(kx, ky)
-		})
+// sort puts b.offs in the order of the records' keys (stable).
+func (b *Builder) sort() {
+	if b.opt.Unsorted {
+		return
 	}
-	out := make([]byte, 0, len(b.buf))
-	for _, off := range b.offs {
-		out = append(out, b.buf[off:off+recordLen(b.buf, off)]...)
-	}
-	return out
+	slices.SortStableFunc(b.offs, func(x, y int) int {
+		kx, _ := record(b.buf, x)
+		ky, _ := record(b.buf, y)
+		return bytes.Compare(kx, ky)
+	})
 }
 
 // recordLen returns the encoded length of the record at off in buf.
@@ -139,15 +149,22 @@ func (b *Builder) spill() error {
 		}
 		b.f = f
 	}
-	run := b.sorted()
+	b.sort()
 	at := int64(0)
 	if len(b.runs) > 0 {
 		at = b.runs[len(b.runs)-1]
 	}
-	if _, err := b.f.WriteAt(run, at); err != nil {
+	w := bufio.NewWriterSize(io.NewOffsetWriter(b.f, at), 1<<20)
+	n := int64(0)
+	for _, off := range b.offs {
+		rec := b.buf[off : off+recordLen(b.buf, off)]
+		w.Write(rec)
+		n += int64(len(rec))
+	}
+	if err := w.Flush(); err != nil {
 		return fmt.Errorf("listing: write %s: %w", b.opt.Dir, err)
 	}
-	b.runs = append(b.runs, at+int64(len(run)))
+	b.runs = append(b.runs, at+n)
 	b.buf, b.offs = b.buf[:0], b.offs[:0]
 	return nil
 }
@@ -181,9 +198,8 @@ func (b *Builder) Finish() (*List, error) {
 		return nil, b.err
 	}
 	if b.f == nil {
-		mem := b.sorted()
-		l := &List{n: b.n, hi: b.n, mem: mem}
-		l.index = buildIndex(mem, b.n)
+		b.sort()
+		l := &List{n: b.n, hi: b.n, mem: b.buf, order: b.offs}
 		b.buf, b.offs = nil, nil
 		return l, nil
 	}
@@ -201,58 +217,86 @@ func (b *Builder) Finish() (*List, error) {
 	return l, nil
 }
 
-// buildIndex returns the offset of every indexEvery-th of the n records in mem.
-func buildIndex(mem []byte, n int64) []int64 {
-	index := make([]int64, 0, n/indexEvery+1)
-	off := 0
-	for i := int64(0); i < n; i++ {
-		if i%indexEvery == 0 {
-			index = append(index, int64(off))
-		}
-		off += recordLen(mem, off)
-	}
-	return index
-}
+// maxFanIn is the most runs merged at once: more runs are merged in groups first, so the
+// merge's read buffers stay under maxFanIn × readBuf whatever the list's size.
+const maxFanIn = 64
 
-// merge merges the spilled runs into the sorted list, written after them in the same file;
-// the runs' space is then released.
+// span is a run's place in the temporary file.
+type span struct{ start, end int64 }
+
+// merge merges the spilled runs into the sorted list, written after them in the same file
+// (in passes of at most maxFanIn runs); the space of merged runs is released as it goes.
 func (b *Builder) merge() (*List, error) {
-	total := b.runs[len(b.runs)-1]
-	h := &runHeap{}
+	runs := make([]span, len(b.runs))
 	start := int64(0)
 	for r, end := range b.runs {
-		rr := &runReader{run: r, br: bufio.NewReaderSize(io.NewSectionReader(b.f, start, end-start), readBuf)}
+		runs[r] = span{start, end}
+		start = end
+	}
+	end := start
+	for len(runs) > maxFanIn {
+		var next []span
+		for i := 0; i < len(runs); i += maxFanIn {
+			group := runs[i:min(i+maxFanIn, len(runs))]
+			n, _, err := b.mergeRuns(group, end, nil)
+			if err != nil {
+				return nil, err
+			}
+			next = append(next, span{end, end + n})
+			end += n
+		}
+		runs = next
+	}
+	index := make([]int64, 0, b.n/indexEvery+1)
+	size, count, err := b.mergeRuns(runs, end, &index)
+	if err != nil {
+		return nil, err
+	}
+	if count != b.n {
+		return nil, fmt.Errorf("%w: %d records merged, %d added", ErrCorrupt, count, b.n)
+	}
+	// The descriptor is closed by Close, or by os.File's own cleanup once no List holds it.
+	l := &List{n: b.n, hi: b.n, index: index, file: &file{f: b.f, base: end, size: size}}
+	b.f = nil
+	return l, nil
+}
+
+// mergeRuns merges runs into one written at offset at, and frees the runs' blocks. With index
+// set, it records the offset (from at) of every indexEvery-th record. It returns the bytes
+// and the records written.
+func (b *Builder) mergeRuns(runs []span, at int64, index *[]int64) (int64, int64, error) {
+	h := &runHeap{}
+	for r, sp := range runs {
+		rr := &runReader{run: r, br: bufio.NewReaderSize(io.NewSectionReader(b.f, sp.start, sp.end-sp.start), readBuf)}
 		ok, err := rr.next()
 		if err != nil {
-			return nil, err
+			return 0, 0, err
 		}
 		if ok {
 			h.rs = append(h.rs, rr)
 		}
-		start = end
 	}
 	heap.Init(h)
-	w := bufio.NewWriterSize(io.NewOffsetWriter(b.f, total), 1<<20)
-	index := make([]int64, 0, b.n/indexEvery+1)
+	w := bufio.NewWriterSize(io.NewOffsetWriter(b.f, at), 1<<20)
 	var off, i int64
 	var rec []byte
 	for h.Len() > 0 {
 		rr := h.rs[0]
-		if i%indexEvery == 0 {
-			index = append(index, off)
+		if index != nil && i%indexEvery == 0 {
+			*index = append(*index, off)
 		}
 		rec = binary.AppendUvarint(rec[:0], uint64(len(rr.key)))
 		rec = append(rec, rr.key...)
 		rec = binary.AppendUvarint(rec, uint64(len(rr.data)))
 		rec = append(rec, rr.data...)
 		if _, err := w.Write(rec); err != nil {
-			return nil, fmt.Errorf("listing: write %s: %w", b.opt.Dir, err)
+			return 0, 0, fmt.Errorf("listing: write %s: %w", b.opt.Dir, err)
 		}
 		off += int64(len(rec))
 		i++
 		ok, err := rr.next()
 		if err != nil {
-			return nil, err
+			return 0, 0, err
 		}
 		if ok {
 			heap.Fix(h, 0)
@@ -261,17 +305,12 @@ func (b *Builder) merge() (*List, error) {
 		}
 	}
 	if err := w.Flush(); err != nil {
-		return nil, fmt.Errorf("listing: write %s: %w", b.opt.Dir, err)
+		return 0, 0, fmt.Errorf("listing: write %s: %w", b.opt.Dir, err)
 	}
-	if i != b.n {
-		return nil, fmt.Errorf("%w: %d records merged, %d added", ErrCorrupt, i, b.n)
+	for _, sp := range runs {
+		punchHole(b.f, sp.start, sp.end-sp.start)
 	}
-	// Free the runs' blocks: the list lives at [total, total+off).
-	punchHole(b.f, 0, total)
-	// The descriptor is closed by Close, or by os.File's own cleanup once no List holds it.
-	l := &List{n: b.n, hi: b.n, index: index, file: &file{f: b.f, base: total, size: off}}
-	b.f = nil
-	return l, nil
+	return off, i, nil
 }
 
 // runReader reads one sorted run back.
@@ -358,9 +397,10 @@ func (f *file) close() { f.once.Do(func() { f.f.Close() }) }
 type List struct {
 	n      int64   // records in the whole list
 	lo, hi int64   // this view: records [lo, hi)
-	index  []int64 // offset of record k*indexEvery
-	mem    []byte
+	index  []int64 // on disk: offset of record k*indexEvery
 	file   *file
+	mem    []byte // in memory: the records, in the order they were added
+	order  []int  // in memory: the records' offsets in mem, in key order
 }
 
 // Len returns the number of records in l.
@@ -390,23 +430,18 @@ func (l *List) Each(fn func(i int64, key, data []byte) error) error {
 	if l.Len() == 0 {
 		return nil
 	}
-	k := l.lo / indexEvery
-	skip := l.lo - k*indexEvery
-	start := l.index[k]
-	if l.mem != nil {
-		off := int(start)
-		for j := int64(0); j < skip+l.Len(); j++ {
+	if l.file == nil {
+		for j, off := range l.order[l.lo:l.hi] {
 			key, data := record(l.mem, off)
-			off += recordLen(l.mem, off)
-			if j < skip {
-				continue
-			}
-			if err := fn(j-skip, key, data); err != nil {
+			if err := fn(int64(j), key, data); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
+	k := l.lo / indexEvery
+	skip := l.lo - k*indexEvery
+	start := l.index[k]
 	br := bufio.NewReaderSize(io.NewSectionReader(l.file.f, l.file.base+start, l.file.size-start), readBuf)
 	var key, data []byte
 	for j := int64(0); j < skip+l.Len(); j++ {
