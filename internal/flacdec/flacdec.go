@@ -162,6 +162,21 @@ type decoder struct {
 	out     []int32
 	maxOut  int
 	frameNo int
+	stats   *stats // counts of the codings met, for tests; nil otherwise
+}
+
+// stats counts the codings a stream used, so tests can show what they covered.
+type stats struct {
+	kinds     [4]int  // constant, verbatim, fixed, LPC subframes
+	fixed     [5]int  // by order
+	lpc       [33]int // by order
+	wasted    int     // subframes with wasted bits
+	escapes   int     // escape-coded partitions
+	rice2     int     // residuals with 5-bit parameters
+	wide      int     // 33-bit side subframes
+	assign    [11]int // frames by channel assignment
+	variable  int     // frames with variable blocking
+	maxPartOr int     // highest partition order
 }
 
 func (d *decoder) decode(b []byte, opts Options) ([]int32, Info, error) {

@@ -30,6 +30,10 @@ func (d *decoder) header(b []byte, p int) (frameHeader, int, error) {
 	if b[p] != 0xFF || b[p+1]&0xFE != 0xF8 {
 		return h, 0, fmt.Errorf("%w: no frame sync code at byte %d (found %02x %02x)", ErrFrame, p, b[p], b[p+1])
 	}
+	if d.stats != nil {
+		d.stats.variable += int(b[p+1] & 1)
+		d.stats.assign[min(int(b[p+3]>>4), 10)]++
+	}
 	bsCode, srCode := b[p+2]>>4, b[p+2]&15
 	chCode, ssCode := int(b[p+3]>>4), b[p+3]>>1&7
 	if b[p+3]&1 != 0 {
@@ -328,6 +332,22 @@ func (d *decoder) subframeHeader(bps uint) (typ uint64, wasted, sbps uint, err e
 		}
 		wasted = uint(k + 1)
 	}
+	if st := d.stats; st != nil {
+		st.wasted += min(int(wasted), 1)
+		switch {
+		case typ <= 1:
+			st.kinds[typ]++
+		case typ >= 8 && typ <= 12:
+			st.kinds[2]++
+			st.fixed[typ-8]++
+		case typ >= 32:
+			st.kinds[3]++
+			st.lpc[typ-31]++
+		}
+		if bps > 32 {
+			st.wide++
+		}
+	}
 	return typ, wasted, bps - wasted, nil
 }
 
@@ -486,6 +506,10 @@ func (d *decoder) residual(x []int32, order int) error {
 	pbits := uint(4 + method)
 	escape := uint64(1)<<pbits - 1
 	po := uint(br.read(4))
+	if st := d.stats; st != nil {
+		st.rice2 += int(method)
+		st.maxPartOr = max(st.maxPartOr, int(po))
+	}
 	n := len(x)
 	psize := n >> po
 	if n&(1<<po-1) != 0 || psize < order {
@@ -496,6 +520,9 @@ func (d *decoder) residual(x []int32, order int) error {
 	for end := psize; end <= n; end += psize {
 		k := br.read(pbits)
 		if k == escape {
+			if d.stats != nil {
+				d.stats.escapes++
+			}
 			w := uint(br.read(5))
 			if w == 0 {
 				clear(x[i:end])
@@ -505,7 +532,10 @@ func (d *decoder) residual(x []int32, order int) error {
 				}
 			}
 		} else if !br.rice(x[i:end], uint(k)) {
-			return fmt.Errorf("%w: residual does not fit in 32 bits or stream ends", ErrFrame)
+			if br.overrun() {
+				return fmt.Errorf("%w: inside a residual", ErrTruncated)
+			}
+			return fmt.Errorf("%w: residual does not fit in 32 bits", ErrFrame)
 		}
 		i = end
 		if psize == 0 {

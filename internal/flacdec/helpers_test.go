@@ -2,6 +2,8 @@ package flacdec
 
 import (
 	"crypto/md5"
+	"encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,40 +20,71 @@ func flacCLI(t testing.TB) string {
 	return p
 }
 
-// cliDecode decodes b with `flac -d` (libFLAC) to raw signed little-endian PCM and returns
-// the samples, or ok false when flac rejects the stream.
+// cliDecode decodes b with `flac -d` (libFLAC) to WAV and returns the samples at bps bits,
+// or ok false when flac rejects the stream. (flac writes raw PCM only at 8/16/24/32 bits;
+// WAV holds every depth, left-justified in whole bytes, 8-bit unsigned.)
 func cliDecode(t testing.TB, b []byte, bps int) (samples []int32, ok bool, msg string) {
 	t.Helper()
 	cli := flacCLI(t)
 	dir := t.TempDir()
-	in, out := filepath.Join(dir, "x.flac"), filepath.Join(dir, "x.raw")
+	in, out := filepath.Join(dir, "x.flac"), filepath.Join(dir, "x.wav")
 	if err := os.WriteFile(in, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(cli, "-d", "-s", "-f", "--force-raw-format", "--endian=little", "--sign=signed", "-o", out, in)
+	cmd := exec.Command(cli, "-d", "-s", "-f", "-o", out, in)
 	if o, err := cmd.CombinedOutput(); err != nil {
 		return nil, false, string(o)
 	}
-	raw, err := os.ReadFile(out)
+	w, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fromLE(raw, bps), true, ""
+	s, err := wavSamples(w, bps)
+	if err != nil {
+		t.Fatalf("flac -d output: %v", err)
+	}
+	return s, true, ""
 }
 
-// fromLE converts signed little-endian samples of ceil(bps/8) bytes to int32.
-func fromLE(raw []byte, bps int) []int32 {
-	w := (bps + 7) / 8
-	s := make([]int32, len(raw)/w)
-	for i := range s {
-		var v uint32
-		for j := range w {
-			v |= uint32(raw[i*w+j]) << (8 * j)
-		}
-		sh := 32 - 8*w
-		s[i] = int32(v<<sh) >> sh
+// wavSamples returns the samples of the WAV flac -d writes, at bps bits.
+func wavSamples(b []byte, bps int) ([]int32, error) {
+	if len(b) < 12 || string(b[:4]) != "RIFF" || string(b[8:12]) != "WAVE" {
+		return nil, fmt.Errorf("not a WAV file")
 	}
-	return s
+	width := 0
+	for p := 12; p+8 <= len(b); {
+		id, n := string(b[p:p+4]), int(binary.LittleEndian.Uint32(b[p+4:]))
+		body := b[p+8 : min(len(b), p+8+n)]
+		switch id {
+		case "fmt ":
+			if len(body) < 16 {
+				return nil, fmt.Errorf("short fmt chunk")
+			}
+			width = int(binary.LittleEndian.Uint16(body[12:])) / int(binary.LittleEndian.Uint16(body[2:]))
+		case "data":
+			if width == 0 {
+				return nil, fmt.Errorf("data before fmt")
+			}
+			s := make([]int32, len(body)/width)
+			for i := range s {
+				var v int32
+				if width == 1 {
+					v = int32(body[i]) - 128
+				} else {
+					var u uint32
+					for j := range width {
+						u |= uint32(body[i*width+j]) << (8 * j)
+					}
+					sh := 32 - 8*width
+					v = int32(u<<sh) >> sh
+				}
+				s[i] = v >> (8*width - bps)
+			}
+			return s, nil
+		}
+		p += 8 + n + n&1
+	}
+	return nil, fmt.Errorf("no data chunk")
 }
 
 // pcmMD5 is the MD5 RFC 9639 defines over interleaved samples.
@@ -88,3 +121,6 @@ func sharedDir(t testing.TB) string {
 	}
 	return d
 }
+
+// exec_LookPath reports whether the flac CLI is on PATH (tests that also work without it).
+func exec_LookPath() (string, error) { return exec.LookPath("flac") }
