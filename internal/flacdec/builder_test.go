@@ -2,6 +2,8 @@ package flacdec
 
 import (
 	"math/bits"
+
+	"github.com/mldf/convert/internal/flaccrc"
 )
 
 // A small FLAC writer for tests, written from RFC 9639 independently of internal/flacenc:
@@ -310,14 +312,14 @@ func writeFrame(dst []byte, s []int32, nch int, f frameSpec) []byte {
 	dst = append(dst, codedNumber(f.number)...)
 	dst = append(dst, bsExtra...)
 	dst = append(dst, srExtra...)
-	dst = append(dst, crc8(dst[start:]))
+	dst = append(dst, flaccrc.CRC8(dst[start:]))
 	w := &bitWriter{b: dst}
 	for c := range nch {
 		writeSubframe(w, ch[c], bps[c], f.subs[c])
 	}
 	w.align()
 	dst = w.b
-	crc := crc16(dst[start:])
+	crc := flaccrc.CRC16(dst[start:])
 	return append(dst, byte(crc>>8), byte(crc))
 }
 

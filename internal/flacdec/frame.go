@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+
+	"github.com/mldf/convert/internal/flaccrc"
 )
 
 // Channel assignments of the frame header (RFC 9639 section 9.1.3).
@@ -112,7 +114,7 @@ func (d *decoder) header(b []byte, p int) (frameHeader, int, error) {
 	default:
 		rate = sampleRates[srCode]
 	}
-	if got := crc8(b[p:q]); got != b[q] {
+	if got := flaccrc.CRC8(b[p:q]); got != b[q] {
 		return h, 0, fmt.Errorf("%w: frame header at byte %d has CRC-8 %02x, computed %02x", ErrCRC, p, b[q], got)
 	}
 	q++
@@ -193,7 +195,7 @@ func (d *decoder) frame(b []byte, p int) (int, error) {
 	if d.br.overrun() || len(b) < end+2 {
 		return 0, fmt.Errorf("%w: frame at byte %d", ErrTruncated, p)
 	}
-	if got, want := crc16(b[p:end]), binary.BigEndian.Uint16(b[end:]); got != want {
+	if got, want := flaccrc.CRC16(b[p:end]), binary.BigEndian.Uint16(b[end:]); got != want {
 		return 0, fmt.Errorf("%w: frame at byte %d has CRC-16 %04x, computed %04x", ErrCRC, p, want, got)
 	}
 	ok := true

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"hash"
 	"math"
+
+	"github.com/mldf/convert/internal/flaccrc"
 )
 
 // Channel assignments of the frame header (RFC 9639 section 9.1.3).
@@ -131,7 +133,7 @@ func (e *encoder) encodeFrame(out []byte, frame uint64, n int) []byte {
 	bw.align()
 	out = bw.buf
 	bw.buf = nil
-	crc := crc16(out[start:])
+	crc := flaccrc.CRC16(out[start:])
 	return append(out, byte(crc>>8), byte(crc))
 }
 
@@ -154,7 +156,7 @@ func (e *encoder) appendHeader(out []byte, frame uint64, n, assign int) []byte {
 	case 13, 14:
 		out = append(out, byte(srExtra>>8), byte(srExtra))
 	}
-	return append(out, crc8(out[start:]))
+	return append(out, flaccrc.CRC8(out[start:]))
 }
 
 // blockSizeCode returns the 4-bit block size code and, for codes 6 and 7, the

@@ -1,4 +1,6 @@
-package flacdec
+// Package flaccrc computes the two CRCs of a FLAC frame, for the encoder and the decoder.
+// CRC8 covers a frame header and CRC16 a whole frame, eight bytes per step.
+package flaccrc
 
 // The two CRCs of a frame (RFC 9639 sections 9.1.8 and 9.3): CRC-8 with polynomial
 // x^8+x^2+x+1 over the header and CRC-16 with polynomial x^16+x^15+x^2+1 over the whole
@@ -48,7 +50,8 @@ func makeCRC16Tables() (t [8][256]uint16) {
 	return t
 }
 
-func crc8(b []byte) uint8 {
+// CRC8 returns the CRC-8 of a frame header (polynomial 0x07, initial value 0).
+func CRC8(b []byte) uint8 {
 	var c uint8
 	for _, x := range b {
 		c = crc8Table[c^x]
@@ -56,7 +59,8 @@ func crc8(b []byte) uint8 {
 	return c
 }
 
-func crc16(b []byte) uint16 {
+// CRC16 returns the CRC-16 of a frame (polynomial 0x8005, initial value 0).
+func CRC16(b []byte) uint16 {
 	var c uint16
 	t := &crc16Tables
 	for len(b) >= 8 {
