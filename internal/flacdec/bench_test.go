@@ -97,7 +97,8 @@ func report(b *testing.B, cpu time.Duration, samples, channels int, seconds floa
 }
 
 // BenchmarkDecode decodes (with the MD5 check) streams of our encoder with this package
-// and with github.com/mewkiz/flac (MD5 computed the same way), per CPU-second.
+// (Decode, and Verify which keeps no samples) and with github.com/mewkiz/flac (MD5
+// computed the same way), per CPU-second.
 func BenchmarkDecode(b *testing.B) {
 	for _, bc := range benchCases {
 		enc, ns := benchStream(b, bc.rate, bc.channels, bc.bps, bc.seconds)
@@ -106,6 +107,16 @@ func BenchmarkDecode(b *testing.B) {
 			cpu0 := cpuTime()
 			for b.Loop() {
 				if _, _, err := Decode(enc); err != nil {
+					b.Fatal(err)
+				}
+			}
+			report(b, cpuTime()-cpu0, ns, bc.channels, bc.seconds)
+		})
+		b.Run(bc.name+"/flacdec-verify", func(b *testing.B) {
+			b.SetBytes(int64(len(enc)))
+			cpu0 := cpuTime()
+			for b.Loop() {
+				if _, err := Verify(enc, Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}

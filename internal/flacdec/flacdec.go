@@ -83,6 +83,15 @@ func DecodeOptions(b []byte, opts Options) ([]int32, Info, error) {
 	return d.decode(b, opts)
 }
 
+// Verify decodes the FLAC stream in b like Decode and checks it the same way, but keeps
+// no samples: it needs memory for one frame, whatever the stream's length. It is what a
+// caller storing the original bytes needs (and what `flac -t` does).
+func Verify(b []byte, opts Options) (Info, error) {
+	d := decoder{discard: true}
+	_, info, err := d.decode(b, opts)
+	return info, err
+}
+
 // ParseInfo reads the metadata of the stream in b and returns its STREAMINFO and the
 // offset of the first frame.
 func ParseInfo(b []byte) (Info, int, error) {
@@ -163,6 +172,8 @@ type decoder struct {
 	maxOut  int
 	frameNo int
 	stats   *stats // counts of the codings met, for tests; nil otherwise
+	discard bool   // keep only the current frame's samples (Verify)
+	decoded uint64 // samples per channel decoded so far
 }
 
 // stats counts the codings a stream used, so tests can show what they covered.
@@ -200,12 +211,14 @@ func (d *decoder) decode(b []byte, opts Options) ([]int32, Info, error) {
 	}
 	// Preallocate what STREAMINFO declares, but no more than the input could plausibly
 	// expand to (it can lie); append grows the rest.
-	prealloc := int(info.TotalSamples) * nch
-	prealloc = min(prealloc, 4*(len(b)-p)+1<<16)
-	d.out = make([]int32, 0, prealloc)
+	if !d.discard {
+		prealloc := int(info.TotalSamples) * nch
+		prealloc = min(prealloc, 4*(len(b)-p)+1<<16)
+		d.out = make([]int32, 0, prealloc)
+	}
 	total := info.TotalSamples
 	for p < len(b) {
-		if total != 0 && uint64(len(d.out)/nch) >= total {
+		if total != 0 && d.decoded >= total {
 			break // trailing bytes after the declared samples are ignored
 		}
 		if p, err = d.frame(b, p); err != nil {
@@ -213,7 +226,7 @@ func (d *decoder) decode(b []byte, opts Options) ([]int32, Info, error) {
 		}
 		d.frameNo++
 	}
-	got := uint64(len(d.out) / nch)
+	got := d.decoded
 	if got == 0 {
 		return nil, info, fmt.Errorf("%w: no audio frames", ErrSampleCount)
 	}
@@ -226,6 +239,9 @@ func (d *decoder) decode(b []byte, opts Options) ([]int32, Info, error) {
 		if sum != info.MD5 {
 			return nil, info, fmt.Errorf("%w: decoded samples hash to %x, STREAMINFO says %x", ErrMD5, sum, info.MD5)
 		}
+	}
+	if d.discard {
+		return nil, info, nil
 	}
 	return d.out, info, nil
 }
@@ -283,12 +299,22 @@ func (d *decoder) hash(s []int32) bool {
 	return bad == 0
 }
 
-// grow extends d.out by n samples and returns the new tail.
+// grow extends d.out by n samples (or, when discarding, makes it hold n samples) and
+// returns the n new ones.
 func (d *decoder) grow(n int) ([]int32, error) {
-	base := len(d.out)
-	if n > d.maxOut-base {
+	nch := uint64(d.info.Channels)
+	if uint64(n) > uint64(d.maxOut)-d.decoded*nch {
 		return nil, fmt.Errorf("%w: more than %d samples", ErrTooLarge, d.maxOut)
 	}
+	d.decoded += uint64(n) / nch
+	if d.discard {
+		if cap(d.out) < n {
+			d.out = make([]int32, n)
+		}
+		d.out = d.out[:n]
+		return d.out, nil
+	}
+	base := len(d.out)
 	d.out = slices.Grow(d.out, n)[:base+n]
 	return d.out[base:], nil
 }

@@ -83,6 +83,9 @@ func TestTestdata(t *testing.T) {
 		if pcmMD5(s, info.BitsPerSample) != info.MD5 {
 			t.Fatalf("%s: MD5 differs", f)
 		}
+		if vi, err := Verify(b, Options{}); err != nil || vi != info {
+			t.Fatalf("%s: Verify: %v, info %+v", f, err, vi)
+		}
 		if _, _, err := DecodeOptions(b, Options{SkipMD5: true}); err != nil {
 			t.Fatalf("%s: SkipMD5: %v", f, err)
 		}

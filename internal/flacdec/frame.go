@@ -162,7 +162,7 @@ func (d *decoder) frame(b []byte, p int) (int, error) {
 		return 0, err
 	}
 	n, nch := h.blockSize, d.info.Channels
-	if total := d.info.TotalSamples; total != 0 && uint64(len(d.out)/nch+n) > total {
+	if total := d.info.TotalSamples; total != 0 && d.decoded+uint64(n) > total {
 		return 0, fmt.Errorf("%w: frame at byte %d goes past the %d samples STREAMINFO declares",
 			ErrSampleCount, p, total)
 	}
@@ -586,7 +586,7 @@ func (r *bitReader) rice(dst []int32, k uint) bool {
 // decoded and the reader's new state. It calls nothing and masks every shift count, so
 // that the compiler keeps the state in registers and emits plain shifts.
 func riceFast(dst []int32, k uint, buf []byte, cache uint64, n uint, pos int) (int, uint64, uint, int) {
-	kk, sh := k&63, (63-k)&63
+	kk := k & 63
 	for i := range dst {
 		if n < 32 && pos+8 <= len(buf) {
 			cache |= binary.BigEndian.Uint64(buf[pos:]) >> (n & 63)
@@ -594,15 +594,21 @@ func riceFast(dst []int32, k uint, buf []byte, cache uint64, n uint, pos int) (i
 			pos += int(adv)
 			n += adv << 3
 		}
-		z := uint(bits.LeadingZeros64(cache))
-		if z+1+k > n {
+		// The stop bit is bit l-1 of the cache: the quotient is the 64-l zeros above it,
+		// the low bits are the k below it. Only the bit length and one shift lie on the
+		// chain from one code to the next.
+		l := uint(bits.Len64(cache))
+		used := 65 + k - l // quotient, stop bit, low bits
+		if used > n {      // also when the cache holds no one bit (l = 0)
 			return i, cache, n, pos
 		}
-		// z+1 <= n < 64 and z < 64: with k <= 26 the value fits in 32 bits.
-		cache <<= (z + 1) & 63
-		v := uint32(z)<<kk | uint32(cache>>1>>sh)
-		cache <<= kk
-		n -= z + 1 + k
+		// used <= n < 64 gives l >= k+2 and a quotient below 64: with k <= 26 the value
+		// fits in 32 bits. The cache shifted down to the stop bit is 1<<k | low (the
+		// bits above are the quotient's zeros), so value = q<<k + low = (q-1)<<k + that,
+		// in 32-bit arithmetic that wraps.
+		v := uint32(63-l)<<kk + uint32(cache>>((l-1-k)&63))
+		cache <<= used & 63
+		n -= used
 		dst[i] = int32(v>>1) ^ -int32(v&1)
 	}
 	return len(dst), cache, n, pos

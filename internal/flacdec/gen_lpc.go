@@ -2,7 +2,8 @@
 
 // gen_lpc writes lpc_unrolled.go: one LPC restoration loop per order 1..12, with the
 // coefficients in registers, the newest sample carried in a register and the product with
-// it added last, so a sample waits only for one multiply-add after the previous one.
+// it added last, so a sample waits only for one multiply, an add and a shift after the
+// previous one.
 //
 //	go run gen_lpc.go
 package main
@@ -44,9 +45,11 @@ func main() {
 		for j := n - 1; j >= 1; j-- {
 			terms = append(terms, fmt.Sprintf("c%d*int64(w[%d])", j, n-1-j))
 		}
-		terms = append(terms, "c0*s1")
+		// The residual is added before the shift ((p + r<<s) >> s = r + p>>s, exactly),
+		// off the chain through s1.
+		terms = append(terms, fmt.Sprintf("int64(w[%d])<<shift", n), "c0*s1")
 		fmt.Fprintf(&b, "\t\t\tp := %s\n", strings.Join(terms, " + "))
-		fmt.Fprintf(&b, "\t\t\ts1 = int64(w[%d]) + p>>shift\n", n)
+		b.WriteString("\t\t\ts1 = p >> shift\n")
 		fmt.Fprintf(&b, "\t\t\tw[%d] = int32(s1)\n", n)
 		b.WriteString("\t\t\tx = x[1:]\n")
 		b.WriteString("\t\t}\n")

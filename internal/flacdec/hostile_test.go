@@ -68,11 +68,14 @@ func TestBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, _, err := Decode(c.in)
+		_, verr := Verify(c.in, Options{})
 		switch {
 		case err == nil:
 			t.Errorf("%s: no error", c.name)
 		case c.want != nil && !errors.Is(err, c.want):
 			t.Errorf("%s: error %v, want %v", c.name, err, c.want)
+		case verr == nil || verr.Error() != err.Error():
+			t.Errorf("%s: Verify says %v, Decode %v", c.name, verr, err)
 		}
 	}
 	// A trailing ID3v1 tag after the declared samples is ignored; an ID3v2 tag before is skipped.
@@ -103,6 +106,9 @@ func TestTruncatedEverywhere(t *testing.T) {
 	for n := range len(good) {
 		if _, _, err := Decode(good[:n]); err == nil {
 			t.Fatalf("cut at %d of %d: no error", n, len(good))
+		}
+		if _, err := Verify(good[:n], Options{}); err == nil {
+			t.Fatalf("Verify, cut at %d of %d: no error", n, len(good))
 		}
 	}
 	for i := 0; i < min(len(good), 600)*8; i++ {

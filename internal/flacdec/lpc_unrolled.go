@@ -15,8 +15,8 @@ func restoreLPCUnrolled(x, c []int32, shift uint) bool {
 		s1 := int64(x[0])
 		for len(x) > 1 {
 			w := x[:2:2]
-			p := c0 * s1
-			s1 = int64(w[1]) + p>>shift
+			p := int64(w[1])<<shift + c0*s1
+			s1 = p >> shift
 			w[1] = int32(s1)
 			x = x[1:]
 		}
@@ -28,8 +28,8 @@ func restoreLPCUnrolled(x, c []int32, shift uint) bool {
 		s1 := int64(x[1])
 		for len(x) > 2 {
 			w := x[:3:3]
-			p := c1*int64(w[0]) + c0*s1
-			s1 = int64(w[2]) + p>>shift
+			p := c1*int64(w[0]) + int64(w[2])<<shift + c0*s1
+			s1 = p >> shift
 			w[2] = int32(s1)
 			x = x[1:]
 		}
@@ -41,8 +41,8 @@ func restoreLPCUnrolled(x, c []int32, shift uint) bool {
 		s1 := int64(x[2])
 		for len(x) > 3 {
 			w := x[:4:4]
-			p := c2*int64(w[0]) + c1*int64(w[1]) + c0*s1
-			s1 = int64(w[3]) + p>>shift
+			p := c2*int64(w[0]) + c1*int64(w[1]) + int64(w[3])<<shift + c0*s1
+			s1 = p >> shift
 			w[3] = int32(s1)
 			x = x[1:]
 		}
@@ -54,8 +54,8 @@ func restoreLPCUnrolled(x, c []int32, shift uint) bool {
 		s1 := int64(x[3])
 		for len(x) > 4 {
 			w := x[:5:5]
-			p := c3*int64(w[0]) + c2*int64(w[1]) + c1*int64(w[2]) + c0*s1
-			s1 = int64(w[4]) + p>>shift
+			p := c3*int64(w[0]) + c2*int64(w[1]) + c1*int64(w[2]) + int64(w[4])<<shift + c0*s1
+			s1 = p >> shift
 			w[4] = int32(s1)
 			x = x[1:]
 		}
@@ -67,8 +67,8 @@ func restoreLPCUnrolled(x, c []int32, shift uint) bool {
 		s1 := int64(x[4])
 		for len(x) > 5 {
 			w := x[:6:6]
-			p := c4*int64(w[0]) + c3*int64(w[1]) + c2*int64(w[2]) + c1*int64(w[3]) + c0*s1
-			s1 = int64(w[5]) + p>>shift
+			p := c4*int64(w[0]) + c3*int64(w[1]) + c2*int64(w[2]) + c1*int64(w[3]) + int64(w[5])<<shift + c0*s1
+			s1 = p >> shift
 			w[5] = int32(s1)
 			x = x[1:]
 		}
@@ -80,8 +80,8 @@ func restoreLPCUnrolled(x, c []int32, shift uint) bool {
 		s1 := int64(x[5])
 		for len(x) > 6 {
 			w := x[:7:7]
-			p := c5*int64(w[0]) + c4*int64(w[1]) + c3*int64(w[2]) + c2*int64(w[3]) + c1*int64(w[4]) + c0*s1
-			s1 = int64(w[6]) + p>>shift
+			p := c5*int64(w[0]) + c4*int64(w[1]) + c3*int64(w[2]) + c2*int64(w[3]) + c1*int64(w[4]) + int64(w[6])<<shift + c0*s1
+			s1 = p >> shift
 			w[6] = int32(s1)
 			x = x[1:]
 		}
@@ -93,8 +93,8 @@ func restoreLPCUnrolled(x, c []int32, shift uint) bool {
 		s1 := int64(x[6])
 		for len(x) > 7 {
 			w := x[:8:8]
-			p := c6*int64(w[0]) + c5*int64(w[1]) + c4*int64(w[2]) + c3*int64(w[3]) + c2*int64(w[4]) + c1*int64(w[5]) + c0*s1
-			s1 = int64(w[7]) + p>>shift
+			p := c6*int64(w[0]) + c5*int64(w[1]) + c4*int64(w[2]) + c3*int64(w[3]) + c2*int64(w[4]) + c1*int64(w[5]) + int64(w[7])<<shift + c0*s1
+			s1 = p >> shift
 			w[7] = int32(s1)
 			x = x[1:]
 		}
@@ -106,8 +106,8 @@ func restoreLPCUnrolled(x, c []int32, shift uint) bool {
 		s1 := int64(x[7])
 		for len(x) > 8 {
 			w := x[:9:9]
-			p := c7*int64(w[0]) + c6*int64(w[1]) + c5*int64(w[2]) + c4*int64(w[3]) + c3*int64(w[4]) + c2*int64(w[5]) + c1*int64(w[6]) + c0*s1
-			s1 = int64(w[8]) + p>>shift
+			p := c7*int64(w[0]) + c6*int64(w[1]) + c5*int64(w[2]) + c4*int64(w[3]) + c3*int64(w[4]) + c2*int64(w[5]) + c1*int64(w[6]) + int64(w[8])<<shift + c0*s1
+			s1 = p >> shift
 			w[8] = int32(s1)
 			x = x[1:]
 		}
@@ -119,8 +119,8 @@ func restoreLPCUnrolled(x, c []int32, shift uint) bool {
 		s1 := int64(x[8])
 		for len(x) > 9 {
 			w := x[:10:10]
-			p := c8*int64(w[0]) + c7*int64(w[1]) + c6*int64(w[2]) + c5*int64(w[3]) + c4*int64(w[4]) + c3*int64(w[5]) + c2*int64(w[6]) + c1*int64(w[7]) + c0*s1
-			s1 = int64(w[9]) + p>>shift
+			p := c8*int64(w[0]) + c7*int64(w[1]) + c6*int64(w[2]) + c5*int64(w[3]) + c4*int64(w[4]) + c3*int64(w[5]) + c2*int64(w[6]) + c1*int64(w[7]) + int64(w[9])<<shift + c0*s1
+			s1 = p >> shift
 			w[9] = int32(s1)
 			x = x[1:]
 		}
@@ -132,8 +132,8 @@ func restoreLPCUnrolled(x, c []int32, shift uint) bool {
 		s1 := int64(x[9])
 		for len(x) > 10 {
 			w := x[:11:11]
-			p := c9*int64(w[0]) + c8*int64(w[1]) + c7*int64(w[2]) + c6*int64(w[3]) + c5*int64(w[4]) + c4*int64(w[5]) + c3*int64(w[6]) + c2*int64(w[7]) + c1*int64(w[8]) + c0*s1
-			s1 = int64(w[10]) + p>>shift
+			p := c9*int64(w[0]) + c8*int64(w[1]) + c7*int64(w[2]) + c6*int64(w[3]) + c5*int64(w[4]) + c4*int64(w[5]) + c3*int64(w[6]) + c2*int64(w[7]) + c1*int64(w[8]) + int64(w[10])<<shift + c0*s1
+			s1 = p >> shift
 			w[10] = int32(s1)
 			x = x[1:]
 		}
@@ -145,8 +145,8 @@ func restoreLPCUnrolled(x, c []int32, shift uint) bool {
 		s1 := int64(x[10])
 		for len(x) > 11 {
 			w := x[:12:12]
-			p := c10*int64(w[0]) + c9*int64(w[1]) + c8*int64(w[2]) + c7*int64(w[3]) + c6*int64(w[4]) + c5*int64(w[5]) + c4*int64(w[6]) + c3*int64(w[7]) + c2*int64(w[8]) + c1*int64(w[9]) + c0*s1
-			s1 = int64(w[11]) + p>>shift
+			p := c10*int64(w[0]) + c9*int64(w[1]) + c8*int64(w[2]) + c7*int64(w[3]) + c6*int64(w[4]) + c5*int64(w[5]) + c4*int64(w[6]) + c3*int64(w[7]) + c2*int64(w[8]) + c1*int64(w[9]) + int64(w[11])<<shift + c0*s1
+			s1 = p >> shift
 			w[11] = int32(s1)
 			x = x[1:]
 		}
@@ -158,8 +158,8 @@ func restoreLPCUnrolled(x, c []int32, shift uint) bool {
 		s1 := int64(x[11])
 		for len(x) > 12 {
 			w := x[:13:13]
-			p := c11*int64(w[0]) + c10*int64(w[1]) + c9*int64(w[2]) + c8*int64(w[3]) + c7*int64(w[4]) + c6*int64(w[5]) + c5*int64(w[6]) + c4*int64(w[7]) + c3*int64(w[8]) + c2*int64(w[9]) + c1*int64(w[10]) + c0*s1
-			s1 = int64(w[12]) + p>>shift
+			p := c11*int64(w[0]) + c10*int64(w[1]) + c9*int64(w[2]) + c8*int64(w[3]) + c7*int64(w[4]) + c6*int64(w[5]) + c5*int64(w[6]) + c4*int64(w[7]) + c3*int64(w[8]) + c2*int64(w[9]) + c1*int64(w[10]) + int64(w[12])<<shift + c0*s1
+			s1 = p >> shift
 			w[12] = int32(s1)
 			x = x[1:]
 		}
