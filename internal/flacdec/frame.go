@@ -309,10 +309,19 @@ func (d *decoder) stereo(out []int32, n, assign int, bps uint) error {
 		}
 	default:
 		b = b[:len(a)]
+		if bps > 30 { // mid*2 + side needs bps+2 bits
+			for i, m := range a {
+				s := int64(b[i])
+				mm := int64(m)<<1 | s&1
+				out[2*i], out[2*i+1] = int32((mm+s)>>1), int32((mm-s)>>1)
+			}
+			return nil
+		}
 		for i, m := range a {
-			s := int64(b[i])
-			mm := int64(m)<<1 | s&1
-			out[2*i], out[2*i+1] = int32((mm+s)>>1), int32((mm-s)>>1)
+			s := b[i]
+			mm := m<<1 | s&1
+			o := out[2*i : 2*i+2 : 2*i+2]
+			o[0], o[1] = (mm+s)>>1, (mm-s)>>1
 		}
 	}
 	return nil
