@@ -13,7 +13,7 @@ import (
 	"github.com/mldf/convert/recipe"
 )
 
-const exportSynopsis = "export FILE DIR --format folder|webdataset [--field IMAGE] [--label LABEL] [--key FIELD] [--shard-size 1GiB] [--shard-samples N] [--verify=false]"
+const exportSynopsis = "export FILE DIR --format folder|webdataset|parquet [--field IMAGE] [--label LABEL] [--key FIELD] [--shard-size 1GiB] [--shard-samples N] [--verify=false]"
 
 // cmdExport writes the samples of an MLDF file back out as an image folder by label or as
 // WebDataset tar shards (package export).
@@ -30,7 +30,7 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if len(pos) != 2 || (*format != "folder" && *format != "webdataset") {
+	if len(pos) != 2 || (*format != "folder" && *format != "webdataset" && *format != "parquet") {
 		return usageErr("export", exportSynopsis)
 	}
 	var size int64
@@ -56,7 +56,9 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	var res export.Result
-	if *format == "folder" {
+	if *format == "parquet" {
+		res, err = exportParquet(ctx, r, pos[0], pos[1], *shardSamples)
+	} else if *format == "folder" {
 		res, err = export.Folder(ctx, r, pos[1], export.FolderOptions{Image: *field, Label: *label})
 	} else {
 		res, err = export.WebDataset(ctx, r, pos[1], export.WebDatasetOptions{Image: *field, Label: *label,
@@ -73,7 +75,7 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "note: %d samples had nothing to write (empty payloads) and were skipped\n", res.Skipped)
 	}
 	unit := "files"
-	if *format == "webdataset" {
+	if *format != "folder" {
 		unit = "shards"
 	}
 	fmt.Fprintf(stdout, "exported %d samples of %s to %s: %d %s, %s\n", res.Samples, pos[0], pos[1], res.Files, unit, human(uint64(res.Bytes)))
