@@ -66,7 +66,7 @@ const readBufferSize = 256 << 10
 func openFile(open Opener, name string) (f *file, err error) {
 	blob, err := open(name)
 	if err != nil {
-		return nil, fmt.Errorf("parquet: %w", err)
+		return nil, fmt.Errorf("parquet: %s: %w", name, err)
 	}
 	defer func() {
 		if r := recover(); r != nil {

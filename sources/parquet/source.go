@@ -213,6 +213,8 @@ func newPlan(s *Schema, cols []Column) (*plan, error) {
 				return nil, fmt.Errorf("%w: %q is a list (%s); read it as json, as an ndarray (numbers) or as tokens (integers)", ErrColumn, c.Path, n.Type())
 			case n.leaf:
 				use(n)
+			case n.isList() || n.isMap():
+				return nil, fmt.Errorf("%w: %q is a list (%s); read it as json, as an ndarray (numbers) or as tokens (integers)", ErrColumn, c.Path, n.Type())
 			default:
 				b, ok := BinaryStruct(n)
 				if !ok {
