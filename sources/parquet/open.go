@@ -95,8 +95,17 @@ func openFile(open Opener, name string) (f *file, err error) {
 	case string(tail[4:]) != "PAR1":
 		return nil, fmt.Errorf("%w: %s: no PAR1 magic at the end (truncated file?)", ErrCorrupt, name)
 	}
-	if footer := int64(binary.LittleEndian.Uint32(tail[:4])); footer > size-12 {
+	footer := int64(binary.LittleEndian.Uint32(tail[:4]))
+	if footer > size-12 {
 		return nil, fmt.Errorf("%w: %s: the footer claims %d bytes, the file has %d (truncated file?)", ErrCorrupt, name, footer, size)
+	}
+	// Walk the footer before the library decodes it: no length it claims may exceed its bytes.
+	fb := make([]byte, footer)
+	if _, err := blob.ReadAt(fb, size-8-footer); err != nil {
+		return nil, fmt.Errorf("parquet: %s: reading the footer: %w", name, err)
+	}
+	if _, err := thriftSize(fb); err != nil {
+		return nil, fmt.Errorf("%w: %s: the footer does not decode: %w", ErrCorrupt, name, err)
 	}
 	pf, err := pq.OpenFile(blob, size, pq.SkipPageIndex(true), pq.SkipBloomFilters(true), pq.ReadBufferSize(readBufferSize))
 	if err != nil {

@@ -53,6 +53,7 @@ type Column struct {
 const (
 	DefaultBatchRows  = 1024
 	DefaultBatchBytes = 8 << 20
+	DefaultMaxPageSize = 256 << 20
 	// maxRowValues bounds the values of one row of one column (a list of 16 M elements).
 	maxRowValues = 1 << 24
 )
@@ -67,6 +68,9 @@ type Options struct {
 	BatchRows, BatchBytes int
 	// Open opens inputs; nil means OpenFile (local files).
 	Open Opener
+	// MaxPageSize bounds the uncompressed size of one page (0: DefaultMaxPageSize); a larger
+	// page is an ErrUnsupported error rather than an allocation that size.
+	MaxPageSize int64
 }
 
 // Source is a sources.Source over Parquet files: one sample per row, in file order, then
@@ -123,6 +127,9 @@ func NewFiles(files []string, cols []Column, opt Options) (*Source, error) {
 	}
 	if opt.Open == nil {
 		opt.Open = OpenFile
+	}
+	if opt.MaxPageSize <= 0 {
+		opt.MaxPageSize = DefaultMaxPageSize
 	}
 	s := &Source{cols: cols, opt: opt}
 	for _, name := range files {
@@ -513,6 +520,13 @@ func (s *Source) readGroup(ctx context.Context, t *task) (err error) {
 			err = fmt.Errorf("%s: row group %d, row %d: %w", f.name, t.rg, row, err)
 		}
 	}()
+	chk := &bodyChecker{}
+	defer chk.close()
+	for _, l := range p.leaves {
+		if err := f.checkChunk(chk, t.rg, f.schema.Leaves[l], s.opt.MaxPageSize); err != nil {
+			return err
+		}
+	}
 	rg := f.pf.RowGroups()[t.rg]
 	want := rg.NumRows()
 	chunks := rg.ColumnChunks()

@@ -102,7 +102,7 @@ var dataExpect = map[string]struct {
 	"non_hadoop_lz4_compressed.parquet":    {ErrUnsupported, "deprecated LZ4 codec"},
 	// Per-row value errors (the error policy applies to these rows).
 	"int96_from_spark.parquet":        {ErrValue, "out of the int64 nanosecond range"},
-	"large_string_map.brotli.parquet": {ErrValue, "exceeds"},
+	"large_string_map.brotli.parquet": {ErrUnsupported, "more than the limit of 268435456"},
 	// Limitations of parquet-go v0.32.0 on valid files, reported as errors naming the file.
 	"column_chunk_key_value_metadata.parquet":   {ErrCorrupt, "missing required field"},     // a key without a value
 	"datapage_v2_empty_datapage.snappy.parquet": {ErrCorrupt, "decompressing data page v2"}, // zero-byte snappy page
