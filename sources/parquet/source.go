@@ -51,8 +51,8 @@ type Column struct {
 
 // Defaults of Options.
 const (
-	DefaultBatchRows  = 1024
-	DefaultBatchBytes = 8 << 20
+	DefaultBatchRows   = 1024
+	DefaultBatchBytes  = 8 << 20
 	DefaultMaxPageSize = 256 << 20
 	// maxRowValues bounds the values of one row of one column (a list of 16 M elements).
 	maxRowValues = 1 << 24
