@@ -61,6 +61,10 @@ func buildParquet(r *Recipe, p *Plan) (ranger, error) {
 		}
 	}
 	p.Notes = append(p.Notes, notes...)
+	inferredAll := len(p.Notes) > 0 && strings.HasPrefix(p.Notes[0], "fields inferred")
+	if !inferredAll {
+		p.Notes = append(p.Notes, fmt.Sprintf("columns of %s read by the fields:", files[0]))
+	}
 	var cols []parquet.Column
 	as := map[string]parquet.As{}
 	for i := range r.Fields {
@@ -78,6 +82,13 @@ func buildParquet(r *Recipe, p *Plan) (ranger, error) {
 			}
 			as[from] = c.As
 			cols = append(cols, c)
+			if !inferredAll {
+				how := "as " + c.As.String()
+				if inf, ok := byColumn[from]; ok {
+					how += "; " + inf.Why
+				}
+				p.Notes = append(p.Notes, fmt.Sprintf("  %-24s %s (%s)", strconv.Quote(from), schema.Lookup(from).Type(), how))
+			}
 			if c.As == parquet.AsJSON && (f.Type == "tokens") && !r.has("fields", "#"+strconv.Itoa(i), "tokenizer") {
 				f.Tokenizer = "none" // a list column holds ids already
 			}

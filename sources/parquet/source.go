@@ -542,11 +542,18 @@ func (s *Source) readGroup(ctx context.Context, t *task) (err error) {
 	nleaves := len(f.schema.Leaves)
 	w := &walker{data: make([]*leafData, nleaves), pos: make([]int, nleaves), end: make([]int, nleaves)}
 	var done int64
+	// The arena of a batch starts as large as the last batch's, the first as the chunks'
+	// uncompressed size (bounded by the batch budget): values are copied once, not regrown.
+	hint := 0
+	for _, l := range p.leaves {
+		hint += int(min(f.pf.Metadata().RowGroups[t.rg].Columns[l].MetaData.TotalUncompressedSize, int64(s.opt.BatchBytes)))
+	}
+	hint = min(hint, s.opt.BatchBytes)
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var arena []byte
+		arena := make([]byte, 0, hint+hint/8)
 		data := make([]*leafData, nleaves)
 		for _, l := range p.leaves {
 			data[l] = &leafData{}
@@ -568,6 +575,7 @@ func (s *Source) readGroup(ctx context.Context, t *task) (err error) {
 		if k == 0 {
 			break
 		}
+		hint = min(len(arena), 4*s.opt.BatchBytes)
 		w.data, w.arena = data, arena
 		b := &batch{samples: s.samples(f, p, w, t.rg, row, k)}
 		select {
