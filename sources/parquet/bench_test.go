@@ -30,7 +30,7 @@ type benchTextRow struct {
 }
 
 // benchFile writes rows the way the Hub does (snappy, data pages v1, row groups of perGroup).
-func benchFile[T any](b *testing.B, rows []T, perGroup int64) []byte {
+func benchFile[T any](b testing.TB, rows []T, perGroup int64) []byte {
 	var buf bytes.Buffer
 	w := pq.NewGenericWriter[T](&buf, pq.Compression(&snappy.Codec{}), pq.MaxRowsPerRowGroup(perGroup),
 		pq.DataPageVersion(1), pq.PageBufferSize(1<<20), pq.DataPageStatistics(false))

@@ -182,7 +182,7 @@ func (s *Source) Range(lo, hi int) (sources.Source, error) {
 // plan is how one file's leaves become the sample columns.
 type plan struct {
 	cols   []colPlan
-	leaves []int // the leaf columns read, in order; the first decides the batch size
+	leaves []int // the leaf columns read
 }
 
 type colPlan struct {
@@ -530,8 +530,16 @@ func (s *Source) readGroup(ctx context.Context, t *task) (err error) {
 	rg := f.pf.RowGroups()[t.rg]
 	want := rg.NumRows()
 	chunks := rg.ColumnChunks()
-	readers := make([]*leafReader, len(p.leaves))
-	for i, l := range p.leaves {
+	// The heaviest column (the images) is read first: it decides where a batch ends.
+	leaves := append([]int(nil), p.leaves...)
+	meta := f.pf.Metadata().RowGroups[t.rg].Columns
+	for i, l := range leaves {
+		if meta[l].MetaData.TotalUncompressedSize > meta[leaves[0]].MetaData.TotalUncompressedSize {
+			leaves[0], leaves[i] = leaves[i], leaves[0]
+		}
+	}
+	readers := make([]*leafReader, len(leaves))
+	for i, l := range leaves {
 		readers[i] = &leafReader{node: f.schema.Leaves[l], vr: pq.NewColumnChunkValueReader(chunks[l]), buf: make([]pq.Value, 64)}
 	}
 	defer func() {
@@ -555,15 +563,15 @@ func (s *Source) readGroup(ctx context.Context, t *task) (err error) {
 		}
 		arena := make([]byte, 0, hint+hint/8)
 		data := make([]*leafData, nleaves)
-		for _, l := range p.leaves {
+		for _, l := range leaves {
 			data[l] = &leafData{}
 		}
-		k, err := readers[0].take(data[p.leaves[0]], &arena, s.opt.BatchRows, s.opt.BatchBytes)
+		k, err := readers[0].take(data[leaves[0]], &arena, s.opt.BatchRows, s.opt.BatchBytes)
 		if err != nil {
 			return err
 		}
 		for i := 1; i < len(readers); i++ {
-			n, err := readers[i].take(data[p.leaves[i]], &arena, max(k, 1), 0)
+			n, err := readers[i].take(data[leaves[i]], &arena, max(k, 1), 0)
 			if err != nil {
 				return err
 			}

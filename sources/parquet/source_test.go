@@ -335,3 +335,54 @@ func TestRange(t *testing.T) {
 		t.Fatal("range past the end: no error")
 	}
 }
+
+// TestBatchesBounded: a row group of large values is cut into batches of about BatchBytes,
+// whichever column the recipe names first; it is never held whole.
+func TestBatchesBounded(t *testing.T) {
+	rows := make([]benchImageRow, 50)
+	for i := range rows {
+		img := bytes.Repeat([]byte{byte(i)}, 60000)
+		name, label := fmt.Sprintf("%d.jpg", i), int64(i)
+		rows[i] = benchImageRow{Image: &benchImage{Bytes: img, Path: &name}, Label: &label}
+	}
+	data := benchFile(t, rows, 1000) // one row group of 3 MB
+	open := memOpener(map[string][]byte{"big.parquet": data})
+	src, err := NewFiles([]string{"big.parquet"}, []Column{{Name: "label", Path: "label"}, {Name: "image", Path: "image"}},
+		Options{Workers: 1, BatchBytes: 200000, Open: open})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := &openRef{}
+	f, err := openFile(open, "big.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.close()
+	ref.file = f
+	if ref.plan, err = newPlan(f.schema, src.cols); err != nil {
+		t.Fatal(err)
+	}
+	task := &task{f: ref, rg: 0, out: make(chan *batch, 100)}
+	if err := src.readGroup(context.Background(), task); err != nil {
+		t.Fatal(err)
+	}
+	close(task.out)
+	n, batches := 0, 0
+	for b := range task.out {
+		batches++
+		var size int
+		for _, s := range b.samples {
+			if v := s.Value("image"); len(v.Bytes) != 60000 || v.Bytes[0] != byte(n) || s.Value("label").Int != int64(n) {
+				t.Fatalf("row %d: %d bytes, label %d", n, len(v.Bytes), s.Value("label").Int)
+			}
+			size += 60000
+			n++
+		}
+		if size > 200000+60000 {
+			t.Errorf("a batch of %d bytes, the budget is 200000", size)
+		}
+	}
+	if n != 50 || batches < 10 {
+		t.Fatalf("%d rows in %d batches", n, batches)
+	}
+}
