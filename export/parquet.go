@@ -66,7 +66,7 @@ const (
 //	JSON               → string annotated JSON (Value string)
 //	TEXT_TOKENIZED/PACKED → list<int32> (Sequence of int32)
 //	NDARRAY, fixed 1-D numeric → list of its dtype (Sequence with length)
-//	BYTES, other NDARRAY (.npy) → binary (Value binary)
+//	BYTES → binary (Value binary); other NDARRAY → binary holding a .npy file
 //
 // An empty payload is a null (it marks a missing optional value), except that TEXT_RAW and
 // BYTES payloads are kept as empty values. dir must be absent or empty; each file is written
@@ -347,11 +347,21 @@ func appendColumn(row parquet.Row, r *reader.Reader, i int, c *pqColumn, fd mani
 		}
 		return row, nil
 	}
+	if c.kind == pqBinary { // BYTES as stored; NDARRAY as a .npy file
+		b, _, err := value(r, i, c.f, fd)
+		if err != nil {
+			return row, err
+		}
+		if b == nil {
+			return null(), nil
+		}
+		return append(row, parquet.ByteArrayValue(b).Level(0, 1, c.leaves[0])), nil
+	}
 	p, err := r.Payload(i, c.f)
 	if err != nil {
 		return row, err
 	}
-	if len(p) == 0 && c.kind != pqString && c.kind != pqBinary {
+	if len(p) == 0 && c.kind != pqString {
 		return null(), nil
 	}
 	return append(row, parquet.ByteArrayValue(p).Level(0, 1, c.leaves[0])), nil

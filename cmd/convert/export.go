@@ -19,7 +19,7 @@ const exportSynopsis = "export FILE DIR --format folder|webdataset|parquet [--fi
 // WebDataset tar shards (package export).
 func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	format := fs.String("format", "", "folder (DIR/<label>/<index>.<ext>) or webdataset (DIR/shard-NNNNNN.tar)")
+	format := fs.String("format", "", "folder (DIR/<label>/<index>.<ext>), webdataset (DIR/shard-NNNNNN.tar) or parquet (DIR/data-NNNNNN.parquet, Hugging Face style)")
 	field := fs.String("field", "", "the image field (default: \"image\" or the only image field)")
 	label := fs.String("label", "", "the INT label field (default: \"label\" or the only INT field)")
 	key := fs.String("key", "", "webdataset: a TEXT_RAW or BYTES field holding the sample keys (default: the index)")
@@ -41,6 +41,9 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if *shardSamples < 0 {
 		return fmt.Errorf("%w: --shard-samples %d is negative", errUsage, *shardSamples)
+	}
+	if *format == "parquet" && (*key != "" || *shardSize != "" || *field != "" || *label != "") {
+		return fmt.Errorf("%w: --format parquet writes every field; of the options it takes --shard-samples (rows per file)", errUsage)
 	}
 	if *format == "folder" && (*key != "" || *shardSize != "" || *shardSamples != 0) {
 		return fmt.Errorf("%w: --key, --shard-size and --shard-samples apply to --format webdataset", errUsage)
