@@ -113,11 +113,10 @@ func TestDeterministic(t *testing.T) {
 		cols := jsonColumns(t, path)
 		var first []string
 		for _, o := range []Options{{Workers: 1}, {Workers: 2, BatchRows: 1}, {Workers: 4, BatchRows: 3, BatchBytes: 16}, {Workers: 8, BatchBytes: 1}} {
-			src, err := New([]string{path, path}, cols, o)
-			if err == nil {
+			if _, err := New([]string{path, path}, cols, o); err == nil {
 				t.Fatalf("%s named twice: no error", path)
 			}
-			src, err = New([]string{path}, cols, o)
+			src, err := New([]string{path}, cols, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -307,16 +306,13 @@ var knownUndetected = map[string]bool{}
 func TestRange(t *testing.T) {
 	path := "testdata/alltypes_plain.parquet"
 	cols := jsonColumns(t, path)
-	src, err := New([]string{path, "testdata/datapage_v2.snappy.parquet"}, cols[:1], Options{})
-	if err == nil {
+	if _, err := New([]string{path, "testdata/datapage_v2.snappy.parquet"}, cols[:1], Options{}); err == nil {
 		t.Fatal("a column missing from the second file: no error")
 	}
-	src, err = New([]string{path, "testdata/list_columns.parquet"}, []Column{}, Options{})
-	if err == nil {
+	if _, err := New([]string{path, "testdata/list_columns.parquet"}, []Column{}, Options{}); err == nil {
 		t.Fatal("no column: no error")
 	}
-	other := "testdata/alltypes_plain.parquet"
-	src, err = NewFiles([]string{path, other}, cols, Options{})
+	src, err := NewFiles([]string{path, path}, cols, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
