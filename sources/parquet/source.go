@@ -395,7 +395,10 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 		_ = g.Wait()
 		return emitErr
 	}
-	return g.Wait()
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return ctx.Err() // cancelled after the last row was read: still an incomplete run
 }
 
 // leafReader streams one column chunk's values with their levels.

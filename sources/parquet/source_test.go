@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/sample"
 )
@@ -380,5 +382,40 @@ func TestBatchesBounded(t *testing.T) {
 	}
 	if n != 50 || batches < 10 {
 		t.Fatalf("%d rows in %d batches", n, batches)
+	}
+}
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestStop: an emit error or a cancelled context stops the run with that error, and no
+// goroutine outlives it (goleak).
+func TestStop(t *testing.T) {
+	path := "../../testdata/parquet/hf-images.parquet"
+	cols := []Column{{Name: "image", Path: "image"}, {Name: "label", Path: "label"}}
+	src, err := New([]string{path}, cols, Options{Workers: 4, BatchRows: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("stop")
+	n := 0
+	err = src.Run(context.Background(), func(sample.Sample) error {
+		if n++; n == 3 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || n != 3 {
+		t.Fatalf("emit error: %v after %d samples", err, n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n = 0
+	err = src.Run(ctx, func(sample.Sample) error {
+		if n++; n == 5 {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancel: %v", err)
 	}
 }
