@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	pq "github.com/parquet-go/parquet-go"
+
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/reader"
 )
@@ -111,4 +113,72 @@ func TestParquetRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+type hfAudio struct {
+	Bytes []byte  `parquet:"bytes,optional"`
+	Path  *string `parquet:"path,optional"`
+}
+
+type hfAudioRow struct {
+	Audio *hfAudio `parquet:"audio,optional"`
+	Label *int64   `parquet:"label,optional"`
+}
+
+// TestParquetAudioRoundTrip: a Hub-style audio dataset (Audio struct of WAV and FLAC files,
+// ClassLabel) converts with no fields (audio → flac), exports and converts back identically.
+func TestParquetAudioRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	files, _ := filepath.Glob(filepath.Join(repoRoot(t), "testdata/audio/commands/*/*"))
+	var rows []hfAudioRow
+	for i, f := range files {
+		if ext := filepath.Ext(f); ext != ".wav" && ext != ".flac" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, label := filepath.Base(f), int64(i%3)
+		rows = append(rows, hfAudioRow{Audio: &hfAudio{Bytes: b, Path: &name}, Label: &label})
+	}
+	if len(rows) < 3 {
+		t.Fatalf("%d audio files", len(rows))
+	}
+	in := filepath.Join(dir, "audio.parquet")
+	f, err := os.Create(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := pq.NewGenericWriter[hfAudioRow](f, pq.KeyValueMetadata("huggingface",
+		`{"info": {"features": {"audio": {"sampling_rate": 16000, "_type": "Audio"}, "label": {"names": ["down", "go", "yes"], "_type": "ClassLabel"}}}}`))
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	recipe := func(name, inputs string) string {
+		p := filepath.Join(dir, name+".yaml")
+		src := "source:\n  type: parquet\n  inputs: [" + inputs + "]\noutput: " + filepath.Join(dir, name+".mldf") + "\n"
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stdout, _, err := run(t, "validate", recipe("first", in))
+	if err != nil || !strings.Contains(stdout, `"audio"                  → flac`) {
+		t.Fatalf("validate: %v\n%s", err, stdout)
+	}
+	if _, stderr, err := run(t, "run", recipe("first", in), "--on-error", "fail"); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if _, _, err := run(t, "export", filepath.Join(dir, "first.mldf"), filepath.Join(dir, "out"), "--format", "parquet"); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, err := run(t, "run", recipe("second", filepath.Join(dir, "out", "data-000000.parquet")), "--on-error", "fail"); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	sameSamples(t, filepath.Join(dir, "first.mldf"), filepath.Join(dir, "second.mldf"))
 }
