@@ -182,3 +182,24 @@ func TestParquetAudioRoundTrip(t *testing.T) {
 	}
 	sameSamples(t, filepath.Join(dir, "first.mldf"), filepath.Join(dir, "second.mldf"))
 }
+
+// TestParquetWorkersIdentical: the output file is byte-identical for any worker count.
+func TestParquetWorkersIdentical(t *testing.T) {
+	var first []byte
+	for _, w := range []string{"1", "2", "5"} {
+		dir := t.TempDir()
+		t.Setenv("OUT", dir)
+		if _, stderr, err := run(t, "run", "configs/hf-image-classification.yaml", "--workers", w); err != nil {
+			t.Fatalf("workers %s: %v\n%s", w, err, stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "hf-images.mldf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = b
+		} else if !bytes.Equal(first, b) {
+			t.Fatalf("workers %s: the output differs from workers 1", w)
+		}
+	}
+}
