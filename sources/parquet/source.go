@@ -93,7 +93,11 @@ func Expand(patterns []string) ([]string, error) {
 	if len(patterns) == 0 {
 		return nil, ErrNoFiles
 	}
-	return tarsrc.Expand(patterns)
+	files, err := tarsrc.Expand(patterns) // the shared expansion: braces, globs, checks
+	if err != nil {
+		return nil, fmt.Errorf("parquet inputs: %w", err)
+	}
+	return files, nil
 }
 
 // New opens the footer of every file (patterns are expanded by Expand) and checks that each
