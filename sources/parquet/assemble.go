@@ -431,7 +431,7 @@ func appendNumber(b []byte, leaf *Node, e *entry, arena []byte, descr string) []
 	case "f8":
 		return le.AppendUint64(b, e.bits)
 	case "f2":
-		return append(b, arena[e.off:e.end]...)
+		return append(b, e.bytesOf(arena)...)
 	}
 	_ = math.MaxInt
 	return b

@@ -281,6 +281,7 @@ type task struct {
 	f        *openRef
 	rg       int
 	firstRow int64 // the row number of its first row within the file
+	last     bool  // the file's last row group: the emitter releases the file after it
 	out      chan *batch
 }
 
@@ -295,7 +296,13 @@ type openRef struct {
 	once sync.Once
 }
 
-func (o *openRef) release() { o.once.Do(o.close) }
+// release closes the file and drops it (and the library's buffers it holds), once.
+func (o *openRef) release() {
+	o.once.Do(func() {
+		o.close()
+		o.file, o.plan = nil, nil
+	})
+}
 
 // Run reads the files in order and emits one sample per row. Row groups are read in
 // parallel and emitted in order. A file that cannot be read (corrupt pages, levels that
@@ -337,7 +344,7 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 				ref.release()
 			}
 			for i := range groups {
-				t := &task{f: ref, rg: i, firstRow: row, out: make(chan *batch, 1)}
+				t := &task{f: ref, rg: i, firstRow: row, last: i == len(groups)-1, out: make(chan *batch, 1)}
 				row += groups[i].NumRows
 				select {
 				case order <- t:
@@ -388,7 +395,7 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 					b.samples[i] = sample.Sample{}
 				}
 			}
-			if t.rg == len(t.f.pf.Metadata().RowGroups)-1 {
+			if t.last {
 				t.f.release()
 			}
 		}
@@ -415,10 +422,11 @@ type leafReader struct {
 	eof   bool
 }
 
-// take appends up to want rows of values to d (bytes into *arena), stopping after a whole
-// row once *arena holds budget bytes (budget 0: no limit). It returns the rows taken.
-func (r *leafReader) take(d *leafData, arena *[]byte, want, budget int) (int, error) {
+// take appends up to want rows of values to d (bytes into bb), stopping after a whole row
+// once bb holds budget bytes (budget 0: no limit). It returns the rows taken.
+func (r *leafReader) take(d *leafData, bb *batchBytes, want, budget int) (int, error) {
 	got := 0
+	full := func() bool { return got == want || (budget > 0 && got > 0 && bb.n >= budget) }
 	// Values carried from the previous batch start the next row.
 	if len(r.carry) > 0 {
 		carry := r.carry
@@ -427,17 +435,16 @@ func (r *leafReader) take(d *leafData, arena *[]byte, want, budget int) (int, er
 		r.cbuf = nil
 		for i := range carry {
 			e := carry[i]
-			if e.end > e.off {
-				n := e.end - e.off
-				e.off = len(*arena)
-				*arena = append(*arena, cb[carry[i].off:carry[i].off+n]...)
-				e.end = len(*arena)
+			if e.rep == 0 && full() {
+				r.keep(carry[i:], cb)
+				return got, nil
+			}
+			if e.own == nil && e.end > e.off {
+				bb.add(&e, cb[e.off:e.end])
+			} else if e.own != nil {
+				bb.n += len(e.own)
 			}
 			if e.rep == 0 {
-				if got == want || (budget > 0 && got > 0 && len(*arena) >= budget) {
-					r.keep(carry[i:], cb)
-					return got, nil
-				}
 				d.rows = append(d.rows, len(d.ents))
 				got++
 			} else if got == 0 {
@@ -448,10 +455,7 @@ func (r *leafReader) take(d *leafData, arena *[]byte, want, budget int) (int, er
 	}
 	flat := r.node.maxRep == 0
 	for !r.eof {
-		if got == want && flat {
-			return got, nil
-		}
-		if budget > 0 && got > 0 && len(*arena) >= budget && flat {
+		if flat && full() {
 			return got, nil
 		}
 		n := len(r.buf)
@@ -475,15 +479,15 @@ func (r *leafReader) take(d *leafData, arena *[]byte, want, budget int) (int, er
 				return got, fmt.Errorf("%w: column %q: a null in a required position", ErrCorrupt, r.node.Path)
 			}
 			if v.RepetitionLevel() == 0 {
-				if got == want || (budget > 0 && got > 0 && len(*arena) >= budget) {
+				if full() {
 					// The rest starts the next batch: keep it, with its bytes copied now
 					// (they live in the page until the next read).
 					var ce []entry
-					var cb []byte
+					cb := &batchBytes{}
 					for _, rest := range r.buf[i:k] {
-						ce, cb = appendEntry(ce, cb, rest)
+						ce = appendEntry(ce, cb, rest)
 					}
-					r.keep(ce, cb)
+					r.keep(ce, cb.arena)
 					return got, nil
 				}
 				d.rows = append(d.rows, len(d.ents))
@@ -491,7 +495,7 @@ func (r *leafReader) take(d *leafData, arena *[]byte, want, budget int) (int, er
 			} else if got == 0 {
 				return got, fmt.Errorf("%w: column %q: a row starts with repetition level %d", ErrCorrupt, r.node.Path, v.RepetitionLevel())
 			}
-			d.ents, *arena = appendEntry(d.ents, *arena, v)
+			d.ents = appendEntry(d.ents, bb, v)
 			if len(d.ents)-d.rows[len(d.rows)-1] > maxRowValues {
 				return got, fmt.Errorf("%w: column %q: a row with more than %d values", ErrUnsupported, r.node.Path, maxRowValues)
 			}
@@ -561,24 +565,27 @@ func (s *Source) readGroup(ctx context.Context, t *task) (err error) {
 	// uncompressed size (bounded by the batch budget): values are copied once, not regrown.
 	hint := 0
 	for _, l := range p.leaves {
-		hint += int(min(f.pf.Metadata().RowGroups[t.rg].Columns[l].MetaData.TotalUncompressedSize, int64(s.opt.BatchBytes)))
+		c := f.pf.Metadata().RowGroups[t.rg].Columns[l].MetaData
+		if c.NumValues > 0 && c.TotalUncompressedSize/c.NumValues < ownSize { // small values: in the arena
+			hint += int(min(c.TotalUncompressedSize, int64(s.opt.BatchBytes)))
+		}
 	}
 	hint = min(hint, s.opt.BatchBytes)
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		arena := make([]byte, 0, hint+hint/8)
+		bb := &batchBytes{arena: make([]byte, 0, hint+hint/8)}
 		data := make([]*leafData, nleaves)
 		for _, l := range leaves {
 			data[l] = &leafData{}
 		}
-		k, err := readers[0].take(data[leaves[0]], &arena, s.opt.BatchRows, s.opt.BatchBytes)
+		k, err := readers[0].take(data[leaves[0]], bb, s.opt.BatchRows, s.opt.BatchBytes)
 		if err != nil {
 			return err
 		}
 		for i := 1; i < len(readers); i++ {
-			n, err := readers[i].take(data[leaves[i]], &arena, max(k, 1), 0)
+			n, err := readers[i].take(data[leaves[i]], bb, max(k, 1), 0)
 			if err != nil {
 				return err
 			}
@@ -590,8 +597,8 @@ func (s *Source) readGroup(ctx context.Context, t *task) (err error) {
 		if k == 0 {
 			break
 		}
-		hint = min(len(arena), 4*s.opt.BatchBytes)
-		w.data, w.arena = data, arena
+		hint = min(len(bb.arena), 4*s.opt.BatchBytes)
+		w.data, w.arena = data, bb.arena
 		b := &batch{samples: s.samples(f, p, w, t.rg, row, k)}
 		select {
 		case t.out <- b:

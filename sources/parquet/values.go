@@ -17,21 +17,54 @@ import (
 )
 
 // entry is one value of a leaf column as read from its pages, with its levels. Byte values
-// (BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY, INT96) are copied into the batch's arena.
+// (BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY, INT96) are copied into the batch's arena, or, when large
+// (an image), into their own allocation, so that each is freed as soon as its sample is
+// written rather than with the whole batch.
 type entry struct {
 	rep, def uint8
 	null     bool
 	bits     uint64 // BOOLEAN (0/1), INT32 and INT64 (sign-extended), FLOAT and DOUBLE bits
 	off, end int    // the bytes in the arena
+	own      []byte // or the bytes, when large
+}
+
+// ownSize is the size from which a value gets its own allocation.
+const ownSize = 32 << 10
+
+// bytesOf returns e's bytes.
+func (e *entry) bytesOf(arena []byte) []byte {
+	if e.own != nil {
+		return e.own
+	}
+	return arena[e.off:e.end]
+}
+
+// batchBytes is where a batch's byte values go: a shared arena for small ones, and the
+// count of all their bytes (the batch budget).
+type batchBytes struct {
+	arena []byte
+	n     int
+}
+
+// add copies b and records where it is in e.
+func (bb *batchBytes) add(e *entry, b []byte) {
+	bb.n += len(b)
+	if len(b) >= ownSize {
+		e.own = append(make([]byte, 0, len(b)), b...)
+		return
+	}
+	e.off = len(bb.arena)
+	bb.arena = append(bb.arena, b...)
+	e.end = len(bb.arena)
 }
 
 // appendEntry converts v (valid until the next read of its column) to an entry, copying its
-// bytes into arena.
-func appendEntry(ents []entry, arena []byte, v pq.Value) ([]entry, []byte) {
+// bytes into bb.
+func appendEntry(ents []entry, bb *batchBytes, v pq.Value) []entry {
 	e := entry{rep: uint8(v.RepetitionLevel()), def: uint8(v.DefinitionLevel())}
 	if v.IsNull() {
 		e.null = true
-		return append(ents, e), arena
+		return append(ents, e)
 	}
 	switch v.Kind() {
 	case pq.Boolean:
@@ -48,17 +81,15 @@ func appendEntry(ents []entry, arena []byte, v pq.Value) ([]entry, []byte) {
 		e.bits = math.Float64bits(v.Double())
 	case pq.Int96:
 		i := v.Int96()
-		e.off = len(arena)
-		arena = binary.LittleEndian.AppendUint32(arena, i[0])
-		arena = binary.LittleEndian.AppendUint32(arena, i[1])
-		arena = binary.LittleEndian.AppendUint32(arena, i[2])
-		e.end = len(arena)
+		var b [12]byte
+		binary.LittleEndian.PutUint32(b[0:], i[0])
+		binary.LittleEndian.PutUint32(b[4:], i[1])
+		binary.LittleEndian.PutUint32(b[8:], i[2])
+		bb.add(&e, b[:])
 	default:
-		e.off = len(arena)
-		arena = append(arena, v.ByteArray()...)
-		e.end = len(arena)
+		bb.add(&e, v.ByteArray())
 	}
-	return append(ents, e), arena
+	return append(ents, e)
 }
 
 func isStringNode(n *Node) bool {
@@ -186,7 +217,7 @@ func half(h uint16) float64 {
 // DECIMAL → KindString (exact decimal text), STRING/ENUM → KindString, JSON → KindJSON,
 // other byte arrays → KindBytes. Bytes alias arena.
 func scalar(n *Node, e *entry, arena []byte) (sample.Value, error) {
-	b := arena[e.off:e.end]
+	b := e.bytesOf(arena)
 	if scale, ok := decimalScale(n); ok {
 		var v *big.Int
 		switch n.phys {
