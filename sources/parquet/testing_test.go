@@ -2,6 +2,7 @@ package parquet
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -70,6 +71,11 @@ func convertAll(t *testing.T, path string, cols []Column, workers int) ([]sample
 						t.Errorf("row error does not name the file: %v", s.Err)
 					}
 					return s.Err
+				}
+				for _, c := range s.Values {
+					if c.Value.Kind == sample.KindJSON && !json.Valid(c.Value.Bytes) {
+						t.Errorf("%s: %s: column %s is not valid JSON: %.200s", path, s.Origin, c.Name, c.Value.Bytes)
+					}
 				}
 				got = append(got, s)
 				return nil
