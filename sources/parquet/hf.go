@@ -74,7 +74,7 @@ const maxName = 63
 // when the file has them: Image → image, Audio → flac, ClassLabel → int with its class
 // names, Value(string) → text, integers and booleans → int, floats → float, binary → bytes,
 // a list of integers → tokens (ids as stored), a fixed-length list (or ArrayND) of numbers →
-// ndarray of that dtype and shape, other lists of numbers → ndarray (.npy per sample), and
+// ndarray of that dtype and shape, other flat lists of numbers → ndarray (.npy per sample), and
 // anything else (structs, lists of text, maps) → json. Columns it cannot name (a name longer
 // than 63 bytes) are left out with a note.
 func Infer(s *Schema, meta map[string]string) ([]Field, []string, error) {
@@ -200,12 +200,12 @@ func schemaType(c *Node) (string, string) {
 	if _, ok := BinaryStruct(c); ok {
 		return "bytes", "struct with a binary \"bytes\" member (no Hugging Face feature says image or audio: declare the field's type)"
 	}
-	if leaf, dims, err := npyLeaf(c); err == nil {
-		if dims == 1 && (leaf.phys == format.Int32 || leaf.phys == format.Int64) && unsignedWidth(leaf) != 64 {
+	if leaf, dims, err := npyLeaf(c); err == nil && dims == 1 {
+		if (leaf.phys == format.Int32 || leaf.phys == format.Int64) && unsignedWidth(leaf) != 64 {
 			return "tokens", "list of integers (token ids, stored as given)"
 		}
 		return "ndarray", fmt.Sprintf("list of %s (a .npy per sample)", strings.ToLower(leaf.phys.String()))
-	}
+	} // nested lists may be ragged: JSON
 	return "json", c.Type() + " (as JSON)"
 }
 
