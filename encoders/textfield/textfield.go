@@ -363,8 +363,8 @@ func parseIDs(field string, v sample.Value, width int) ([]uint32, error) {
 				}
 				i++
 			}
-			if i == start {
-				return nil, bad("not a non-negative integer")
+			if i == start || (b[start] == '0' && i-start > 1) {
+				return nil, bad("not a non-negative JSON integer")
 			}
 			ids = append(ids, uint32(n))
 			space()
