@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/merge"
 	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/recipe"
 )
 
 // sameSamples checks that a and b hold the same fields (by name, with the same descriptor)
@@ -202,4 +205,44 @@ func TestParquetWorkersIdentical(t *testing.T) {
 			t.Fatalf("workers %s: the output differs from workers 1", w)
 		}
 	}
+}
+
+// TestParquetSharded: a run split in two slices of the inputs (two Parquet files), merged,
+// holds the samples of a single run; each part has its class names.
+func TestParquetSharded(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join(repoRoot(t), "testdata/parquet/hf-text.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a.parquet", "b.parquet"} {
+		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(name string) string {
+		p := filepath.Join(dir, name+".yaml")
+		y := "source:\n  type: parquet\n  inputs: [\"" + dir + "/{a,b}.parquet\"]\noutput: " + filepath.Join(dir, name+".mldf") + "\n"
+		if err := os.WriteFile(p, []byte(y), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	single, sharded := write("single"), write("sharded")
+	if _, stderr, err := run(t, "run", single); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	out := filepath.Join(dir, "sharded.mldf")
+	for i := range 2 {
+		if _, stderr, err := run(t, "run", sharded, "--shards", "2", "--shard", strconv.Itoa(i)); err != nil {
+			t.Fatalf("shard %d: %v\n%s", i, err, stderr)
+		}
+		if _, err := os.Stat(merge.PartPath(out, i, 2) + recipe.ClassesSuffix); err != nil {
+			t.Errorf("part %d has no class names: %v", i, err)
+		}
+	}
+	if _, _, err := run(t, "merge", out); err != nil {
+		t.Fatal(err)
+	}
+	sameSamples(t, filepath.Join(dir, "single.mldf"), out)
 }
