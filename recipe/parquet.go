@@ -192,3 +192,26 @@ func ReadClasses(file string) (map[string][]string, error) {
 	}
 	return m, nil
 }
+
+// PartClasses reads the class names beside the parts of a sharded run: nil when none has
+// any, an error when they differ (a merged file gets one set).
+func PartClasses(parts []string) (map[string][]string, error) {
+	var first map[string][]string
+	var from string
+	for i, p := range parts {
+		c, err := ReadClasses(p)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			first, from = c, p
+			continue
+		}
+		a, _ := json.Marshal(first)
+		b, _ := json.Marshal(c)
+		if string(a) != string(b) {
+			return nil, fmt.Errorf("class names differ between %s%s and %s%s", from, ClassesSuffix, p, ClassesSuffix)
+		}
+	}
+	return first, nil
+}

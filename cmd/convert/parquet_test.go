@@ -245,4 +245,9 @@ func TestParquetSharded(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameSamples(t, filepath.Join(dir, "single.mldf"), out)
+	a, _ := os.ReadFile(filepath.Join(dir, "single.mldf") + recipe.ClassesSuffix)
+	b, err := os.ReadFile(out + recipe.ClassesSuffix)
+	if err != nil || len(a) == 0 || !bytes.Equal(a, b) {
+		t.Fatalf("merged class names %q, single run %q (%v)", b, a, err)
+	}
 }
