@@ -33,6 +33,10 @@ type Plan struct {
 	Slice [2]int
 	// Run, when set, replaces pipeline.Run (another container format, e.g. FFCV .beton).
 	Run func(context.Context, pipeline.Config) (pipeline.Report, error)
+	// Notes say what Build inferred (the fields of a Parquet schema), for validate to print.
+	Notes []string
+
+	classes map[string][]string // class names of class-label fields, by field name
 }
 
 // ranger is a source that can be cut to a contiguous range of its inputs (sharded runs).
@@ -45,7 +49,13 @@ type ranger interface {
 // source (walking folders, expanding globs) but reads no sample.
 func Build(r *Recipe) (*Plan, error) {
 	p := &Plan{Recipe: r}
-	src, err := buildSource(r)
+	var src ranger
+	var err error
+	if r.Source.Type == "parquet" {
+		src, err = buildParquet(r, p)
+	} else {
+		src, err = buildSource(r)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -89,6 +99,9 @@ func Build(r *Recipe) (*Plan, error) {
 			cfg.Container = beton.NewContainer
 			return pipeline.Run(ctx, cfg)
 		}
+	}
+	if err := finishParquet(p); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

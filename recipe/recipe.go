@@ -46,11 +46,11 @@ func (r *Recipe) File() string { return r.file }
 
 // Source says what to read.
 type Source struct {
-	// Type: images | audio_folder | librispeech | nemo_manifest | tar | jsonl
+	// Type: images | audio_folder | librispeech | nemo_manifest | tar | jsonl | parquet
 	Type string `yaml:"type"`
 	// Path is the root folder (images, audio_folder, librispeech) or the manifest file.
 	Path string `yaml:"path"`
-	// Inputs are files, globs or brace ranges (tar, jsonl).
+	// Inputs are files, globs or brace ranges (tar, jsonl, parquet).
 	Inputs []string `yaml:"inputs"`
 	// Flat reads an image folder without class subfolders (no label column).
 	Flat bool `yaml:"flat"`

@@ -14,7 +14,7 @@ import (
 )
 
 // Source types.
-var sourceTypes = []string{"images", "audio_folder", "librispeech", "nemo_manifest", "tar", "jsonl"}
+var sourceTypes = []string{"images", "audio_folder", "librispeech", "nemo_manifest", "tar", "jsonl", "parquet"}
 
 // Field types and the recipe keys that apply to each (besides name, type, from, required).
 var fieldKeys = map[string][]string{
@@ -39,7 +39,7 @@ var optionKeys = []string{"mode", "max_resolution", "jpeg_quality", "filter", "c
 var (
 	ImageModes   = []string{"jpeg", "png", "raw", "smart"}
 	ImageFilters = []string{"box", "area", "nearest", "linear", "bilinear", "catmullrom", "bicubic", "mitchell", "lanczos"}
-	Tokenizers   = []string{"cl100k_base", "o200k_base", "p50k_base", "r50k_base"}
+	Tokenizers   = []string{"cl100k_base", "o200k_base", "p50k_base", "r50k_base", "none"}
 	SampleTypes  = []string{"int16", "int32", "float32"}
 )
 
@@ -153,7 +153,7 @@ func (r *Recipe) Validate() error {
 		add(r.line("source"), "source.type is required (one of %s)", strings.Join(sourceTypes, ", "))
 	case !slices.Contains(sourceTypes, s.Type):
 		oneOf(r.line("source", "type"), "source.type", s.Type, sourceTypes)
-	case s.Type == "tar" || s.Type == "jsonl":
+	case s.Type == "tar" || s.Type == "jsonl" || s.Type == "parquet":
 		if len(s.Inputs) == 0 {
 			add(r.line("source"), "source.inputs: a %s source needs at least one input (file, glob or brace range)", s.Type)
 		}
@@ -217,7 +217,7 @@ func (r *Recipe) Validate() error {
 	}
 
 	// Fields.
-	if len(r.Fields) == 0 {
+	if len(r.Fields) == 0 && s.Type != "parquet" { // parquet: fields inferred from the schema
 		add(r.line("fields"), "fields: at least one field is required")
 	}
 	seen := map[string]int{}
@@ -294,8 +294,8 @@ func (r *Recipe) Validate() error {
 		if f.Type == "packed" && len(r.Fields) > 1 {
 			add(at("type"), "%s: a packed field must be the only field (rows are cut across documents)", where)
 		}
-		if f.Type == "packed" && s.Type != "jsonl" {
-			add(at("type"), "%s: packed text needs a jsonl source", where)
+		if f.Type == "packed" && s.Type != "jsonl" && s.Type != "parquet" {
+			add(at("type"), "%s: packed text needs a jsonl or parquet source", where)
 		}
 	}
 	if s.Type == "jsonl" {
