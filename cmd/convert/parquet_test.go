@@ -222,7 +222,7 @@ func TestParquetSharded(t *testing.T) {
 	}
 	write := func(name string) string {
 		p := filepath.Join(dir, name+".yaml")
-		y := "source:\n  type: parquet\n  inputs: [\"" + dir + "/{a,b}.parquet\"]\noutput: " + filepath.Join(dir, name+".mldf") + "\n"
+		y := "source:\n  type: parquet\n  inputs: [\"" + dir + "/{a,b}.parquet\"]\noutput: " + filepath.Join(dir, name+".mldf") + "\nmax_errors: 10%\n"
 		if err := os.WriteFile(p, []byte(y), 0o644); err != nil {
 			t.Fatal(err)
 		}
