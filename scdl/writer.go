@@ -74,6 +74,9 @@ func Write(ctx context.Context, path string, inputs []Input, opt Options) (rep R
 	if err := checkTarget(path); err != nil {
 		return rep, err
 	}
+	if err := ctx.Err(); err != nil {
+		return rep, err
+	}
 	w := &writer{path: path, inputs: inputs, opt: opt, start: start}
 	if w.opt.Workers <= 0 {
 		w.opt.Workers = runtime.NumCPU()
@@ -279,6 +282,10 @@ func (w *writer) run(ctx context.Context) error {
 			var b Block
 			var enc encoded
 			for t := range tasks {
+				if err := gctx.Err(); err != nil {
+					seq.Fail(err)
+					return err
+				}
 				if err := w.chunk(gctx, seq, t.t, t.in, t.lo, t.hi, &b, &enc); err != nil {
 					seq.Fail(err)
 					return err
