@@ -117,8 +117,10 @@ func (t *tableWriter) append(cols []Column) error {
 	return nil
 }
 
+// definition is the parquet definition level of value r: 0 for a missing value, and for a
+// float NaN (pyarrow's from_pandas conversion, which BioNeMo uses, stores NaN as null).
 func definition(c *Column, r int) int {
-	if c.IsNull(r) {
+	if c.IsNull(r) || (c.Kind == KindFloat && c.Floats[r] != c.Floats[r]) {
 		return 0
 	}
 	return 1
@@ -126,7 +128,7 @@ func definition(c *Column, r int) int {
 
 // columnValue returns value r of c as a parquet value of kind k.
 func columnValue(c *Column, r int, k Kind) parquet.Value {
-	if c.IsNull(r) {
+	if definition(c, r) == 0 {
 		return parquet.NullValue()
 	}
 	switch k {
