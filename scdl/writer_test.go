@@ -287,3 +287,37 @@ func TestWriteReplacesArchiveNotOtherDirs(t *testing.T) {
 		t.Fatalf("writing over a user's directory: %v", err)
 	}
 }
+
+// TestArchiveAsInput re-archives an archive: the same cells, obs values and var table.
+func TestArchiveAsInput(t *testing.T) {
+	a := randomInput("a", 1, 300, 40, 0.1)
+	b := randomInput("b", 2, 50, 40, 0.1)
+	b.obs = b.obs[:2] // another obs block: the union schema gives b's cells nulls
+	src := filepath.Join(t.TempDir(), "src")
+	if _, err := Write(context.Background(), src, []Input{a, b}, Options{Workers: 2, ChunkNNZ: 50}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := NewArchiveInput(r)
+	defer in.Close()
+	dst := filepath.Join(t.TempDir(), "dst")
+	if _, err := Write(context.Background(), dst, []Input{in}, Options{Workers: 3, ChunkNNZ: 70}); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	checkCells(t, r2, a, b)
+	obs, err := ReadTable(r2.Obs.Blocks[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obs.Rows != 350 || len(obs.Columns) != 3 || obs.Columns[1].Floats[7] != a.obs[2].Floats[7] || !obs.Columns[1].IsNull(320) || obs.Columns[0].Ints[310] != b.obs[1].Ints[10] {
+		t.Fatalf("obs %d rows %+v", obs.Rows, obs.Columns[0].ColumnSpec)
+	}
+}
