@@ -12,7 +12,7 @@ import (
 )
 
 // Source types.
-var sourceTypes = []string{"images", "audio_folder", "librispeech", "nemo_manifest", "tar", "jsonl"}
+var sourceTypes = []string{"images", "audio_folder", "librispeech", "nemo_manifest", "tar", "jsonl", "h5ad", "mtx10x", "scdl"}
 
 // Field types and the recipe keys that apply to each (besides name, type, from, required).
 var fieldKeys = map[string][]string{
@@ -134,6 +134,7 @@ func (r *Recipe) Validate() error {
 		add(r.line("source"), "source.type is required (one of %s)", strings.Join(sourceTypes, ", "))
 	case !slices.Contains(sourceTypes, s.Type):
 		oneOf(r.line("source", "type"), "source.type", s.Type, sourceTypes)
+	case isCellSource(s.Type): // rules in validateCells (scdl.go)
 	case s.Type == "tar" || s.Type == "jsonl":
 		if len(s.Inputs) == 0 {
 			add(r.line("source"), "source.inputs: a %s source needs at least one input (file, glob or brace range)", s.Type)
@@ -169,7 +170,7 @@ func (r *Recipe) Validate() error {
 	} else if fi := filepath.Base(r.Output); fi == "." || fi == "/" {
 		add(r.line("output"), "output %q is not a file path", r.Output)
 	}
-	oneOf(r.line("format"), "format", r.Format, []string{"mldf", "beton"})
+	oneOf(r.line("format"), "format", r.Format, []string{"mldf", "beton", "scdl"})
 	ps := int64(r.PageSize)
 	if ps < 4096 || ps > 1<<30 || ps&(ps-1) != 0 {
 		add(r.line("page_size"), "page_size %d must be a power of two between 4KiB and 1GiB", ps)
@@ -192,7 +193,7 @@ func (r *Recipe) Validate() error {
 	}
 
 	// Fields.
-	if len(r.Fields) == 0 {
+	if len(r.Fields) == 0 && r.Format != "scdl" {
 		add(r.line("fields"), "fields: at least one field is required")
 	}
 	seen := map[string]int{}
@@ -302,6 +303,7 @@ func (r *Recipe) Validate() error {
 			}
 		}
 	}
+	r.validateCells(add)
 	if len(p) > 0 {
 		sort.SliceStable(p, func(i, j int) bool { return lineNo(p[i]) < lineNo(p[j]) })
 		return fmt.Errorf("%w: %w", ErrRecipe, p)

@@ -15,10 +15,10 @@ import (
 
 var npyMagic = []byte("\x93NUMPY\x01\x00")
 
-// npyHeader returns the magic and header for an array with the given descr and shape,
-// padded with spaces so that the data starts at a multiple of 64, ending in '\n' (as numpy's
-// np.save writes it).
-func npyHeader(descr, shape string) []byte {
+// NPYHeader returns the magic and header of an NPY 1.0 file for an array with the given
+// descr ("<f4") and shape ("(3,)", "()"), padded with spaces so that the data starts at a
+// multiple of 64 and ending in '\n', as numpy's np.save writes it.
+func NPYHeader(descr, shape string) []byte {
 	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape)
 	total := len(npyMagic) + 2 + len(dict) + 1
 	pad := (64 - total%64) % 64
@@ -32,7 +32,7 @@ func npyHeader(descr, shape string) []byte {
 
 // encodeInt64NPY encodes a 1-D int64 array as an NPY file.
 func encodeInt64NPY(v []int64) []byte {
-	b := npyHeader("<i8", fmt.Sprintf("(%d,)", len(v)))
+	b := NPYHeader("<i8", fmt.Sprintf("(%d,)", len(v)))
 	for _, x := range v {
 		b = binary.LittleEndian.AppendUint64(b, uint64(x))
 	}
@@ -42,7 +42,7 @@ func encodeInt64NPY(v []int64) []byte {
 // encodeStringNPY encodes a 0-d unicode string (numpy '<U<n>', UTF-32LE) as an NPY file.
 func encodeStringNPY(s string) []byte {
 	n := utf8.RuneCountInString(s)
-	b := npyHeader(fmt.Sprintf("<U%d", max(n, 1)), "()")
+	b := NPYHeader(fmt.Sprintf("<U%d", max(n, 1)), "()")
 	for _, r := range s {
 		b = binary.LittleEndian.AppendUint32(b, uint32(r))
 	}
