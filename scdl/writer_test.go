@@ -321,3 +321,42 @@ func TestArchiveAsInput(t *testing.T) {
 		t.Fatalf("obs %d rows %+v", obs.Rows, obs.Columns[0].ColumnSpec)
 	}
 }
+
+// cancelInput cancels the run when a worker reaches row at.
+type cancelInput struct {
+	*memInput
+	at     int64
+	cancel context.CancelFunc
+}
+
+func (c *cancelInput) ReadRows(lo, hi int64, b *Block) error {
+	if lo <= c.at && c.at < hi {
+		c.cancel()
+	}
+	return c.memInput.ReadRows(lo, hi, b)
+}
+
+func TestWriteInterruptedMidwayLeavesNothing(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "x")
+	// An archive already there stays as it was.
+	if _, err := Write(context.Background(), dir, []Input{randomInput("old", 1, 10, 10, 0.5)}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	before := readDir(t, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	in := &cancelInput{memInput: randomInput("new", 2, 5000, 50, 0.1), at: 2500, cancel: cancel}
+	_, err := Write(ctx, dir, []Input{in}, Options{Workers: 3, ChunkNNZ: 100})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+		t.Fatalf("parent holds %v", entries)
+	}
+	after := readDir(t, dir)
+	for name, b := range before {
+		if !bytes.Equal(after[name], b) {
+			t.Fatalf("%s changed", name)
+		}
+	}
+}
