@@ -12,10 +12,10 @@ import (
 // and one obs block, byte for byte as docs/SCDL.md §2 describes it (written by hand from the
 // schema, not by the code under test).
 var goldenHeader = strings.Join([]string{
-	"5343444c",         // magic "SCDL"
-	"00010001",         // version 0.1.0, endianness 1 (NETWORK)
-	"00000001",         // backend MEMMAP_V0
-	"00000003",         // 3 arrays
+	"5343444c", // magic "SCDL"
+	"00010001", // version 0.1.0, endianness 1 (NETWORK)
+	"00000001", // backend MEMMAP_V0
+	"00000003", // 3 arrays
 	"00000004" + hex.EncodeToString([]byte("DATA")) + "0000000000000003" + "00000006" + "00",
 	"00000006" + hex.EncodeToString([]byte("ROWPTR")) + "0000000000000003" + "00000001" + "00",
 	"00000006" + hex.EncodeToString([]byte("COLPTR")) + "0000000000000003" + "00000001" + "00",
