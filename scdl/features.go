@@ -73,7 +73,7 @@ func schemaOf(specs []ColumnSpec) *parquet.Schema {
 type tableWriter struct {
 	f     *os.File
 	bw    *bufio.Writer
-	w     *parquet.Writer
+	w     *parquet.GenericWriter[any]
 	specs []ColumnSpec
 	rows  int64
 	buf   []parquet.Row
@@ -88,7 +88,7 @@ func createTable(path string, specs []ColumnSpec) (*tableWriter, error) {
 		return nil, err
 	}
 	t := &tableWriter{f: f, bw: bufio.NewWriterSize(f, 1<<20), specs: specs}
-	t.w = parquet.NewWriter(t.bw, schemaOf(specs), parquet.Compression(&snappy.Codec{}),
+	t.w = parquet.NewGenericWriter[any](t.bw, schemaOf(specs), parquet.Compression(&snappy.Codec{}),
 		parquet.MaxRowsPerRowGroup(rowGroupRows), parquet.CreatedBy("convert", LibraryVersion, ""))
 	return t, nil
 }

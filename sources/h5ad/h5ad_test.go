@@ -1,6 +1,7 @@
 package h5ad
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -280,5 +281,39 @@ f = h5py.File(dst2, "r+"); p = f["X/indptr"][:]; p[10] = p[12]; f["X/indptr"][:]
 		if !errors.Is(err, ErrFormat) {
 			t.Fatalf("%s: %v, want ErrFormat", p, err)
 		}
+	}
+}
+
+// TestGoldenArchive converts small_csr.h5ad and compares every file with the committed
+// testdata/scdl/small.scdl (written by `convert run` from the repository root; only the
+// blocks' labels, the input's path as given, differ).
+func TestGoldenArchive(t *testing.T) {
+	need(t)
+	f, err := Open(filepath.Join(fixtures, "small_csr.h5ad"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	dir := filepath.Join(t.TempDir(), "small.scdl")
+	if _, err := scdl.Write(context.Background(), dir, []scdl.Input{f}, scdl.Options{Workers: 2, ChunkNNZ: 100}); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join(fixtures, "small.scdl")
+	n := 0
+	err = filepath.WalkDir(golden, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == scdl.LabelsFile {
+			return err
+		}
+		rel, _ := filepath.Rel(golden, p)
+		want, _ := os.ReadFile(p)
+		got, err := os.ReadFile(filepath.Join(dir, rel))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s differs from the golden archive (%v)", rel, err)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n != 12 {
+		t.Fatalf("compared %d files: %v", n, err)
 	}
 }
