@@ -47,6 +47,7 @@ func (b *Block) Reset(obs []ColumnSpec) {
 	b.Obs = b.Obs[:len(obs)]
 	for i, s := range obs {
 		b.Obs[i].ColumnSpec = s
+		b.Obs[i].Skip = false
 		b.Obs[i].Reset()
 	}
 }
@@ -90,6 +91,9 @@ type ColumnSpec struct {
 // no value is missing) marking missing values (a categorical's NaN).
 type Column struct {
 	ColumnSpec
+	// Skip, set by the caller of ReadRows after Block.Reset, says the column is not needed:
+	// the input may leave it empty.
+	Skip    bool
 	Ints    []int64
 	Floats  []float64
 	Strings []string

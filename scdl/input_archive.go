@@ -135,6 +135,9 @@ func (a *ArchiveInput) readObs(lo, hi int64, b *Block) error {
 				}
 			}
 			for c := range b.Obs {
+				if b.Obs[c].Skip {
+					continue
+				}
 				for range next - row {
 					appendNull(&b.Obs[c])
 				}
@@ -167,6 +170,9 @@ func (a *ArchiveInput) readObs(lo, hi int64, b *Block) error {
 			n, err := rd.ReadRows(rows[:min(int64(len(rows)), end-row)])
 			for _, pr := range rows[:n] {
 				for k := range a.schema {
+					if b.Obs[k].Skip {
+						continue
+					}
 					if pos[k] < 0 {
 						appendNull(&b.Obs[k])
 						continue

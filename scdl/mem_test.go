@@ -45,6 +45,9 @@ func (m *memInput) ReadRows(lo, hi int64, b *Block) error {
 	b.Vals = append(b.Vals, m.vals[base:m.indptr[hi]]...)
 	for i, c := range m.obs {
 		o := &b.Obs[i]
+		if o.Skip {
+			continue
+		}
 		end := min(hi, int64(c.Len())) // a short column (a test's bad input) gives short blocks
 		switch c.Kind {
 		case KindInt:

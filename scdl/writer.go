@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -160,6 +161,7 @@ type writer struct {
 	colType    DType
 	colSize    int
 	obsSpecs   [][]ColumnSpec // per input: the stored obs columns
+	obsNeed    [][]bool       // per input, per ObsSchema column: read it (it is stored)
 	obsBlock   []int          // per input: its obs block
 	blockSpec  [][]ColumnSpec // per obs block: the unified columns
 	totalCells int64
@@ -167,7 +169,8 @@ type writer struct {
 	data, colf, rowf *os.File
 	varIdx, obsIdx   *featureIndex
 	obsTable         *tableWriter
-	obsCur           int // the obs block obsTable writes
+	obsCur           int          // the obs block obsTable writes
+	obsCh            chan obsItem // chunks' obs rows, in claim order, to the obs goroutine
 
 	cells, nnz int64
 	done       atomic.Int64 // cells written (progress)
@@ -194,6 +197,11 @@ func (w *writer) plan() error {
 		w.totalCells += r
 		specs := storedColumns(in.ObsSchema(), ObsIndexColumn)
 		w.obsSpecs = append(w.obsSpecs, specs)
+		need := make([]bool, len(in.ObsSchema()))
+		for k, c := range in.ObsSchema() {
+			need[k] = !c.Index || (len(specs) == 1 && specs[0].Name == ObsIndexColumn)
+		}
+		w.obsNeed = append(w.obsNeed, need)
 		// BioNeMo's ObservedFeatureIndex merges a block into the previous one when their
 		// column names are the same (numpy concatenates their values).
 		if i > 0 && len(specs) > 0 && sameNames(specs, w.blockSpec[len(w.blockSpec)-1]) {
@@ -261,6 +269,7 @@ func (w *writer) run(ctx context.Context) error {
 		t      *pagewriter.Ticket
 	}
 	tasks := make(chan task, w.opt.Workers)
+	w.obsCh = make(chan obsItem, 2*w.opt.Workers)
 	g.Go(func() error {
 		defer close(tasks)
 		for i, in := range w.inputs {
@@ -277,8 +286,16 @@ func (w *writer) run(ctx context.Context) error {
 		}
 		return nil
 	})
+	var workers sync.WaitGroup
+	workers.Add(w.opt.Workers)
+	g.Go(func() error {
+		workers.Wait()
+		close(w.obsCh)
+		return nil
+	})
 	for range w.opt.Workers {
 		g.Go(func() error {
+			defer workers.Done()
 			var b Block
 			var enc encoded
 			for t := range tasks {
@@ -294,6 +311,18 @@ func (w *writer) run(ctx context.Context) error {
 			return nil
 		})
 	}
+	// Workers hand their obs rows over in claim order; one goroutine streams them to parquet
+	// (off the claim's critical path), and the channel closes when every worker is done.
+	g.Go(func() error {
+		for it := range w.obsCh {
+			if err := w.appendObs(it.in, it.cols, it.hi-it.lo); err != nil {
+				err = fmt.Errorf("%s: rows [%d, %d): %s: %w", w.inputs[it.in].Name(), it.lo, it.hi, ObsFeatures, err)
+				seq.Fail(err)
+				return err
+			}
+		}
+		return nil
+	})
 	stopProgress := w.progress(gctx)
 	err = g.Wait()
 	stopProgress()
@@ -354,6 +383,9 @@ func (w *writer) chunk(ctx context.Context, seq *pagewriter.Sequencer, t *pagewr
 	in := w.inputs[i]
 	specs := in.ObsSchema()
 	b.Reset(specs)
+	for k := range b.Obs {
+		b.Obs[k].Skip = !w.obsNeed[i][k]
+	}
 	if err := in.ReadRows(lo, hi, b); err != nil {
 		return fmt.Errorf("%s: rows [%d, %d): %w", in.Name(), lo, hi, err)
 	}
@@ -380,13 +412,17 @@ func (w *writer) chunk(ctx context.Context, seq *pagewriter.Sequencer, t *pagewr
 			e.cols = binary.LittleEndian.AppendUint32(e.cols, c)
 		}
 	}
-	obs := w.obsColumns(i, b.Obs)
+	obs := obsItem{in: i, lo: lo, hi: hi, cols: w.obsColumns(i, b.Obs)}
 	var start, row0 int64
 	seq.Publish(t, func() error {
 		pos := seq.Position()
 		start, row0 = pos.Cursor, pos.Rows
-		if err := w.appendObs(i, obs, hi-lo); err != nil {
-			return fmt.Errorf("%s: rows [%d, %d): %s: %w", in.Name(), lo, hi, ObsFeatures, err)
+		if w.obsBlock[i] >= 0 {
+			select {
+			case w.obsCh <- obs:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 		seq.Pass(t, pagewriter.Position{Cursor: start + nnz, Rows: row0 + (hi - lo)})
 		return nil
@@ -441,15 +477,22 @@ func (w *writer) check(i int, lo, hi int64, b *Block) error {
 		return bad("%d obs columns, schema has %d", len(b.Obs), len(in.ObsSchema()))
 	}
 	for _, c := range b.Obs {
-		if int64(c.Len()) != hi-lo {
+		if !c.Skip && int64(c.Len()) != hi-lo {
 			return bad("obs column %q has %d values", c.Name, c.Len())
 		}
 	}
 	return nil
 }
 
-// obsColumns picks the stored obs columns of a block (the index alone, renamed, when the
-// table has no other column).
+// obsItem is a chunk's obs rows on their way to the obs goroutine.
+type obsItem struct {
+	in     int
+	lo, hi int64
+	cols   []Column
+}
+
+// obsColumns copies the stored obs columns of a block (the index alone, renamed, when the
+// table has no other column): the block's buffers are reused by its worker.
 func (w *writer) obsColumns(i int, all []Column) []Column {
 	specs := w.obsSpecs[i]
 	out := make([]Column, 0, len(specs))
@@ -457,6 +500,8 @@ func (w *writer) obsColumns(i int, all []Column) []Column {
 		for _, c := range all {
 			if c.Name == s.Name || (c.Index && s.Name == ObsIndexColumn && len(specs) == 1) {
 				c.ColumnSpec = s
+				c.Ints, c.Floats, c.Strings = slices.Clone(c.Ints), slices.Clone(c.Floats), slices.Clone(c.Strings)
+				c.Bools, c.Null = slices.Clone(c.Bools), slices.Clone(c.Null)
 				out = append(out, c)
 				break
 			}

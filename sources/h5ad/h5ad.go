@@ -356,6 +356,9 @@ func (x *File) ReadRows(lo, hi int64, b *scdl.Block) error {
 		return err
 	}
 	for i := range x.obs {
+		if b.Obs[i].Skip {
+			continue
+		}
 		if err := x.readObs(&x.obs[i], lo, hi, &b.Obs[i]); err != nil {
 			return err
 		}

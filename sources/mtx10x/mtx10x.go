@@ -333,6 +333,9 @@ func (d *Dir) ReadRows(lo, hi int64, b *scdl.Block) error {
 	if b.Indptr, b.Cols, b.Vals, err = d.sorter.Rows(lo, hi, b.Indptr, b.Cols, b.Vals); err != nil {
 		return err
 	}
+	if b.Obs[0].Skip {
+		return nil
+	}
 	idx := make([]byte, 8*(hi-lo+1))
 	if _, err := d.bcIndex.ReadAt(idx, 8*lo); err != nil {
 		return fmt.Errorf("%s: barcode index: %w", d.path, err)
