@@ -2,11 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mldf/convert/scdl"
 	"github.com/mldf/convert/sources/h5ad"
@@ -90,5 +94,76 @@ print("ok", len(rows))
 	rb, _ := os.ReadFile(filepath.Join(out, "pbmc.scdl.report.json"))
 	if err := json.Unmarshal(rb, &rep); err != nil || !rep.OK || rep.Samples != 145 {
 		t.Fatalf("report %+v %v", rep, err)
+	}
+}
+
+// SIGINT during an SCDL run: exit 130, no archive, no temporary directory beside it, and no
+// sort files left in TMPDIR.
+func TestSCDLSignalLeavesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir := t.TempDir()
+	bin := buildConvert(t, dir)
+	tenx := filepath.Join(dir, "tenx")
+	os.Mkdir(tenx, 0o755)
+	const cells, genes, perCell = 200000, 2000, 15
+	var mtx strings.Builder
+	fmt.Fprintf(&mtx, "%%%%MatrixMarket matrix coordinate integer general\n%d %d %d\n", genes, cells, cells*perCell)
+	for c := 1; c <= cells; c++ {
+		for k := range perCell {
+			fmt.Fprintf(&mtx, "%d %d %d\n", 1+(c*7+k*131)%genes, c, 1+k)
+		}
+	}
+	os.WriteFile(filepath.Join(tenx, "matrix.mtx"), []byte(mtx.String()), 0o644)
+	var feats, bcs strings.Builder
+	for g := range genes {
+		fmt.Fprintf(&feats, "ENSG%d\tG%d\tGene Expression\n", g, g)
+	}
+	for c := range cells {
+		fmt.Fprintf(&bcs, "BC%d-1\n", c)
+	}
+	os.WriteFile(filepath.Join(tenx, "features.tsv"), []byte(feats.String()), 0o644)
+	os.WriteFile(filepath.Join(tenx, "barcodes.tsv"), []byte(bcs.String()), 0o644)
+	outDir := filepath.Join(dir, "out")
+	os.Mkdir(outDir, 0o755)
+	tmp := filepath.Join(dir, "tmp")
+	os.Mkdir(tmp, 0o755)
+	rec := filepath.Join(dir, "r.yaml")
+	os.WriteFile(rec, []byte("source: {type: mtx10x, path: "+tenx+"}\nformat: scdl\noutput: "+filepath.Join(outDir, "x.scdl")+"\nworkers: 2\n"), 0o644)
+	cmd := exec.Command(bin, "run", rec)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the temporary archive to appear, then interrupt.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if m, _ := filepath.Glob(filepath.Join(outDir, ".x.scdl.tmp-*")); len(m) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Skipf("the run ended before the signal (%v): nothing to check", err)
+	}
+	if ee.ExitCode() != 130 {
+		t.Fatalf("exit code %d, want 130", ee.ExitCode())
+	}
+	for _, d := range []string{outDir, tmp} {
+		if entries, _ := os.ReadDir(d); len(entries) != 0 {
+			names := []string{}
+			for _, e := range entries {
+				if !strings.HasSuffix(e.Name(), ".report.json") { // the run's report (ok: false) stays
+					names = append(names, e.Name())
+				}
+			}
+			if len(names) > 0 {
+				t.Fatalf("%s holds %v after the interrupted run", d, names)
+			}
+		}
 	}
 }
