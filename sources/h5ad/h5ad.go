@@ -53,7 +53,7 @@ type File struct {
 	schema []scdl.ColumnSpec
 	varGrp string
 
-	tempDir string
+	tempDir  string
 	sortOnce sync.Once
 	sorter   *cellsort.Sorter
 	sortErr  error

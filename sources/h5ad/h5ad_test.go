@@ -19,7 +19,7 @@ import (
 const fixtures = "../../testdata/scdl"
 
 type expectedFile struct {
-	Rows [][2][]float64  `json:"rows"`
+	Rows [][2][]float64   `json:"rows"`
 	Obs  map[string][]any `json:"obs"`
 	Var  map[string][]any `json:"var"`
 }
