@@ -48,6 +48,9 @@ type ranger interface {
 // Build resolves a validated recipe (Defaults and Validate called) into a Plan. It opens the
 // source (walking folders, expanding globs) but reads no sample.
 func Build(r *Recipe) (*Plan, error) {
+	if isCellSource(r.Source.Type) {
+		return buildCells(r) // scdl.go
+	}
 	p := &Plan{Recipe: r}
 	var src ranger
 	var err error

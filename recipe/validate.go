@@ -14,7 +14,7 @@ import (
 )
 
 // Source types.
-var sourceTypes = []string{"images", "audio_folder", "librispeech", "nemo_manifest", "tar", "jsonl", "parquet"}
+var sourceTypes = []string{"images", "audio_folder", "librispeech", "nemo_manifest", "tar", "jsonl", "parquet", "h5ad", "mtx10x", "scdl"}
 
 // Field types and the recipe keys that apply to each (besides name, type, from, required).
 var fieldKeys = map[string][]string{
@@ -153,6 +153,7 @@ func (r *Recipe) Validate() error {
 		add(r.line("source"), "source.type is required (one of %s)", strings.Join(sourceTypes, ", "))
 	case !slices.Contains(sourceTypes, s.Type):
 		oneOf(r.line("source", "type"), "source.type", s.Type, sourceTypes)
+	case isCellSource(s.Type): // rules in validateCells (scdl.go)
 	case s.Type == "tar" || s.Type == "jsonl" || s.Type == "parquet":
 		if len(s.Inputs) == 0 {
 			add(r.line("source"), "source.inputs: a %s source needs at least one input (file, glob or brace range)", s.Type)
@@ -196,7 +197,7 @@ func (r *Recipe) Validate() error {
 	} else if fi := filepath.Base(r.Output); fi == "." || fi == "/" {
 		add(r.line("output"), "output %q is not a file path", r.Output)
 	}
-	oneOf(r.line("format"), "format", r.Format, []string{"mldf", "beton"})
+	oneOf(r.line("format"), "format", r.Format, []string{"mldf", "beton", "scdl"})
 	ps := int64(r.PageSize)
 	if ps < MinPageSize || ps > MaxPageSize || ps&(ps-1) != 0 {
 		add(r.line("page_size"), "page_size %s must be a power of two between %s and %s", FormatSize(ps), FormatSize(MinPageSize), FormatSize(MaxPageSize))
@@ -217,7 +218,7 @@ func (r *Recipe) Validate() error {
 	}
 
 	// Fields.
-	if len(r.Fields) == 0 && s.Type != "parquet" { // parquet: fields inferred from the schema
+	if len(r.Fields) == 0 && s.Type != "parquet" && r.Format != "scdl" { // parquet: fields inferred from the schema
 		add(r.line("fields"), "fields: at least one field is required")
 	}
 	seen := map[string]int{}
@@ -332,6 +333,7 @@ func (r *Recipe) Validate() error {
 			}
 		}
 	}
+	r.validateCells(add)
 	if len(p) > 0 {
 		sort.SliceStable(p, func(i, j int) bool { return lineNo(p[i]) < lineNo(p[j]) })
 		return fmt.Errorf("%w: %w", ErrRecipe, p)
