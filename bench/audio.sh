@@ -7,8 +7,12 @@
 #   WAV -> FLAC             (field type flac on the WAV tree: our encoder)
 #   WAV 48 kHz -> 16 kHz    (field type audio, sample_rate 16000)
 # Reports hours of audio per minute of wall time, MB/s of input and peak RSS (from each run's
-# report JSON), beside `flac -5 -s -f` over the same WAVs (one process, and xargs -P2) and the
-# size of our FLAC payloads vs flac -5's files. Warm page cache: the files are read once first.
+# report JSON), beside the reference tools in the same run: `flac -t` (decode + MD5 check)
+# over the same FLACs next to the pass-through rows, `flac -5 -s -f` over the same WAVs next
+# to WAV → FLAC (each as one process, and two via xargs -P2), and the size of our FLAC
+# payloads vs flac -5's files. CPU seconds (user+sys, children included) are reported beside
+# wall time, and the closing lines give same-run ratios of CPU seconds, which stay meaningful
+# on a shared machine. Warm page cache: the files are read once first.
 #   bench/audio.sh [TOTAL]     TOTAL: total audio duration (Go duration, default 40m)
 #   results: bench/out/audio.md
 set -euo pipefail
@@ -71,6 +75,7 @@ run() { # label type tree workers [yaml lines for the audio field...]
     { cat "$tmp/log" >&2; echo "audio.sh: convert failed: $label workers $w" >&2; exit 1; }
   local payload c
   c=$(cpu)
+  echo "$c $(jq .elapsed_seconds "$o.json")" >"$tmp/res-$type-$(basename "$tree")-$w"
   payload=$("$out/convert" inspect --json "$o" 2>/dev/null | jq '.Fields[] | select(.Name == "audio") | .PayloadBytes')
   echo "$payload" >"$tmp/payload-$type-$w"
   jq -r --arg l "$label" --arg w "$w" --arg h "$hours" --arg p "$payload" --arg c "$c" \
@@ -80,6 +85,24 @@ run() { # label type tree workers [yaml lines for the audio field...]
 }
 for w in 1 2; do run "WAV → PCM int16" audio "$data/wav" "$w"; done
 for w in 1 2; do run "FLAC → FLAC (passthrough)" flac "$data/flac" "$w"; done
+
+# The reference decoder on the same FLACs: decode and check the MD5 (what pass-through does).
+mapfile -t flacs < <(find "$data/flac" -name '*.flac' | LC_ALL=C sort)
+ref_row() { # label tool workers seconds
+  local c h=-
+  c=$(cpu)
+  [ "$c" = - ] || h=$(printf %.2f "$(hpm "$c")")
+  echo "$c $4" >"$tmp/res-ref-$(echo "$2" | tr -d " -")-$3"
+  printf "| %s | %s | %s | %.2f | %.1f | - | %.2f | %s | %s | - |\n" "$1" "$2" "$3" "$(hpm "$4")" \
+    "$(echo "$flac_bytes / 1000000 / $4" | bc -l)" "$4" "$c" "$h" >>"$table"
+}
+t0=$(date +%s.%N); timed flac -t -s "${flacs[@]}"; t1=$(date +%s.%N)
+ref_row "FLAC decode + MD5 check" "flac -t" 1 "$(echo "$t1 - $t0" | bc -l)"
+t0=$(date +%s.%N)
+printf '%s\0' "${flacs[@]}" | timed xargs -0 -P2 -n 20 flac -t -s
+t1=$(date +%s.%N)
+ref_row "FLAC decode + MD5 check" "flac -t" 2 "$(echo "$t1 - $t0" | bc -l)"
+
 for w in 1 2; do run "WAV → FLAC" flac "$data/wav" "$w"; done
 ours=$(cat "$tmp/payload-flac-1")
 for w in 1 2; do run "WAV 48 kHz → PCM 16 kHz" audio "$data/wav" "$w" "sample_rate: 16000"; done
@@ -90,6 +113,7 @@ flac_row() { # workers seconds dir
   mb=$(du -sb "$3" | cut -f1)
   c=$(cpu)
   [ "$c" = - ] || h=$(printf %.2f "$(hpm "$c")")
+  echo "$c $2" >"$tmp/res-ref-flac5-$1"
   printf "| WAV → FLAC | flac -5 | %s | %.2f | %.1f | - | %.2f | %s | %s | %.1f |\n" "$1" "$(hpm "$2")" \
     "$(echo "$wav_bytes / 1000000 / $2" | bc -l)" "$2" "$c" "$h" "$(echo "$mb / 1000000" | bc -l)" >>"$table"
 }
@@ -116,6 +140,23 @@ fi
     "$(echo "$ours / ($ref - $pad)" | bc -l)" "$(echo "($ref - $pad) / 1000000" | bc -l)" \
     "$(echo "($wav_bytes - 44 * $nfiles) / 1000000" | bc -l)" "$(echo "$ours / ($wav_bytes - 44 * $nfiles)" | bc -l)" \
     "$(echo "($ref - $pad) / ($wav_bytes - 44 * $nfiles)" | bc -l)"
-  printf "Load average at end: %s.\n" "$(cut -d' ' -f1-3 /proc/loadavg)"
+  # Same-run ratios: ours / reference, in CPU seconds (lower is better for us) and in wall
+  # seconds (sensitive to other load on the machine).
+  ratio() { # ours-file ref-file field
+    local a b
+    a=$(cut -d' ' -f"$3" "$1"); b=$(cut -d' ' -f"$3" "$2")
+    if [ "$a" = - ] || [ "$b" = - ]; then echo -; else printf %.2f "$(echo "$a / $b" | bc -l)"; fi
+  }
+  echo
+  for w in 1 2; do
+    printf "FLAC pass-through vs flac -t, %s worker(s)/process(es): CPU seconds ours/flac = %s, wall seconds ours/flac = %s.\n" \
+      "$w" "$(ratio "$tmp/res-flac-flac-$w" "$tmp/res-ref-flact-$w" 1)" "$(ratio "$tmp/res-flac-flac-$w" "$tmp/res-ref-flact-$w" 2)"
+  done
+  for w in 1 2; do
+    printf "WAV → FLAC vs flac -5, %s worker(s)/process(es): CPU seconds ours/flac = %s, wall seconds ours/flac = %s.\n" \
+      "$w" "$(ratio "$tmp/res-flac-wav-$w" "$tmp/res-ref-flac5-$w" 1)" "$(ratio "$tmp/res-flac-wav-$w" "$tmp/res-ref-flac5-$w" 2)"
+  done
+  printf "Machine: %s, %s cores. Load average at end: %s.\n" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" \
+    "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 } >>"$table"
 cat "$table"

@@ -34,6 +34,10 @@ type Plan struct {
 	Slice [2]int
 	// Run, when set, replaces pipeline.Run (another container format, e.g. FFCV .beton).
 	Run func(context.Context, pipeline.Config) (pipeline.Report, error)
+	// Notes say what Build inferred (the fields of a Parquet schema), for validate to print.
+	Notes []string
+
+	classes map[string][]string // class names of class-label fields, by field name
 }
 
 // inputsOf returns the inputs of a source: a list (folder sources) or a slice (file sources).
@@ -50,8 +54,17 @@ func inputsOf(src sources.Source) (sources.InputList, error) {
 // Build resolves a validated recipe (Defaults and Validate called) into a Plan. It opens the
 // source (walking folders, expanding globs) but reads no sample.
 func Build(r *Recipe) (*Plan, error) {
+	if isCellSource(r.Source.Type) {
+		return buildCells(r) // scdl.go
+	}
 	p := &Plan{Recipe: r}
-	src, err := buildSource(r)
+	var src ranger
+	var err error
+	if r.Source.Type == "parquet" {
+		src, err = buildParquet(r, p)
+	} else {
+		src, err = buildSource(r)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +113,9 @@ func Build(r *Recipe) (*Plan, error) {
 			cfg.Container = beton.NewContainer
 			return pipeline.Run(ctx, cfg)
 		}
+	}
+	if err := finishParquet(p); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

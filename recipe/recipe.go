@@ -23,7 +23,7 @@ type Recipe struct {
 	Source    Source  `yaml:"source"`
 	Fields    []Field `yaml:"fields"`
 	Output    string  `yaml:"output"`
-	Format    string  `yaml:"format"` // mldf (default) | beton
+	Format    string  `yaml:"format"` // mldf (default) | beton | scdl
 	Workers   int     `yaml:"workers"`
 	PageSize  Size    `yaml:"page_size"`
 	ChunkSize int     `yaml:"chunk_size"`
@@ -46,11 +46,11 @@ func (r *Recipe) File() string { return r.file }
 
 // Source says what to read.
 type Source struct {
-	// Type: images | audio_folder | librispeech | nemo_manifest | tar | jsonl
+	// Type: images | audio_folder | librispeech | nemo_manifest | tar | jsonl | parquet | h5ad | mtx10x | scdl
 	Type string `yaml:"type"`
 	// Path is the root folder (images, audio_folder, librispeech) or the manifest file.
 	Path string `yaml:"path"`
-	// Inputs are files, globs or brace ranges (tar, jsonl).
+	// Inputs are files, globs or brace ranges (tar, jsonl, parquet).
 	Inputs []string `yaml:"inputs"`
 	// Flat reads an image folder without class subfolders (no label column).
 	Flat bool `yaml:"flat"`
@@ -62,6 +62,8 @@ type Source struct {
 	// UnknownMembers says what a tar member that no field reads does to its sample: reject
 	// (default: the error policy applies) or ignore.
 	UnknownMembers string `yaml:"unknown_members"`
+	// Matrix is the h5ad matrix to read: X (default) or raw (raw/X).
+	Matrix string `yaml:"matrix"`
 }
 
 // Field is one output field and its options. Options that do not apply to the field's type

@@ -14,7 +14,7 @@ import (
 )
 
 // Source types.
-var sourceTypes = []string{"images", "audio_folder", "librispeech", "nemo_manifest", "tar", "jsonl"}
+var sourceTypes = []string{"images", "audio_folder", "librispeech", "nemo_manifest", "tar", "jsonl", "parquet", "h5ad", "mtx10x", "scdl"}
 
 // Field types and the recipe keys that apply to each (besides name, type, from, required).
 var fieldKeys = map[string][]string{
@@ -39,7 +39,7 @@ var optionKeys = []string{"mode", "max_resolution", "jpeg_quality", "filter", "c
 var (
 	ImageModes   = []string{"jpeg", "png", "raw", "smart"}
 	ImageFilters = []string{"box", "area", "nearest", "linear", "bilinear", "catmullrom", "bicubic", "mitchell", "lanczos"}
-	Tokenizers   = []string{"cl100k_base", "o200k_base", "p50k_base", "r50k_base"}
+	Tokenizers   = []string{"cl100k_base", "o200k_base", "p50k_base", "r50k_base", "none"}
 	SampleTypes  = []string{"int16", "int32", "float32"}
 )
 
@@ -153,7 +153,8 @@ func (r *Recipe) Validate() error {
 		add(r.line("source"), "source.type is required (one of %s)", strings.Join(sourceTypes, ", "))
 	case !slices.Contains(sourceTypes, s.Type):
 		oneOf(r.line("source", "type"), "source.type", s.Type, sourceTypes)
-	case s.Type == "tar" || s.Type == "jsonl":
+	case isCellSource(s.Type): // rules in validateCells (scdl.go)
+	case s.Type == "tar" || s.Type == "jsonl" || s.Type == "parquet":
 		if len(s.Inputs) == 0 {
 			add(r.line("source"), "source.inputs: a %s source needs at least one input (file, glob or brace range)", s.Type)
 		}
@@ -196,7 +197,7 @@ func (r *Recipe) Validate() error {
 	} else if fi := filepath.Base(r.Output); fi == "." || fi == "/" {
 		add(r.line("output"), "output %q is not a file path", r.Output)
 	}
-	oneOf(r.line("format"), "format", r.Format, []string{"mldf", "beton"})
+	oneOf(r.line("format"), "format", r.Format, []string{"mldf", "beton", "scdl"})
 	ps := int64(r.PageSize)
 	if ps < MinPageSize || ps > MaxPageSize || ps&(ps-1) != 0 {
 		add(r.line("page_size"), "page_size %s must be a power of two between %s and %s", FormatSize(ps), FormatSize(MinPageSize), FormatSize(MaxPageSize))
@@ -217,7 +218,7 @@ func (r *Recipe) Validate() error {
 	}
 
 	// Fields.
-	if len(r.Fields) == 0 {
+	if len(r.Fields) == 0 && s.Type != "parquet" && r.Format != "scdl" { // parquet: fields inferred from the schema
 		add(r.line("fields"), "fields: at least one field is required")
 	}
 	seen := map[string]int{}
@@ -294,8 +295,8 @@ func (r *Recipe) Validate() error {
 		if f.Type == "packed" && len(r.Fields) > 1 {
 			add(at("type"), "%s: a packed field must be the only field (rows are cut across documents)", where)
 		}
-		if f.Type == "packed" && s.Type != "jsonl" {
-			add(at("type"), "%s: packed text needs a jsonl source", where)
+		if f.Type == "packed" && s.Type != "jsonl" && s.Type != "parquet" {
+			add(at("type"), "%s: packed text needs a jsonl or parquet source", where)
 		}
 	}
 	if s.Type == "jsonl" {
@@ -332,6 +333,7 @@ func (r *Recipe) Validate() error {
 			}
 		}
 	}
+	r.validateCells(add)
 	if len(p) > 0 {
 		sort.SliceStable(p, func(i, j int) bool { return lineNo(p[i]) < lineNo(p[j]) })
 		return fmt.Errorf("%w: %w", ErrRecipe, p)

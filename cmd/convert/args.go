@@ -9,6 +9,7 @@ import (
 	"github.com/mldf/convert/encoders/audiofield"
 	"github.com/mldf/convert/encoders/imagefield"
 	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/recipe"
 )
 
 // describeArguments decodes a field's descriptor arguments for inspect and the plan; it falls
@@ -23,6 +24,10 @@ func describeArguments(t manifest.TypeID, a [manifest.ArgumentsSize]byte) string
 	case t == manifest.TypeAudioWaveform || t == manifest.TypeAudioCompressed:
 		if o, err := audiofield.ParseArguments(a); err == nil {
 			return fmt.Sprintf("format=%s sample_rate=%d mono=%v bit_depth=%d max_duration=%g", o.Format, o.SampleRate, o.Mono, o.BitDepth, o.MaxDuration)
+		}
+	case t == manifest.TypeInt:
+		if count, sum, ok := encoders.ParseClassLabel(a); ok {
+			return fmt.Sprintf("class_label classes=%d names_hash=%016x (names in FILE%s)", count, sum, recipe.ClassesSuffix)
 		}
 	case t == manifest.TypeNDArray && a[0] == 1:
 		if a[1] == encoders.NDArrayNPYFiles {

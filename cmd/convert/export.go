@@ -14,13 +14,13 @@ import (
 	"github.com/mldf/convert/recipe"
 )
 
-const exportSynopsis = "export FILE DIR --format folder|webdataset [--field IMAGE] [--label LABEL] [--key FIELD] [--shard-size 1GiB] [--shard-samples N] [--verify=false]"
+const exportSynopsis = "export FILE DIR --format folder|webdataset|parquet [--field IMAGE] [--label LABEL] [--key FIELD] [--shard-size 1GiB] [--shard-samples N] [--verify=false]"
 
 // cmdExport writes the samples of an MLDF file back out as an image folder by label or as
 // WebDataset tar shards (package export).
 func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	format := fs.String("format", "", "folder (DIR/<label>/<index>.<ext>) or webdataset (DIR/shard-NNNNNN.tar)")
+	format := fs.String("format", "", "folder (DIR/<label>/<index>.<ext>), webdataset (DIR/shard-NNNNNN.tar) or parquet (DIR/data-NNNNNN.parquet, Hugging Face style)")
 	field := fs.String("field", "", "the image field (default: \"image\" or the only image field)")
 	label := fs.String("label", "", "the INT label field (default: \"label\" or the only INT field)")
 	key := fs.String("key", "", "webdataset: a TEXT_RAW or BYTES field holding the sample keys (default: the index)")
@@ -31,7 +31,7 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if len(pos) != 2 || (*format != "folder" && *format != "webdataset") {
+	if len(pos) != 2 || (*format != "folder" && *format != "webdataset" && *format != "parquet") {
 		return usageErr("export", exportSynopsis)
 	}
 	var size int64
@@ -42,6 +42,9 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if *shardSamples < 0 {
 		return fmt.Errorf("%w: --shard-samples %d is negative", errUsage, *shardSamples)
+	}
+	if *format == "parquet" && (*key != "" || *shardSize != "" || *field != "" || *label != "") {
+		return fmt.Errorf("%w: --format parquet writes every field; of the options it takes --shard-samples (rows per file)", errUsage)
 	}
 	if *format == "folder" && (*key != "" || *shardSize != "" || *shardSamples != 0) {
 		return fmt.Errorf("%w: --key, --shard-size and --shard-samples apply to --format webdataset", errUsage)
@@ -61,7 +64,9 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	var res export.Result
-	if *format == "folder" {
+	if *format == "parquet" {
+		res, err = exportParquet(ctx, r, pos[0], pos[1], *shardSamples)
+	} else if *format == "folder" {
 		res, err = export.Folder(ctx, r, pos[1], export.FolderOptions{Image: *field, Label: *label})
 	} else {
 		res, err = export.WebDataset(ctx, r, pos[1], export.WebDatasetOptions{Image: *field, Label: *label,
@@ -78,7 +83,7 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "note: %d samples had nothing to write (empty payloads) and were skipped\n", res.Skipped)
 	}
 	unit := "files"
-	if *format == "webdataset" {
+	if *format != "folder" {
 		unit = "shards"
 	}
 	fmt.Fprintf(stdout, "exported %d samples of %s to %s: %d %s, %s\n", res.Samples, pos[0], pos[1], res.Files, unit, human(uint64(res.Bytes)))

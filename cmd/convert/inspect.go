@@ -13,6 +13,7 @@ import (
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/reader/decode"
+	"github.com/mldf/convert/scdl"
 )
 
 // fileKind sniffs a file's first bytes: "mldf", "taridx", or "beton" (FFCV has no signature,
@@ -47,6 +48,9 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if len(pos) != 1 {
 		return usageErr("inspect", "inspect FILE [--sample N] [--json]")
+	}
+	if scdl.IsArchive(pos[0]) {
+		return inspectSCDL(stdout, pos[0], *sampleN, *asJSON) // scdl.go
 	}
 	kind, err := fileKind(pos[0])
 	if err != nil {
@@ -117,6 +121,9 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if len(pos) != 1 || *workers < 0 {
 		return usageErr("verify", "verify FILE [--decode] [--require-checksums] [--workers N]")
+	}
+	if scdl.IsArchive(pos[0]) {
+		return verifySCDL(stdout, pos[0]) // scdl.go
 	}
 	kind, err := fileKind(pos[0])
 	if err != nil {

@@ -66,9 +66,18 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
+	classes, err := recipe.PartClasses(parts) // class-label names beside the parts (parquet)
+	if err != nil {
+		return err
+	}
 	rep, err := merge.MergeWith(ctx, out, parts, opt)
 	if err != nil {
 		return err
+	}
+	if classes != nil {
+		if err := recipe.WriteClasses(out+recipe.ClassesSuffix, classes); err != nil {
+			return err
+		}
 	}
 	verified := ""
 	if *verifyOut {

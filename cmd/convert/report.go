@@ -162,6 +162,9 @@ func printPlan(w io.Writer, p *recipe.Plan) error {
 		fmt.Fprint(w, ", sample count known after the run (streaming)")
 	}
 	fmt.Fprintln(w)
+	for _, n := range p.Notes { // what Build inferred (a Parquet schema's mapping)
+		fmt.Fprintln(w, "mapping   ", n)
+	}
 	fmt.Fprintln(w, "fields")
 	for _, b := range p.Bindings {
 		fmt.Fprintf(w, "  %-16s %-17s from %q", b.Field.Name(), b.Field.Type(), b.Column)

@@ -1,17 +1,11 @@
 package audiofield
 
 import (
-	"bytes"
-	"crypto/md5"
 	"errors"
 	"fmt"
-	"io"
-	"slices"
-
-	"github.com/mewkiz/flac"
-	"github.com/mewkiz/flac/frame"
 
 	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/internal/flacdec"
 	"github.com/mldf/convert/internal/wav"
 )
 
@@ -110,112 +104,42 @@ type FLACInfo struct {
 // over 3 hours of 48 kHz stereo; longer clips cannot be stored in one 4 GiB payload anyway.
 const MaxDecodedSamples = 1 << 30
 
-// maxPrealloc bounds the samples allocated up front from STREAMINFO's (untrusted) count.
-const maxPrealloc = 1 << 22
-
-// DecodeFLAC decodes a FLAC stream with github.com/mewkiz/flac and verifies the MD5 of the
+// DecodeFLAC decodes a FLAC stream with internal/flacdec and verifies the MD5 of the
 // decoded samples against STREAMINFO (signed little-endian, ceil(bps/8) bytes per sample,
-// interleaved). It never panics: a panic inside the library on hostile input is recovered and
-// reported as ErrCorrupt.
+// interleaved), every frame's CRCs and the sample count. It never panics on hostile input.
 func DecodeFLAC(b []byte) (c *Clip, info FLACInfo, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			c, err = nil, fmt.Errorf("%w: decoder failed: %v", ErrCorrupt, r)
-		}
-	}()
 	if err := checkStreamInfo(b); err != nil {
 		return nil, info, err
 	}
-	st, err := flac.New(bytes.NewReader(b))
+	si, _, err := flacdec.ParseInfo(b)
 	if err != nil {
-		return nil, info, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		return nil, info, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	si := st.Info
-	bps, nch := int(si.BitsPerSample), int(si.NChannels)
+	bps, nch := si.BitsPerSample, si.Channels
 	switch {
 	case bps > 24:
-		return nil, info, fmt.Errorf("%w: %d-bit FLAC (the decoder supports 4..24 bits)", ErrUnsupported, bps)
-	case bps < 4 || nch < 1 || nch > 8 || si.SampleRate == 0:
+		return nil, info, fmt.Errorf("%w: %d-bit FLAC (the audio fields take 4..24 bits)", ErrUnsupported, bps)
+	case si.SampleRate == 0:
 		return nil, info, fmt.Errorf("%w: STREAMINFO says %d bits, %d channels, %d Hz", ErrCorrupt, bps, nch, si.SampleRate)
 	case si.SampleRate > MaxSampleRate:
 		return nil, info, fmt.Errorf("%w: STREAMINFO says %d Hz (accepted: 1..%d Hz)", ErrUnsupported, si.SampleRate, MaxSampleRate)
 	}
-	if si.NSamples > MaxDecodedSamples/uint64(nch) {
-		return nil, info, fmt.Errorf("%w: STREAMINFO declares %d samples per channel (limit %d in all)", ErrTooLarge, si.NSamples, MaxDecodedSamples)
+	if si.TotalSamples > MaxDecodedSamples/uint64(nch) {
+		return nil, info, fmt.Errorf("%w: STREAMINFO declares %d samples per channel (limit %d in all)", ErrTooLarge, si.TotalSamples, MaxDecodedSamples)
 	}
-	info.MD5 = si.MD5sum
-	info.MD5Set = si.MD5sum != [16]byte{}
-	c = &Clip{SampleRate: int(si.SampleRate), Channels: nch, BitDepth: bps}
-	if n := si.NSamples * uint64(nch); n > 0 {
-		c.Int = make([]int32, 0, min(n, maxPrealloc))
+	info.MD5 = si.MD5
+	info.MD5Set = si.MD5Set()
+	samples, _, err := flacdec.DecodeOptions(b, flacdec.Options{MaxSamples: MaxDecodedSamples})
+	switch {
+	case err == nil:
+	case errors.Is(err, flacdec.ErrTooLarge):
+		return nil, info, fmt.Errorf("%w: %w", ErrTooLarge, err)
+	case errors.Is(err, flacdec.ErrMD5):
+		return nil, info, fmt.Errorf("%w: %w: %w", ErrCorrupt, ErrMD5, err)
+	default:
+		return nil, info, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	h := md5.New()
-	width := (bps + 7) / 8
-	var buf []byte
-	for fi := 0; ; fi++ {
-		if si.NSamples != 0 && uint64(len(c.Int)/nch) >= si.NSamples {
-			break // all samples decoded; trailing bytes (an ID3v1 tag, say) are ignored
-		}
-		f, err := st.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			if errors.Is(err, frame.ErrInvalidSync) {
-				return nil, info, fmt.Errorf("%w: frame %d: bad frame sync code", ErrCorrupt, fi)
-			}
-			return nil, info, fmt.Errorf("%w: frame %d header: %v", ErrCorrupt, fi, err)
-		}
-		if f.BitsPerSample == 0 { // "get from STREAMINFO"
-			f.BitsPerSample = si.BitsPerSample
-		}
-		if int(f.BitsPerSample) != bps || f.Channels.Count() != nch {
-			return nil, info, fmt.Errorf("%w: frame %d has %d bits, %d channels; STREAMINFO %d bits, %d channels",
-				ErrCorrupt, fi, f.BitsPerSample, f.Channels.Count(), bps, nch)
-		}
-		if f.SampleRate != 0 && f.SampleRate != si.SampleRate {
-			return nil, info, fmt.Errorf("%w: frame %d has sample rate %d, STREAMINFO %d", ErrCorrupt, fi, f.SampleRate, si.SampleRate)
-		}
-		if err := f.Parse(); err != nil {
-			return nil, info, fmt.Errorf("%w: frame %d: %v", ErrCorrupt, fi, err)
-		}
-		n := int(f.BlockSize)
-		for ch, sf := range f.Subframes {
-			if len(sf.Samples) != n {
-				return nil, info, fmt.Errorf("%w: frame %d channel %d has %d of %d samples", ErrCorrupt, fi, ch, len(sf.Samples), n)
-			}
-		}
-		base := len(c.Int)
-		if base+n*nch > MaxDecodedSamples {
-			return nil, info, fmt.Errorf("%w: more than %d samples", ErrTooLarge, MaxDecodedSamples)
-		}
-		c.Int = slices.Grow(c.Int, n*nch)[:base+n*nch]
-		out := c.Int[base:]
-		for ch, sf := range f.Subframes {
-			for i, v := range sf.Samples {
-				out[i*nch+ch] = v
-			}
-		}
-		if info.MD5Set {
-			buf = appendLE(buf[:0], out, width)
-			h.Write(buf)
-		}
-	}
-	frames := len(c.Int) / nch
-	if frames == 0 {
-		return nil, info, fmt.Errorf("%w: no audio frames", ErrCorrupt)
-	}
-	if si.NSamples != 0 && uint64(frames) != si.NSamples {
-		return nil, info, fmt.Errorf("%w: %d samples decoded, STREAMINFO says %d", ErrCorrupt, frames, si.NSamples)
-	}
-	if info.MD5Set {
-		var got [16]byte
-		h.Sum(got[:0])
-		if got != info.MD5 {
-			return nil, info, fmt.Errorf("%w: %w: computed %x, STREAMINFO %x", ErrCorrupt, ErrMD5, got, info.MD5)
-		}
-	}
-	return c, info, nil
+	return &Clip{SampleRate: si.SampleRate, Channels: nch, BitDepth: bps, Int: samples}, info, nil
 }
 
 // checkStreamInfo checks that the first metadata block is a 34-byte STREAMINFO, which the

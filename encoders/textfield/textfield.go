@@ -111,9 +111,14 @@ func (f *Raw) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	return b, nil // a sample's bytes are read-only once emitted (sample.Value): no copy
 }
 
+// Pretokenized is the tokenizer name of a field whose values already are token ids (a JSON
+// array of integers, such as a Parquet list column of input_ids): they are stored as given.
+const Pretokenized = "none"
+
 // TokenizedOptions configure a TEXT_TOKENIZED field.
 type TokenizedOptions struct {
-	// Tokenizer is the vocabulary name (see Tokenizers); "" means cl100k_base.
+	// Tokenizer is the vocabulary name (see Tokenizers); "" means cl100k_base; Pretokenized
+	// ("none") takes the ids from the value (a JSON array of integers).
 	Tokenizer string
 	// AppendEnd appends an end id after the document's tokens.
 	AppendEnd bool
@@ -140,6 +145,9 @@ var _ encoders.Field = (*Tokenized)(nil)
 func NewTokenized(name string, opt TokenizedOptions) (*Tokenized, error) {
 	if err := manifest.ValidateName(name); err != nil {
 		return nil, err
+	}
+	if opt.Tokenizer == Pretokenized {
+		return newPretokenized(name, opt)
 	}
 	tok, err := NewTokenizer(opt.Tokenizer)
 	if err != nil {
@@ -219,22 +227,36 @@ func putArgs(tok *Tokenizer, width int, flags uint16, endID, seqLen, padID uint3
 	a[1] = byte(width)
 	le.PutUint16(a[2:], flags)
 	le.PutUint32(a[4:], endID)
-	le.PutUint32(a[8:], tok.VocabSize())
 	le.PutUint32(a[12:], seqLen)
 	le.PutUint32(a[16:], padID)
+	if tok == nil { // pretokenized: vocabulary size unknown (0)
+		copy(a[24:56], Pretokenized)
+		return a
+	}
+	le.PutUint32(a[8:], tok.VocabSize())
 	copy(a[24:56], tok.Name())
 	return a
 }
 
-// Encode tokenizes v and returns its ids.
+// Encode tokenizes v and returns its ids (a pretokenized field parses them from v).
 func (f *Tokenized) Encode(v sample.Value, meta []byte) ([]byte, error) {
-	b, err := textBytes(f.name, v)
-	if err != nil {
-		return nil, err
-	}
-	ids, err := f.tok.Encode(b, nil)
-	if err != nil {
-		return nil, fmt.Errorf("field %q: %w", f.name, err)
+	var ids []uint32
+	if f.tok == nil {
+		var err error
+		if ids, err = parseIDs(f.name, v, f.width); err != nil {
+			return nil, err
+		}
+	} else {
+		if v.Kind == sample.KindJSON {
+			return nil, fmt.Errorf("field %q: %w: the value holds token ids, not text (use tokenizer: %s)", f.name, ErrKind, Pretokenized)
+		}
+		b, err := textBytes(f.name, v)
+		if err != nil {
+			return nil, err
+		}
+		if ids, err = f.tok.Encode(b, nil); err != nil {
+			return nil, fmt.Errorf("field %q: %w", f.name, err)
+		}
 	}
 	if f.end {
 		ids = append(ids, f.endID)
@@ -282,6 +304,84 @@ func DecodeIDs(payload []byte, encoding uint8) ([]uint32, error) {
 		} else {
 			ids[i] = binary.LittleEndian.Uint32(payload[4*i:])
 		}
+	}
+	return ids, nil
+}
+
+// newPretokenized returns a TEXT_TOKENIZED field that stores the ids its values hold.
+func newPretokenized(name string, opt TokenizedOptions) (*Tokenized, error) {
+	if opt.AppendEnd && opt.EndID == 0 {
+		return nil, fmt.Errorf("field %q: %w: appending an end id to pretokenized text needs the id", name, ErrOption)
+	}
+	width := opt.IDWidth
+	if width == 0 {
+		width = 4
+	}
+	if _, err := idWidth(width, opt.EndID); err != nil {
+		return nil, fmt.Errorf("field %q: %w", name, err)
+	}
+	return &Tokenized{name: name, end: opt.AppendEnd, endID: opt.EndID, width: width}, nil
+}
+
+// parseIDs reads a JSON array of token ids that fit the id width.
+func parseIDs(field string, v sample.Value, width int) ([]uint32, error) {
+	if v.Kind != sample.KindJSON {
+		return nil, fmt.Errorf("field %q: %w: a pretokenized field takes a JSON array of ids (kind %d)", field, ErrKind, v.Kind)
+	}
+	limit := uint64(1<<31 - 1)
+	if width == 2 {
+		limit = 32767
+	}
+	b := v.Bytes
+	i := 0
+	space := func() {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+	}
+	bad := func(what string) error {
+		return fmt.Errorf("field %q: %w: token ids: %s at byte %d", field, ErrKind, what, i)
+	}
+	space()
+	if i >= len(b) || b[i] != '[' {
+		return nil, bad("not a JSON array")
+	}
+	i++
+	ids := make([]uint32, 0, len(b)/4)
+	space()
+	if i < len(b) && b[i] == ']' {
+		i++
+	} else {
+		for {
+			space()
+			start := i
+			var n uint64
+			for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+				n = n*10 + uint64(b[i]-'0')
+				if n > limit {
+					return nil, bad(fmt.Sprintf("an id above %d", limit))
+				}
+				i++
+			}
+			if i == start || (b[start] == '0' && i-start > 1) {
+				return nil, bad("not a non-negative JSON integer")
+			}
+			ids = append(ids, uint32(n))
+			space()
+			if i < len(b) && b[i] == ',' {
+				i++
+				continue
+			}
+			if i < len(b) && b[i] == ']' {
+				i++
+				break
+			}
+			return nil, bad("expected , or ]")
+		}
+	}
+	space()
+	if i != len(b) {
+		return nil, bad("trailing data")
 	}
 	return ids, nil
 }

@@ -4,6 +4,7 @@
 package flacenc
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -182,13 +183,24 @@ func (e *encoder) hashPCM(s []int32) {
 				buf[i] = byte(x)
 			}
 		case 2:
-			for i, x := range s[:m] {
-				buf[2*i], buf[2*i+1] = byte(x), byte(x>>8)
+			q := s[:m]
+			j := 0
+			for ; len(q) >= 4; q = q[4:] {
+				w := q[:4:4]
+				binary.LittleEndian.PutUint64(buf[j:], uint64(uint16(w[0]))|uint64(uint16(w[1]))<<16|
+					uint64(uint16(w[2]))<<32|uint64(uint16(w[3]))<<48)
+				j += 8
+			}
+			for _, x := range q {
+				binary.LittleEndian.PutUint16(buf[j:], uint16(x))
+				j += 2
 			}
 		case 3:
-			for i, x := range s[:m] {
-				buf[3*i], buf[3*i+1], buf[3*i+2] = byte(x), byte(x>>8), byte(x>>16)
+			for i, x := range s[:m-1] { // 4 bytes per sample; the next overwrites the fourth
+				binary.LittleEndian.PutUint32(buf[3*i:], uint32(x))
 			}
+			x := s[m-1]
+			buf[3*m-3], buf[3*m-2], buf[3*m-1] = byte(x), byte(x>>8), byte(x>>16)
 		default:
 			for i, x := range s[:m] {
 				buf[4*i], buf[4*i+1], buf[4*i+2], buf[4*i+3] = byte(x), byte(x>>8), byte(x>>16), byte(x>>24)

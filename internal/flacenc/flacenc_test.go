@@ -256,16 +256,6 @@ func TestCodedNumber(t *testing.T) {
 	}
 }
 
-func TestCRC(t *testing.T) {
-	// Check values of CRC-8/SMBUS and CRC-16/UMTS (the FLAC parameters) for "123456789".
-	if got := crc8([]byte("123456789")); got != 0xF4 {
-		t.Errorf("crc8 = %#x, want 0xf4", got)
-	}
-	if got := crc16([]byte("123456789")); got != 0xFEE8 {
-		t.Errorf("crc16 = %#x, want 0xfee8", got)
-	}
-}
-
 func ExampleEncode() {
 	// One second of a 16-bit mono ramp at 8 kHz.
 	samples := make([]int32, 8000)

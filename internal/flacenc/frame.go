@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"hash"
 	"math"
+
+	"github.com/mldf/convert/internal/flaccrc"
 )
 
 // Channel assignments of the frame header (RFC 9639 section 9.1.3).
@@ -99,20 +101,50 @@ func (e *encoder) encodeFrame(out []byte, frame uint64, n int) []byte {
 			side[i] = l[i] - r[i]
 		}
 		sl, sr, sm, ss := e.sub[0], e.sub[1], e.sub[2], e.sub[3]
-		e.an.analyze(sl, l, bps)
-		e.an.analyze(sr, r, bps)
-		e.an.analyze(sm, mid, bps)
-		e.an.analyze(ss, side, bps+1)
-		best := sl.bits + sr.bits
-		order = []*subframe{sl, sr}
-		if b := sl.bits + ss.bits; b < best {
-			best, assign, order = b, chanLeftSide, []*subframe{sl, ss}
-		}
-		if b := ss.bits + sr.bits; b < best {
-			best, assign, order = b, chanSideRight, []*subframe{ss, sr}
-		}
-		if b := sm.bits + ss.bits; b < best {
-			assign, order = chanMidSide, []*subframe{sm, ss}
+		if e.level == LevelBest {
+			// Code all four channels and keep the best pair.
+			e.an.analyze(sl, l, bps)
+			e.an.analyze(sr, r, bps)
+			e.an.analyze(sm, mid, bps)
+			e.an.analyze(ss, side, bps+1)
+			best := sl.bits + sr.bits
+			order = []*subframe{sl, sr}
+			if b := sl.bits + ss.bits; b < best {
+				best, assign, order = b, chanLeftSide, []*subframe{sl, ss}
+			}
+			if b := ss.bits + sr.bits; b < best {
+				best, assign, order = b, chanSideRight, []*subframe{ss, sr}
+			}
+			if b := sm.bits + ss.bits; b < best {
+				assign, order = chanMidSide, []*subframe{sm, ss}
+			}
+		} else {
+			// Pick the pair from the fixed predictors' estimates (as libFLAC's adaptive
+			// stereo does), then code only those two channels.
+			var ord [4]int
+			var est [4]float64
+			for i, x := range [4][]int32{l, r, mid, side} {
+				ord[i], est[i] = fixedEstimate(x)
+			}
+			pair, best := [2]int{0, 1}, est[0]+est[1]
+			for _, c := range []struct {
+				assign int
+				pair   [2]int
+			}{{chanLeftSide, [2]int{0, 3}}, {chanSideRight, [2]int{3, 1}}, {chanMidSide, [2]int{2, 3}}} {
+				if b := est[c.pair[0]] + est[c.pair[1]]; b < best {
+					best, assign, pair = b, c.assign, c.pair
+				}
+			}
+			chans := [4][]int32{l, r, mid, side}
+			subs := [4]*subframe{sl, sr, sm, ss}
+			order = []*subframe{subs[pair[0]], subs[pair[1]]}
+			for _, i := range pair {
+				cb := bps
+				if i == 3 {
+					cb++
+				}
+				e.an.analyzeEst(subs[i], chans[i], cb, ord[i], est[i])
+			}
 		}
 	} else {
 		order = e.sub
@@ -131,7 +163,7 @@ func (e *encoder) encodeFrame(out []byte, frame uint64, n int) []byte {
 	bw.align()
 	out = bw.buf
 	bw.buf = nil
-	crc := crc16(out[start:])
+	crc := flaccrc.CRC16(out[start:])
 	return append(out, byte(crc>>8), byte(crc))
 }
 
@@ -154,7 +186,7 @@ func (e *encoder) appendHeader(out []byte, frame uint64, n, assign int) []byte {
 	case 13, 14:
 		out = append(out, byte(srExtra>>8), byte(srExtra))
 	}
-	return append(out, crc8(out[start:]))
+	return append(out, flaccrc.CRC8(out[start:]))
 }
 
 // blockSizeCode returns the 4-bit block size code and, for codes 6 and 7, the

@@ -2,6 +2,8 @@ package flacenc
 
 import "math"
 
+//go:generate go run gen_lpc.go
+
 // tryLPC fits linear predictors to the Tukey-windowed block by the
 // autocorrelation method (Levinson-Durbin recursion), quantizes them and codes
 // the order(s) the level asks for, keeping the result if it beats sf's current
@@ -98,8 +100,10 @@ func autocorr(r []float64, x []float64) {
 	}
 }
 
-// autocorr9 is autocorr for lags 0..8 in one pass with nine independent
-// accumulators, which keeps the floating-point adders busy.
+// autocorr9 is autocorr for lags 0..8 in two passes, lags 0..4 then 5..8: each keeps its
+// accumulators in registers (nine at once do not fit and would be spilled, which chains
+// every addition through memory), and a window sliding along x puts every tap at a
+// constant offset.
 func autocorr9(r []float64, x []float64) {
 	var s [9]float64
 	// Lags whose window starts before x[0] are summed separately.
@@ -108,15 +112,20 @@ func autocorr9(r []float64, x []float64) {
 			s[lag] += x[i] * x[i-lag]
 		}
 	}
-	var s0, s1, s2, s3, s4, s5, s6, s7, s8 float64
-	for i := 8; i < len(x); i++ {
-		w := x[i-8 : i+1 : i+1]
+	var s0, s1, s2, s3, s4 float64
+	for xs := x[4:]; len(xs) > 4; xs = xs[1:] {
+		w := xs[:5:5]
+		v := w[4]
+		s0 += v * v
+		s1 += v * w[3]
+		s2 += v * w[2]
+		s3 += v * w[1]
+		s4 += v * w[0]
+	}
+	var s5, s6, s7, s8 float64
+	for xs := x; len(xs) > 8; xs = xs[1:] {
+		w := xs[:9:9]
 		v := w[8]
-		s0 += v * w[8]
-		s1 += v * w[7]
-		s2 += v * w[6]
-		s3 += v * w[5]
-		s4 += v * w[4]
 		s5 += v * w[3]
 		s6 += v * w[2]
 		s7 += v * w[1]

@@ -1,6 +1,9 @@
 package flacenc
 
-import "math/bits"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 const (
 	maxPartitionOrder = 8
@@ -125,16 +128,33 @@ func (r *rice) write(w *bitWriter, res []int32, order int) {
 		if p == 0 {
 			start = order
 		}
-		mask := uint64(1)<<k - 1
-		for _, v := range res[start:end] {
-			u := fold(v)
-			q := uint(u >> k)
-			if q+k < 32 {
-				w.writeBits(1<<k|u&mask, q+k+1)
-			} else {
-				w.writeUnary(q)
-				w.writeBits(u&mask, k)
-			}
+		w.writeCodes(res[start:end], k)
+	}
+}
+
+// writeCodes writes the Rice codes of res with parameter k. The bit writer's state stays
+// in locals for the loop: through the pointer, every code would load and store it.
+func (w *bitWriter) writeCodes(res []int32, k uint) {
+	acc, n, buf := w.acc, w.n, w.buf
+	mask := uint64(1)<<k - 1
+	one := uint64(1) << k
+	for _, v := range res {
+		u := fold(v)
+		q := uint(u >> k)
+		if q+k >= 32 { // a long code: the general path
+			w.acc, w.n, w.buf = acc, n, buf
+			w.writeUnary(q)
+			w.writeBits(u&mask, k)
+			acc, n, buf = w.acc, w.n, w.buf
+			continue
+		}
+		nb := (q + k + 1) & 63
+		acc = acc<<nb | one | u&mask
+		n += nb
+		if n >= 32 {
+			n -= 32
+			buf = binary.BigEndian.AppendUint32(buf, uint32(acc>>(n&63)))
 		}
 	}
+	w.acc, w.n, w.buf = acc, n, buf
 }

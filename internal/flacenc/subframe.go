@@ -136,6 +136,12 @@ func tukey(n int, p float64) []float64 {
 
 // analyze chooses the coding of channel x (bps bits per sample) into sf.
 func (a *analyzer) analyze(sf *subframe, x []int32, bps uint) {
+	a.analyzeEst(sf, x, bps, -1, 0)
+}
+
+// analyzeEst is analyze with the result of fixedEstimate(x) when the caller has it
+// (order >= 0).
+func (a *analyzer) analyzeEst(sf *subframe, x []int32, bps uint, order int, est float64) {
 	n := len(x)
 	sf.data = sf.data[:n]
 
@@ -173,10 +179,21 @@ func (a *analyzer) analyze(sf *subframe, x []int32, bps uint) {
 	sf.kind, sf.bps, sf.order = kindVerbatim, bps, 0
 	sf.bits = header + n*int(bps)
 
-	a.tryFixed(sf, x, bps, header)
+	if order < 0 {
+		order, est = fixedEstimate(x)
+	} else {
+		// Shifting out the wasted bits leaves the best order and saves their bits.
+		est = max(est-float64(n)*float64(wasted), float64(n))
+	}
 	if a.maxOrder > 0 && n > 2*a.maxOrder && n > 64 {
 		a.tryLPC(sf, x, bps, header)
+		// Code the fixed predictor only when its estimate comes near the LPC coding:
+		// LPC usually wins by far more than the estimate errs.
+		if sf.kind == kindLPC && a.level != LevelBest && float64(sf.bits) < fixedSkipRatio*est {
+			return
+		}
 	}
+	a.tryFixed(sf, x, bps, header, order)
 }
 
 // keep makes the candidate in sf.tmp the chosen coding if it is smaller.
@@ -190,37 +207,55 @@ func (sf *subframe) keep(bits int, k kind, order int) bool {
 	return true
 }
 
-// tryFixed picks the fixed predictor order with the smallest sum of absolute
-// residuals and codes it.
-func (a *analyzer) tryFixed(sf *subframe, x []int32, bps uint, header int) {
+// fixedEstimate returns the fixed predictor order with the smallest sum of absolute
+// residuals over x and an estimate of the bits its Rice-coded residual takes, from the
+// mean folded residual and the best Rice parameter for it.
+func fixedEstimate(x []int32) (order int, bits float64) {
 	n := len(x)
-	order := 0
-	if n > 4 {
-		var s0, s1, s2, s3, s4 uint64
-		p1 := int64(x[3]) - int64(x[2])
-		p2 := p1 - (int64(x[2]) - int64(x[1]))
-		p3 := p2 - ((int64(x[2]) - int64(x[1])) - (int64(x[1]) - int64(x[0])))
-		prev0 := int64(x[3])
-		for _, v := range x[4:] {
-			e0 := int64(v)
-			e1 := e0 - prev0
-			e2 := e1 - p1
-			e3 := e2 - p2
-			e4 := e3 - p3
-			s0 += abs64(e0)
-			s1 += abs64(e1)
-			s2 += abs64(e2)
-			s3 += abs64(e3)
-			s4 += abs64(e4)
-			prev0, p1, p2, p3 = e0, e1, e2, e3
-		}
-		s := [5]uint64{s0, s1, s2, s3, s4}
-		for o := 1; o < 5; o++ {
-			if s[o] < s[order] {
-				order = o
-			}
+	if n <= 4 {
+		return 0, float64(n) * 32
+	}
+	var s0, s1, s2, s3, s4 uint64
+	p1 := int64(x[3]) - int64(x[2])
+	p2 := p1 - (int64(x[2]) - int64(x[1]))
+	p3 := p2 - ((int64(x[2]) - int64(x[1])) - (int64(x[1]) - int64(x[0])))
+	prev0 := int64(x[3])
+	for _, v := range x[4:] {
+		e0 := int64(v)
+		e1 := e0 - prev0
+		e2 := e1 - p1
+		e3 := e2 - p2
+		e4 := e3 - p3
+		s0 += abs64(e0)
+		s1 += abs64(e1)
+		s2 += abs64(e2)
+		s3 += abs64(e3)
+		s4 += abs64(e4)
+		prev0, p1, p2, p3 = e0, e1, e2, e3
+	}
+	s := [5]uint64{s0, s1, s2, s3, s4}
+	for o := 1; o < 5; o++ {
+		if s[o] < s[order] {
+			order = o
 		}
 	}
+	// Rice with parameter k codes a folded value u (mean about 2m) in k+1+u>>k bits.
+	u := 2 * float64(s[order]) / float64(n-4)
+	k0 := 0
+	if u > 1 {
+		k0 = max(0, int(math.Log2(u*math.Ln2)))
+	}
+	perSample := math.Inf(1)
+	for k := max(0, k0-1); k <= k0+1; k++ {
+		perSample = min(perSample, float64(k+1)+u/float64(uint64(1)<<k))
+	}
+	return order, perSample * float64(n)
+}
+
+// tryFixed codes the fixed predictor of the given order (the one fixedEstimate picked)
+// and keeps it if smaller than sf's current coding.
+func (a *analyzer) tryFixed(sf *subframe, x []int32, bps uint, header, order int) {
+	n := len(x)
 	// Decoders may restore fixed predictions in 32-bit arithmetic, where
 	// order k needs bps+k bits; stay within that, as other encoders do.
 	if bps > 28 {
@@ -283,6 +318,10 @@ func fixedResidual(r, x []int32, order int) bool {
 	}
 	return lo >= -maxResidual && hi <= maxResidual
 }
+
+// fixedSkipRatio: the fixed predictor is not coded when the LPC coding already takes less
+// than this fraction of the fixed predictor's estimated size.
+const fixedSkipRatio = 0.9
 
 // write writes the subframe (RFC 9639 section 9.2).
 func (sf *subframe) write(w *bitWriter) {

@@ -190,6 +190,18 @@ def _text_args(type_id, a):
     }
 
 
+def _int_args(a):
+    # docs/fields/int.md: a class label; its names are in FILE.classes.json
+    if a[0] != 1 or a[1] != 1:
+        return None
+    return {
+        "version": a[0],
+        "kind": "class_label",
+        "num_classes": int.from_bytes(a[4:8], "little"),
+        "names_hash": int.from_bytes(a[8:16], "little"),
+    }
+
+
 def decode_arguments(type_id, raw):
     """The field's arguments as a dict where docs/fields documents them, {} when all zero,
     else None (use Field.raw_arguments)."""
@@ -205,6 +217,8 @@ def decode_arguments(type_id, raw):
             return _ndarray_args(raw)
         if k == K_TEXT:
             return _text_args(type_id, raw)
+        if type_id == INT:
+            return _int_args(raw)
     except (ValueError, struct.error):
         return None
     return None

@@ -1,0 +1,19 @@
+package main
+
+import (
+	"context"
+
+	"github.com/mldf/convert/export"
+	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/recipe"
+)
+
+// exportParquet writes FILE's samples as Hugging Face-style Parquet, with the class names kept
+// beside FILE (FILE.classes.json) as ClassLabel features.
+func exportParquet(ctx context.Context, r *reader.Reader, file, dir string, fileSamples int) (export.Result, error) {
+	classes, err := recipe.ReadClasses(file)
+	if err != nil {
+		return export.Result{}, err
+	}
+	return export.Parquet(ctx, r, dir, export.ParquetOptions{Classes: classes, FileSamples: fileSamples})
+}

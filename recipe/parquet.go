@@ -1,0 +1,217 @@
+package recipe
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/pipeline"
+	"github.com/mldf/convert/sources/parquet"
+)
+
+// ClassesSuffix names the file beside an output that holds the class names of its class-label
+// fields: OUTPUT.classes.json, {"field": ["name0", "name1", ...]} (docs/fields/int.md).
+const ClassesSuffix = ".classes.json"
+
+// buildParquet resolves a parquet source. The first file's schema decides: with no fields in
+// the recipe, every column is mapped by Infer (Hugging Face features, else Parquet types) and
+// the mapping is recorded in p.Notes; a field's from may name a column, a struct member by
+// dotted path, or a Hugging Face Image/Audio struct (read as its bytes). Class names of
+// ClassLabel columns go with the int fields that read them.
+func buildParquet(r *Recipe, p *Plan) (ranger, error) {
+	files, err := parquet.Expand(r.Source.Inputs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: source.inputs: %w", ErrRecipe, err)
+	}
+	schema, meta, err := parquet.ReadSchema(files[0], nil)
+	if err != nil {
+		return nil, err
+	}
+	inferred, notes, err := parquet.Infer(schema, meta)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", files[0], err)
+	}
+	byColumn := map[string]parquet.Field{}
+	for _, f := range inferred {
+		byColumn[f.From] = f
+	}
+	if len(r.Fields) == 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("fields inferred from the schema of %s:", files[0]))
+		for _, f := range inferred {
+			rf := Field{Name: f.Name, Type: f.Type, From: f.From, DType: f.DType, Shape: f.Shape}
+			switch f.Type {
+			case "image":
+				rf.Mode = "smart" // JPEG and PNG bytes kept as they are
+			case "tokens":
+				rf.Tokenizer = "none"
+			}
+			r.Fields = append(r.Fields, rf)
+			p.Notes = append(p.Notes, fmt.Sprintf("  %-24s → %-8s %s", strconv.Quote(f.From), f.Type, f.Why))
+		}
+		r.Defaults()
+		if err := r.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	p.Notes = append(p.Notes, notes...)
+	inferredAll := len(p.Notes) > 0 && strings.HasPrefix(p.Notes[0], "fields inferred")
+	if !inferredAll {
+		p.Notes = append(p.Notes, fmt.Sprintf("columns of %s read by the fields:", files[0]))
+	}
+	var cols []parquet.Column
+	as := map[string]parquet.As{}
+	for i := range r.Fields {
+		f := &r.Fields[i]
+		for _, from := range strings.Split(f.From, "|") {
+			c, err := parquet.ColumnFor(schema, from, from, f.Type)
+			if err != nil {
+				return nil, fmt.Errorf("%w: field %q: %s: %w", ErrRecipe, f.Name, files[0], err)
+			}
+			if prev, ok := as[from]; ok {
+				if prev != c.As {
+					return nil, fmt.Errorf("%w: field %q: column %q is read as %s by another field and as %s here", ErrRecipe, f.Name, from, prev, c.As)
+				}
+				continue
+			}
+			as[from] = c.As
+			cols = append(cols, c)
+			if !inferredAll {
+				how := "as " + c.As.String()
+				if inf, ok := byColumn[from]; ok {
+					how += "; " + inf.Why
+				}
+				p.Notes = append(p.Notes, fmt.Sprintf("  %-24s %s (%s)", strconv.Quote(from), schema.Lookup(from).Type(), how))
+			}
+			if c.As == parquet.AsJSON && (f.Type == "tokens") && !r.has("fields", "#"+strconv.Itoa(i), "tokenizer") {
+				f.Tokenizer = "none" // a list column holds ids already
+			}
+		}
+		if inf, ok := byColumn[f.From]; ok && f.Type == "int" && len(inf.Classes) > 0 {
+			if p.classes == nil {
+				p.classes = map[string][]string{}
+			}
+			p.classes[f.Name] = inf.Classes
+		}
+	}
+	return parquet.NewFiles(files, cols, parquet.Options{})
+}
+
+// finishParquet makes the int fields of ClassLabel columns class-label fields and writes
+// their names beside the output once the run succeeds.
+func finishParquet(p *Plan) error {
+	if len(p.classes) == 0 {
+		return nil
+	}
+	for i, b := range p.Bindings {
+		names, ok := p.classes[b.Field.Name()]
+		if !ok || b.Field.Type() != manifest.TypeInt {
+			continue
+		}
+		f, err := encoders.NewClassLabel(b.Field.Name(), names)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrRecipe, err)
+		}
+		p.Bindings[i].Field = f
+		p.Notes = append(p.Notes, fmt.Sprintf("class names of %q (%d) are written to OUTPUT%s", b.Field.Name(), len(names), ClassesSuffix))
+	}
+	classes := p.classes
+	run := p.Run
+	p.Run = func(ctx context.Context, cfg pipeline.Config) (pipeline.Report, error) {
+		if run == nil {
+			run = pipeline.Run
+		}
+		rep, err := run(ctx, cfg)
+		if err != nil {
+			return rep, err
+		}
+		if err := WriteClasses(cfg.Output+ClassesSuffix, classes); err != nil {
+			os.Remove(cfg.Output) // a run that fails leaves no output
+			return rep, err
+		}
+		return rep, nil
+	}
+	return nil
+}
+
+// WriteClasses writes class names by field to path atomically.
+func WriteClasses(path string, classes map[string][]string) error {
+	names := make([]string, 0, len(classes))
+	for n := range classes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("{")
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		k, _ := json.Marshal(n)
+		b.WriteString("\n  " + string(k) + ": " + string(encoders.ClassNamesJSON(classes[n])))
+	}
+	b.WriteString("\n}\n")
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("class names: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(b.String()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("class names %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("class names %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("class names %s: %w", path, err)
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// ReadClasses reads the class names written beside an MLDF file (FILE.classes.json); it
+// returns nil, nil when there is none.
+func ReadClasses(file string) (map[string][]string, error) {
+	b, err := os.ReadFile(file + ClassesSuffix)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("class names: %w", err)
+	}
+	var m map[string][]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("class names %s: %w", file+ClassesSuffix, err)
+	}
+	return m, nil
+}
+
+// PartClasses reads the class names beside the parts of a sharded run: nil when none has
+// any, an error when they differ (a merged file gets one set).
+func PartClasses(parts []string) (map[string][]string, error) {
+	var first map[string][]string
+	var from string
+	for i, p := range parts {
+		c, err := ReadClasses(p)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			first, from = c, p
+			continue
+		}
+		a, _ := json.Marshal(first)
+		b, _ := json.Marshal(c)
+		if string(a) != string(b) {
+			return nil, fmt.Errorf("class names differ between %s%s and %s%s", from, ClassesSuffix, p, ClassesSuffix)
+		}
+	}
+	return first, nil
+}

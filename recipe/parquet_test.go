@@ -1,0 +1,94 @@
+package recipe
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/sources/parquet"
+)
+
+func buildYAML(t *testing.T, src string) (*Plan, error) {
+	t.Helper()
+	r, err := Parse([]byte(src), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Defaults()
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return Build(r)
+}
+
+const hfText = "source:\n  type: parquet\n  inputs: [../testdata/parquet/hf-text.parquet]\noutput: x.mldf\n"
+
+func TestParquetInferred(t *testing.T) {
+	p, err := buildYAML(t, hfText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range p.Bindings {
+		got = append(got, b.Field.Name()+" "+b.Field.Type().String())
+	}
+	if strings.Join(got, ", ") != "text TEXT_RAW, label INT, input_ids TEXT_TOKENIZED, embedding NDARRAY" {
+		t.Fatalf("fields %v", got)
+	}
+	if _, ok := p.Bindings[1].Field.(*encoders.ClassLabel); !ok {
+		t.Errorf("label is %T, want a class label", p.Bindings[1].Field)
+	}
+	if count, _, ok := encoders.ParseClassLabel(p.Bindings[1].Field.Arguments()); !ok || count != 2 {
+		t.Errorf("label arguments: %d classes, %v", count, ok)
+	}
+	notes := strings.Join(p.Notes, "\n")
+	for _, want := range []string{"Hugging Face ClassLabel (2 names)", "Sequence of int32", "length 4", "classes.json"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	if p.Source.Len() != 10 || p.Run == nil {
+		t.Errorf("len %d, run %v", p.Source.Len(), p.Run != nil)
+	}
+}
+
+func TestParquetFieldErrors(t *testing.T) {
+	for _, tc := range []struct {
+		fields string
+		err    error
+		msg    string
+	}{
+		{"  - {name: x, type: text, from: nosuch}", parquet.ErrColumn, `no column "nosuch"`},
+		{"  - {name: x, type: int, from: input_ids}", parquet.ErrColumn, "is a list"},
+		{"  - {name: x, type: ndarray, from: text}", nil, ""}, // a string column of .npy files: checked per sample
+		{"  - {name: x, type: ndarray, from: label}\n  - {name: y, type: json, from: label}", ErrRecipe, "is read as value by another field and as json here"},
+		{"  - {name: x, type: tokens, from: input_ids}", nil, ""},
+	} {
+		src := strings.Replace(hfText, "output:", "fields:\n"+tc.fields+"\noutput:", 1)
+		p, err := buildYAML(t, src)
+		switch {
+		case tc.err == nil && err != nil:
+			t.Errorf("%s: %v", tc.fields, err)
+		case tc.err != nil && (!errors.Is(err, tc.err) || !strings.Contains(err.Error(), tc.msg)):
+			t.Errorf("%s: %v, want %v with %q", tc.fields, err, tc.err, tc.msg)
+		case tc.err == nil && strings.Contains(tc.fields, "tokens"):
+			// A list column read by a tokens field holds ids: the tokenizer becomes "none".
+			if a := p.Bindings[0].Field.Arguments(); string(a[24:28]) != "none" || p.Bindings[0].Field.Type() != manifest.TypeTextTokenized {
+				t.Errorf("tokens from a list: arguments % x", a[:32])
+			}
+		}
+	}
+}
+
+func TestParquetNoInputs(t *testing.T) {
+	_, err := buildYAML(t, "source:\n  type: parquet\noutput: x.mldf\n")
+	if err == nil || !strings.Contains(err.Error(), "needs at least one input") {
+		t.Fatal(err)
+	}
+	_, err = buildYAML(t, "source:\n  type: parquet\n  inputs: [nosuch-*.parquet]\noutput: x.mldf\n")
+	if err == nil || !strings.Contains(err.Error(), "nosuch") {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,115 @@
+package parquet
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/snappy"
+
+	"github.com/mldf/convert/sample"
+)
+
+type benchImage struct {
+	Bytes []byte  `parquet:"bytes,optional,plain"`
+	Path  *string `parquet:"path,optional"`
+}
+
+type benchImageRow struct {
+	Image *benchImage `parquet:"image,optional"`
+	Label *int64      `parquet:"label,optional"`
+}
+
+type benchTextRow struct {
+	ID   *int64  `parquet:"id,optional"`
+	Text *string `parquet:"text,optional"`
+}
+
+// benchFile writes rows the way the Hub does (snappy, data pages v1, row groups of perGroup).
+func benchFile[T any](b testing.TB, rows []T, perGroup int64) []byte {
+	var buf bytes.Buffer
+	w := pq.NewGenericWriter[T](&buf, pq.Compression(&snappy.Codec{}), pq.MaxRowsPerRowGroup(perGroup),
+		pq.DataPageVersion(1), pq.PageBufferSize(1<<20), pq.DataPageStatistics(false))
+	if _, err := w.Write(rows); err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func benchRun(b *testing.B, data []byte, cols []Column, workers int, payload int64) {
+	open := memOpener(map[string][]byte{"bench.parquet": data})
+	b.SetBytes(payload)
+	b.ReportAllocs()
+	rows := 0
+	for b.Loop() {
+		src, err := NewFiles([]string{"bench.parquet"}, cols, Options{Workers: workers, Open: open})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows = 0
+		if err := src.Run(context.Background(), func(s sample.Sample) error {
+			if s.Err != nil {
+				return s.Err
+			}
+			rows++
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkImages reads 400 rows of 60 KB incompressible "images" in row groups of 100, the
+// Hub's layout for image datasets: the cost of the source per image byte.
+func BenchmarkImages(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	rows := make([]benchImageRow, 400)
+	var total int64
+	for i := range rows {
+		img := make([]byte, 60000)
+		for k := range img {
+			img[k] = byte(r.Uint32())
+		}
+		name, label := fmt.Sprintf("img_%06d.jpg", i), int64(i%10)
+		rows[i] = benchImageRow{Image: &benchImage{Bytes: img, Path: &name}, Label: &label}
+		total += int64(len(img))
+	}
+	data := benchFile(b, rows, 100)
+	for _, w := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			benchRun(b, data, []Column{{Name: "image", Path: "image"}, {Name: "label", Path: "label"}}, w, total)
+		})
+	}
+}
+
+// BenchmarkText reads 20000 rows of ~1 KB English-like text in row groups of 10000.
+func BenchmarkText(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	words := strings.Fields("the of and to in a is that for it as was with be by on not he this are or his from at which but have an they you were her she there been one all we their has would when if so no will more")
+	rows := make([]benchTextRow, 20000)
+	var total int64
+	for i := range rows {
+		var sb strings.Builder
+		for sb.Len() < 1000 {
+			sb.WriteString(words[r.IntN(len(words))])
+			sb.WriteByte(' ')
+		}
+		s, id := sb.String(), int64(i)
+		rows[i] = benchTextRow{ID: &id, Text: &s}
+		total += int64(len(s))
+	}
+	data := benchFile(b, rows, 10000)
+	for _, w := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			benchRun(b, data, []Column{{Name: "text", Path: "text"}, {Name: "id", Path: "id"}}, w, total)
+		})
+	}
+}

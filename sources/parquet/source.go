@@ -1,0 +1,718 @@
+package parquet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"sync"
+
+	pq "github.com/parquet-go/parquet-go"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/mldf/convert/sample"
+	"github.com/mldf/convert/sources"
+	"github.com/mldf/convert/sources/tarsrc"
+)
+
+// As says how a column's values become sample values.
+type As uint8
+
+// Conversions of a column.
+const (
+	// AsValue reads a primitive column as its natural kind (see the package doc) and a
+	// {bytes, path} struct (a Hugging Face Image or Audio) as its bytes, named by its path.
+	AsValue As = iota
+	// AsJSON reads any column (structs, lists, maps) as one compact JSON value.
+	AsJSON
+	// AsNPY reads a list of numbers, or rectangular nested lists, as a .npy file.
+	AsNPY
+)
+
+func (a As) String() string {
+	switch a {
+	case AsJSON:
+		return "json"
+	case AsNPY:
+		return "npy"
+	}
+	return "value"
+}
+
+// Column is one value every sample gets: the node at Path (dotted for struct members, e.g.
+// "image.bytes") read as As, under the sample column Name.
+type Column struct {
+	Name string
+	Path string
+	As   As
+}
+
+// Defaults of Options.
+const (
+	DefaultBatchRows   = 1024
+	DefaultBatchBytes  = 8 << 20
+	DefaultMaxPageSize = 256 << 20
+	// maxRowValues bounds the values of one row of one column (a list of 16 M elements).
+	maxRowValues = 1 << 24
+)
+
+// Options tune a Source. The zero value is usable.
+type Options struct {
+	// Workers is how many row groups are read at once; 0 means GOMAXPROCS. The samples and
+	// their order do not depend on it.
+	Workers int
+	// BatchRows and BatchBytes cut a row group into batches: a batch ends after BatchRows rows
+	// or once its values hold BatchBytes bytes. Memory is about (Workers + 2) × 2 batches.
+	BatchRows, BatchBytes int
+	// Open opens inputs; nil means OpenFile (local files).
+	Open Opener
+	// MaxPageSize bounds the uncompressed size of one page (0: DefaultMaxPageSize); a larger
+	// page is an ErrUnsupported error rather than an allocation that size.
+	MaxPageSize int64
+}
+
+// Source is a sources.Source over Parquet files: one sample per row, in file order, then
+// row group order, then row order.
+type Source struct {
+	inputs []sources.Input
+	cols   []Column
+	opt    Options
+	rows   int64
+	groups []int // row groups per input
+	schema *Schema
+	meta   map[string]string
+}
+
+var _ sources.Source = (*Source)(nil)
+
+// Expand returns the files that patterns name (brace ranges, globs, plain paths; see
+// tarsrc.Expand), in order.
+func Expand(patterns []string) ([]string, error) {
+	if len(patterns) == 0 {
+		return nil, ErrNoFiles
+	}
+	files, err := tarsrc.Expand(patterns) // the shared expansion: braces, globs, checks
+	if err != nil {
+		return nil, fmt.Errorf("parquet inputs: %w", err)
+	}
+	return files, nil
+}
+
+// New opens the footer of every file (patterns are expanded by Expand) and checks that each
+// has the columns, readable as asked: a truncated file, a corrupt footer, encryption, a
+// missing column or one of the wrong shape fails here, naming the file, before any row is
+// read.
+func New(patterns []string, cols []Column, opt Options) (*Source, error) {
+	files, err := Expand(patterns)
+	if err != nil {
+		return nil, err
+	}
+	return NewFiles(files, cols, opt)
+}
+
+// NewFiles is New over files already expanded (names the Opener understands).
+func NewFiles(files []string, cols []Column, opt Options) (*Source, error) {
+	if len(files) == 0 {
+		return nil, ErrNoFiles
+	}
+	if len(cols) == 0 {
+		return nil, fmt.Errorf("%w: no column to read", ErrColumn)
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opt.BatchRows <= 0 {
+		opt.BatchRows = DefaultBatchRows
+	}
+	if opt.BatchBytes <= 0 {
+		opt.BatchBytes = DefaultBatchBytes
+	}
+	if opt.Open == nil {
+		opt.Open = OpenFile
+	}
+	if opt.MaxPageSize <= 0 {
+		opt.MaxPageSize = DefaultMaxPageSize
+	}
+	s := &Source{cols: cols, opt: opt}
+	for _, name := range files {
+		f, err := openFile(opt.Open, name)
+		if err != nil {
+			return nil, err
+		}
+		_, err = newPlan(f.schema, cols)
+		if err != nil {
+			f.close()
+			return nil, fmt.Errorf("%s: %w (columns: %s)", name, err, f.schema)
+		}
+		if s.schema == nil {
+			s.schema, s.meta = f.schema, f.meta
+		}
+		s.inputs = append(s.inputs, sources.Input{Path: name, Size: f.blob.Size()})
+		s.groups = append(s.groups, len(f.pf.RowGroups()))
+		for _, rg := range f.pf.Metadata().RowGroups {
+			s.rows += rg.NumRows
+		}
+		f.close()
+	}
+	return s, nil
+}
+
+// Inputs returns the files the source reads, in order, with their sizes.
+func (s *Source) Inputs() []sources.Input { return append([]sources.Input(nil), s.inputs...) }
+
+// Len returns the number of rows the footers declare.
+func (s *Source) Len() int64 { return s.rows }
+
+// Schema returns the schema of the first file.
+func (s *Source) Schema() *Schema { return s.schema }
+
+// Metadata returns the key-value metadata of the first file.
+func (s *Source) Metadata() map[string]string { return s.meta }
+
+// Range returns a Source over inputs [lo, hi) (a slice of a sharded run), indexed from 0.
+func (s *Source) Range(lo, hi int) (sources.Source, error) {
+	if lo < 0 || hi > len(s.inputs) || lo > hi {
+		return nil, fmt.Errorf("parquet: input range [%d, %d) of %d inputs", lo, hi, len(s.inputs))
+	}
+	r := *s
+	r.inputs = s.inputs[lo:hi:hi]
+	r.groups = s.groups[lo:hi:hi]
+	r.rows = -1 // unknown without summing the footers again
+	return &r, nil
+}
+
+// plan is how one file's leaves become the sample columns.
+type plan struct {
+	cols   []colPlan
+	leaves []int // the leaf columns read
+}
+
+type colPlan struct {
+	name  string
+	node  *Node
+	as    As
+	bytes *Node // AsValue of a {bytes, path} struct: its bytes and path leaves
+	path  *Node
+	npy   *Node // AsNPY: the numeric leaf and the list depth
+	dims  int
+}
+
+// newPlan resolves cols in a schema.
+func newPlan(s *Schema, cols []Column) (*plan, error) {
+	p := &plan{}
+	seen := map[int]bool{}
+	use := func(n *Node) {
+		for l := n.firstLeaf; l < n.endLeaf; l++ {
+			if !seen[l] {
+				seen[l] = true
+				p.leaves = append(p.leaves, l)
+			}
+		}
+	}
+	for _, c := range cols {
+		n := s.Lookup(c.Path)
+		if n == nil || n == s.Root {
+			return nil, fmt.Errorf("%w: no column %q", ErrColumn, c.Path)
+		}
+		cp := colPlan{name: c.Name, node: n, as: c.As}
+		switch c.As {
+		case AsValue:
+			switch {
+			case n.inRepeated():
+				return nil, fmt.Errorf("%w: %q is a list (%s); read it as json, as an ndarray (numbers) or as tokens (integers)", ErrColumn, c.Path, n.Type())
+			case n.leaf:
+				use(n)
+			case n.isList() || n.isMap():
+				return nil, fmt.Errorf("%w: %q is a list (%s); read it as json, as an ndarray (numbers) or as tokens (integers)", ErrColumn, c.Path, n.Type())
+			default:
+				b, ok := BinaryStruct(n)
+				if !ok {
+					return nil, fmt.Errorf("%w: %q is a struct (%s); name a member (%q) or read it as json", ErrColumn, c.Path, n.Type(), c.Path+"."+n.Children[0].Name)
+				}
+				cp.bytes, cp.path = b, n.Child("path")
+				if cp.path != nil && (!cp.path.leaf || cp.path.inRepeated()) {
+					cp.path = nil
+				}
+				use(cp.bytes)
+				if cp.path != nil {
+					use(cp.path)
+				}
+			}
+		case AsJSON:
+			if n.inRepeated() && !n.Repeated() && n.Parent.inRepeated() {
+				return nil, fmt.Errorf("%w: %q lies inside a list; name the list", ErrColumn, c.Path)
+			}
+			use(n)
+		case AsNPY:
+			if n.Parent != s.Root && n.Parent.inRepeated() {
+				return nil, fmt.Errorf("%w: %q lies inside a list; name the list", ErrColumn, c.Path)
+			}
+			leaf, dims, err := npyLeaf(n)
+			if err != nil {
+				return nil, err
+			}
+			cp.npy, cp.dims = leaf, dims
+			use(n)
+		default:
+			return nil, fmt.Errorf("%w: conversion %d", ErrColumn, c.As)
+		}
+		p.cols = append(p.cols, cp)
+	}
+	return p, nil
+}
+
+// BinaryStruct returns the bytes member of a Hugging Face Image/Audio-style struct
+// {bytes: binary, path: string} (a group, not in a list, with a BYTE_ARRAY member "bytes").
+func BinaryStruct(n *Node) (*Node, bool) {
+	if n.leaf || n.inRepeated() {
+		return nil, false
+	}
+	b := n.Child("bytes")
+	if b == nil || !b.leaf || b.phys.String() != "BYTE_ARRAY" || b.Repeated() {
+		return nil, false
+	}
+	return b, true
+}
+
+// task is one row group, read by a worker into batches the emitter takes in order.
+type task struct {
+	f        *openRef
+	rg       int
+	firstRow int64 // the row number of its first row within the file
+	last     bool  // the file's last row group: the emitter releases the file after it
+	out      chan *batch
+}
+
+type batch struct {
+	samples []sample.Sample
+}
+
+// openRef is an opened file shared by its row groups' tasks.
+type openRef struct {
+	*file
+	plan *plan
+	once sync.Once
+}
+
+// release closes the file and drops it (and the library's buffers it holds), once.
+func (o *openRef) release() {
+	o.once.Do(func() {
+		o.close()
+		o.file, o.plan = nil, nil
+	})
+}
+
+// Run reads the files in order and emits one sample per row. Row groups are read in
+// parallel and emitted in order. A file that cannot be read (corrupt pages, levels that
+// contradict the schema, a failing checksum) stops the run with an error naming the file,
+// row group and row; a value that cannot be converted makes its sample an error.
+func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(ctx)
+	work := make(chan *task)
+	order := make(chan *task, s.opt.Workers+1)
+	var opened []*openRef
+	var mu sync.Mutex
+	defer func() {
+		for _, o := range opened {
+			o.release()
+		}
+	}()
+	g.Go(func() error {
+		defer close(order)
+		defer close(work)
+		for _, in := range s.inputs {
+			f, err := openFile(s.opt.Open, in.Path)
+			if err != nil {
+				return err
+			}
+			p, err := newPlan(f.schema, s.cols)
+			if err != nil {
+				f.close()
+				return fmt.Errorf("%s: %w (columns: %s)", in.Path, err, f.schema)
+			}
+			ref := &openRef{file: f, plan: p}
+			mu.Lock()
+			opened = append(opened, ref)
+			mu.Unlock()
+			var row int64
+			groups := f.pf.Metadata().RowGroups
+			if len(groups) == 0 {
+				ref.release()
+			}
+			for i := range groups {
+				t := &task{f: ref, rg: i, firstRow: row, last: i == len(groups)-1, out: make(chan *batch, 1)}
+				row += groups[i].NumRows
+				select {
+				case order <- t:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+				select {
+				case work <- t:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+			}
+		}
+		return nil
+	})
+	for range s.opt.Workers {
+		g.Go(func() error {
+			for t := range work {
+				err := s.readGroup(gctx, t)
+				close(t.out)
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	var index int64
+	emitErr := func() error {
+		for t := range order {
+			for {
+				var b *batch
+				var ok bool
+				select {
+				case b, ok = <-t.out:
+				case <-gctx.Done():
+					return nil // the group's error explains
+				}
+				if !ok {
+					break
+				}
+				for i := range b.samples {
+					b.samples[i].Index = index
+					index++
+					if err := emit(b.samples[i]); err != nil {
+						return err
+					}
+					b.samples[i] = sample.Sample{}
+				}
+			}
+			if t.last {
+				t.f.release()
+			}
+		}
+		return nil
+	}()
+	if emitErr != nil {
+		cancel()
+		_ = g.Wait()
+		return emitErr
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return ctx.Err() // cancelled after the last row was read: still an incomplete run
+}
+
+// leafReader streams one column chunk's values with their levels.
+type leafReader struct {
+	node  *Node
+	vr    pq.ColumnChunkValueReader
+	buf   []pq.Value
+	carry []entry // values read past the last row taken (repeated columns): the next row's
+	cbuf  []byte  // their bytes
+	eof   bool
+}
+
+// take appends up to want rows of values to d (bytes into bb), stopping after a whole row
+// once bb holds budget bytes (budget 0: no limit). It returns the rows taken.
+func (r *leafReader) take(d *leafData, bb *batchBytes, want, budget int) (int, error) {
+	got := 0
+	full := func() bool { return got == want || (budget > 0 && got > 0 && bb.n >= budget) }
+	// Values carried from the previous batch start the next row.
+	if len(r.carry) > 0 {
+		carry := r.carry
+		r.carry = nil
+		cb := r.cbuf
+		r.cbuf = nil
+		for i := range carry {
+			e := carry[i]
+			if e.rep == 0 && full() {
+				r.keep(carry[i:], cb)
+				return got, nil
+			}
+			if e.own == nil && e.end > e.off {
+				bb.add(&e, cb[e.off:e.end])
+			} else if e.own != nil {
+				bb.n += len(e.own)
+			}
+			if e.rep == 0 {
+				d.rows = append(d.rows, len(d.ents))
+				got++
+			} else if got == 0 {
+				return got, fmt.Errorf("%w: column %q: a row starts with repetition level %d", ErrCorrupt, r.node.Path, e.rep)
+			}
+			d.ents = append(d.ents, e)
+		}
+	}
+	flat := r.node.maxRep == 0
+	for !r.eof {
+		if flat && full() {
+			return got, nil
+		}
+		n := len(r.buf)
+		if flat {
+			n = min(n, want-got)
+			if budget > 0 {
+				n = min(n, 16)
+			}
+		}
+		k, err := r.vr.ReadValues(r.buf[:n])
+		for i := 0; i < k; i++ {
+			v := r.buf[i]
+			if v.RepetitionLevel() > r.node.maxRep || v.DefinitionLevel() > r.node.maxDef {
+				return got, fmt.Errorf("%w: column %q: levels (%d, %d) above the schema's (%d, %d)", ErrCorrupt, r.node.Path,
+					v.RepetitionLevel(), v.DefinitionLevel(), r.node.maxRep, r.node.maxDef)
+			}
+			if !v.IsNull() && v.DefinitionLevel() < r.node.maxDef {
+				return got, fmt.Errorf("%w: column %q: a value below its definition level", ErrCorrupt, r.node.Path)
+			}
+			if v.IsNull() && v.DefinitionLevel() == r.node.maxDef {
+				return got, fmt.Errorf("%w: column %q: a null in a required position", ErrCorrupt, r.node.Path)
+			}
+			if v.RepetitionLevel() == 0 {
+				if full() {
+					// The rest starts the next batch: keep it, with its bytes copied now
+					// (they live in the page until the next read).
+					var ce []entry
+					cb := &batchBytes{}
+					for _, rest := range r.buf[i:k] {
+						ce = appendEntry(ce, cb, rest)
+					}
+					r.keep(ce, cb.arena)
+					return got, nil
+				}
+				d.rows = append(d.rows, len(d.ents))
+				got++
+			} else if got == 0 {
+				return got, fmt.Errorf("%w: column %q: a row starts with repetition level %d", ErrCorrupt, r.node.Path, v.RepetitionLevel())
+			}
+			d.ents = appendEntry(d.ents, bb, v)
+			if len(d.ents)-d.rows[len(d.rows)-1] > maxRowValues {
+				return got, fmt.Errorf("%w: column %q: a row with more than %d values", ErrUnsupported, r.node.Path, maxRowValues)
+			}
+		}
+		if err == io.EOF {
+			r.eof = true
+			break
+		}
+		if err != nil {
+			return got, fmt.Errorf("%w: column %q: %w", ErrCorrupt, r.node.Path, err)
+		}
+		if k == 0 {
+			return got, fmt.Errorf("%w: column %q: the reader made no progress", ErrCorrupt, r.node.Path)
+		}
+	}
+	return got, nil
+}
+
+func (r *leafReader) keep(ents []entry, b []byte) {
+	r.carry = append(r.carry[:0], ents...)
+	r.cbuf = append(r.cbuf[:0], b...)
+}
+
+// readGroup reads row group t.rg of t's file into batches of samples sent to t.out.
+func (s *Source) readGroup(ctx context.Context, t *task) (err error) {
+	f, p := t.f, t.f.plan
+	row := t.firstRow
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+		}
+		if err != nil && !errors.Is(err, context.Canceled) {
+			err = fmt.Errorf("%s: row group %d, row %d: %w", f.name, t.rg, row, err)
+		}
+	}()
+	chk := &bodyChecker{}
+	defer chk.close()
+	for _, l := range p.leaves {
+		if err := f.checkChunk(chk, t.rg, f.schema.Leaves[l], s.opt.MaxPageSize); err != nil {
+			return err
+		}
+	}
+	rg := f.pf.RowGroups()[t.rg]
+	want := rg.NumRows()
+	chunks := rg.ColumnChunks()
+	// The heaviest column (the images) is read first: it decides where a batch ends.
+	leaves := append([]int(nil), p.leaves...)
+	meta := f.pf.Metadata().RowGroups[t.rg].Columns
+	for i, l := range leaves {
+		if meta[l].MetaData.TotalUncompressedSize > meta[leaves[0]].MetaData.TotalUncompressedSize {
+			leaves[0], leaves[i] = leaves[i], leaves[0]
+		}
+	}
+	readers := make([]*leafReader, len(leaves))
+	for i, l := range leaves {
+		readers[i] = &leafReader{node: f.schema.Leaves[l], vr: pq.NewColumnChunkValueReader(chunks[l]), buf: make([]pq.Value, 64)}
+	}
+	defer func() {
+		for _, r := range readers {
+			r.vr.Close()
+		}
+	}()
+	nleaves := len(f.schema.Leaves)
+	w := &walker{data: make([]*leafData, nleaves), pos: make([]int, nleaves), end: make([]int, nleaves)}
+	var done int64
+	// The arena of a batch starts as large as the last batch's, the first as the chunks'
+	// uncompressed size (bounded by the batch budget): values are copied once, not regrown.
+	hint := 0
+	for _, l := range p.leaves {
+		c := f.pf.Metadata().RowGroups[t.rg].Columns[l].MetaData
+		if c.NumValues > 0 && c.TotalUncompressedSize/c.NumValues < ownSize { // small values: in the arena
+			hint += int(min(c.TotalUncompressedSize, int64(s.opt.BatchBytes)))
+		}
+	}
+	hint = min(hint, s.opt.BatchBytes)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		bb := &batchBytes{arena: make([]byte, 0, hint+hint/8)}
+		data := make([]*leafData, nleaves)
+		for _, l := range leaves {
+			data[l] = &leafData{}
+		}
+		k, err := readers[0].take(data[leaves[0]], bb, s.opt.BatchRows, s.opt.BatchBytes)
+		if err != nil {
+			return err
+		}
+		for i := 1; i < len(readers); i++ {
+			n, err := readers[i].take(data[leaves[i]], bb, max(k, 1), 0)
+			if err != nil {
+				return err
+			}
+			if n != k {
+				return fmt.Errorf("%w: column %q has %d rows where column %q has %d", ErrCorrupt,
+					readers[i].node.Path, done+int64(n), readers[0].node.Path, done+int64(k))
+			}
+		}
+		if k == 0 {
+			break
+		}
+		hint = min(len(bb.arena), 4*s.opt.BatchBytes)
+		w.data, w.arena = data, bb.arena
+		b := &batch{samples: s.samples(f, p, w, t.rg, row, k)}
+		select {
+		case t.out <- b:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		done += int64(k)
+		row += int64(k)
+	}
+	if done != want {
+		return fmt.Errorf("%w: the row group holds %d rows, its metadata says %d", ErrCorrupt, done, want)
+	}
+	return nil
+}
+
+// samples builds the k samples of one batch. Their values share the batch's arena and one
+// backing array of columns.
+func (s *Source) samples(f *openRef, p *plan, w *walker, rg int, first int64, k int) []sample.Sample {
+	out := make([]sample.Sample, k)
+	ncol := len(p.cols)
+	cols := make([]sample.Column, 0, k*ncol)
+	for i := range k {
+		rowNo := first + int64(i)
+		key := f.name + ":" + strconv.FormatInt(rowNo, 10)
+		smp := sample.Sample{Key: key, Origin: key}
+		start := len(cols)
+		var size int64
+		for _, c := range p.cols {
+			v, ok, err := s.value(w, c, i)
+			if err != nil {
+				smp.Err = &RowError{File: f.name, RowGroup: rg, Row: rowNo, Column: c.node.Path, Err: err}
+				break
+			}
+			if !ok {
+				continue
+			}
+			size += int64(len(v.Bytes))
+			if len(v.Bytes) == 0 {
+				size += 8
+			}
+			cols = append(cols, sample.Column{Name: c.name, Value: v})
+		}
+		smp.InputBytes = size
+		if smp.Err == nil {
+			smp.Values = cols[start:len(cols):len(cols)]
+		} else {
+			cols = cols[:start]
+		}
+		out[i] = smp
+	}
+	return out
+}
+
+// value returns column c of row i of the batch, or ok false for a null.
+func (s *Source) value(w *walker, c colPlan, i int) (sample.Value, bool, error) {
+	switch {
+	case c.as == AsValue && c.bytes == nil:
+		return leafValue(w, c.node, i)
+	case c.as == AsValue:
+		v, ok, err := leafValue(w, c.bytes, i)
+		if !ok || err != nil {
+			return v, ok, err
+		}
+		v.Kind = sample.KindBytes
+		if c.path != nil {
+			if p, ok, err := leafValue(w, c.path, i); err == nil && ok {
+				v.Name = string(p.Bytes)
+			}
+		}
+		return v, true, nil
+	case c.as == AsNPY:
+		w.start(c.node, i)
+		b, err := w.npy(c.node, c.npy, c.dims)
+		if err != nil || b == nil {
+			return sample.Value{}, false, err
+		}
+		return sample.Value{Kind: sample.KindBytes, Bytes: b, Name: c.name + ".npy"}, true, nil
+	}
+	w.start(c.node, i)
+	if e, err := w.peek(c.node); err != nil {
+		return sample.Value{}, false, err
+	} else if int(e.def) < c.node.maxDef && !c.node.Repeated() {
+		// A null column (or a null parent struct): no value.
+		return sample.Value{}, false, w.skipRow(c.node)
+	}
+	b, err := w.value(c.node, nil)
+	if err == nil {
+		err = w.done(c.node)
+	}
+	if err != nil {
+		return sample.Value{}, false, err
+	}
+	return sample.Value{Kind: sample.KindJSON, Bytes: b}, true, nil
+}
+
+// skipRow consumes a null subtree's single entry per leaf.
+func (w *walker) skipRow(n *Node) error {
+	if err := w.skip(n); err != nil {
+		return err
+	}
+	return w.done(n)
+}
+
+// leafValue returns a flat leaf's value in row i.
+func leafValue(w *walker, n *Node, i int) (sample.Value, bool, error) {
+	d := w.data[n.leafIndex]
+	lo, hi := d.rowRange(i)
+	if hi != lo+1 {
+		return sample.Value{}, false, errLevels(n)
+	}
+	e := &d.ents[lo]
+	if int(e.def) < n.maxDef || e.null {
+		return sample.Value{}, false, nil
+	}
+	v, err := scalar(n, e, w.arena)
+	return v, err == nil, err
+}

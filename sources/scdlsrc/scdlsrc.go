@@ -1,0 +1,160 @@
+// Package scdlsrc turns single-cell matrices (SCDL archives, h5ad files, 10x directories:
+// anything that is an scdl.Input) into samples, one per cell, for the MLDF pipeline. A cell's
+// sample holds its stored values and gene indices as .npy arrays (for NDARRAY fields), its
+// obs index as "cell" and its obs columns under their own names.
+package scdlsrc
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/mldf/convert/sample"
+	"github.com/mldf/convert/scdl"
+	"github.com/mldf/convert/sources"
+)
+
+// Column names of every cell's sample.
+const (
+	ColumnValues = "values" // .npy '<f4', 1-D: the cell's stored values
+	ColumnGenes  = "genes"  // .npy '<u4', 1-D: their gene (column) indices
+	ColumnCell   = "cell"   // the obs index (cell name, barcode) when the input has one
+)
+
+// rowsPerRead is how many cells the source reads at once.
+const rowsPerRead = 1024
+
+// Source yields the cells of its inputs, in order.
+type Source struct {
+	inputs []scdl.Input
+	sizes  []int64 // bytes on disk per input, for reports
+}
+
+// New returns a source over inputs (sizes: their sizes in bytes, or nil).
+func New(inputs []scdl.Input, sizes []int64) *Source {
+	if sizes == nil {
+		sizes = make([]int64, len(inputs))
+	}
+	return &Source{inputs: inputs, sizes: sizes}
+}
+
+// Len returns the number of cells.
+func (s *Source) Len() int64 {
+	var n int64
+	for _, in := range s.inputs {
+		r, _ := in.Shape()
+		n += r
+	}
+	return n
+}
+
+// Inputs lists the inputs with their sizes.
+func (s *Source) Inputs() []sources.Input {
+	out := make([]sources.Input, len(s.inputs))
+	for i, in := range s.inputs {
+		out[i] = sources.Input{Path: in.Name(), Size: s.sizes[i]}
+	}
+	return out
+}
+
+// Range returns the source cut to inputs [lo, hi) (sharded runs).
+func (s *Source) Range(lo, hi int) (sources.Source, error) {
+	if lo < 0 || hi > len(s.inputs) || lo > hi {
+		return nil, fmt.Errorf("scdlsrc: range [%d, %d) of %d inputs", lo, hi, len(s.inputs))
+	}
+	return &Source{inputs: s.inputs[lo:hi], sizes: s.sizes[lo:hi]}, nil
+}
+
+// Run emits one sample per cell.
+func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error {
+	var index int64
+	var b scdl.Block
+	for k, in := range s.inputs {
+		rows, _ := in.Shape()
+		schema := in.ObsSchema()
+		perCell := s.sizes[k] / max(rows, 1)
+		for lo := int64(0); lo < rows; lo += rowsPerRead {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			hi := min(lo+rowsPerRead, rows)
+			b.Reset(schema)
+			if err := in.ReadRows(lo, hi, &b); err != nil {
+				return fmt.Errorf("%s: cells [%d, %d): %w", in.Name(), lo, hi, err)
+			}
+			for r := range hi - lo {
+				a, z := b.Indptr[r], b.Indptr[r+1]
+				smp := sample.Sample{
+					Index: index, Key: fmt.Sprintf("%d", lo+r), Origin: fmt.Sprintf("%s:cell %d", in.Name(), lo+r),
+					InputBytes: perCell,
+				}
+				smp.Values = make([]sample.Column, 0, 2+len(b.Obs))
+				smp.Values = append(smp.Values,
+					sample.Column{Name: ColumnValues, Value: sample.Value{Kind: sample.KindBytes, Name: "values.npy", Bytes: npyFloat32(b.Vals[a:z])}},
+					sample.Column{Name: ColumnGenes, Value: sample.Value{Kind: sample.KindBytes, Name: "genes.npy", Bytes: npyUint32(b.Cols[a:z])}})
+				for c := range b.Obs {
+					col := &b.Obs[c]
+					name := col.Name
+					if col.Index {
+						name = ColumnCell
+					}
+					smp.Values = append(smp.Values, sample.Column{Name: name, Value: value(col, int(r))})
+				}
+				if err := emit(smp); err != nil {
+					return err
+				}
+				index++
+			}
+		}
+	}
+	return nil
+}
+
+// value converts an obs value: numbers stay numbers (a missing float is NaN, a missing
+// integer 0), strings are text, booleans 0 or 1.
+func value(c *scdl.Column, i int) sample.Value {
+	switch c.Kind {
+	case scdl.KindInt:
+		if c.IsNull(i) {
+			return sample.Value{Kind: sample.KindInt}
+		}
+		return sample.Value{Kind: sample.KindInt, Int: c.Ints[i]}
+	case scdl.KindBool:
+		v := int64(0)
+		if !c.IsNull(i) && c.Bools[i] {
+			v = 1
+		}
+		return sample.Value{Kind: sample.KindInt, Int: v}
+	case scdl.KindFloat:
+		return sample.Value{Kind: sample.KindFloat, Float: c.Float(i)}
+	}
+	return sample.Value{Kind: sample.KindString, Bytes: []byte(c.Text(i))}
+}
+
+func npyFloat32(v []float32) []byte {
+	b := scdl.NPYHeader("<f4", fmt.Sprintf("(%d,)", len(v)))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+	}
+	return b
+}
+
+func npyUint32(v []uint32) []byte {
+	b := scdl.NPYHeader("<u4", fmt.Sprintf("(%d,)", len(v)))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, x)
+	}
+	return b
+}
+
+// Close closes every input.
+func (s *Source) Close() error {
+	var first error
+	for _, in := range s.inputs {
+		if err := in.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
