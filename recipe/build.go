@@ -58,7 +58,7 @@ func Build(r *Recipe) (*Plan, error) {
 		return buildCells(r) // scdl.go
 	}
 	p := &Plan{Recipe: r}
-	var src ranger
+	var src sources.Source
 	var err error
 	if r.Source.Type == "parquet" {
 		src, err = buildParquet(r, p)
