@@ -8,6 +8,8 @@
 //	                                                     (0.1 s of 16 kHz mono) plus KEY.cls
 //	genscale folder -n 1000000 -out DIR [-classes C]     an ImageFolder of hard links to a few
 //	                                                     thumbnails (no data per file)
+//	genscale parquet -n 10000000 -out FILE               the JSONL lines' id and text as a
+//	                                                     Parquet file (snappy, row groups of 100 k)
 //
 // Without -out, jsonl writes to stdout. With -files K and -out PREFIX it writes K files
 // PREFIX-0000k.jsonl of n/K lines each (the inputs of a sharded run).
@@ -29,6 +31,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/snappy"
 )
 
 func main() {
@@ -54,6 +59,8 @@ func main() {
 		}
 	case "folder":
 		err = genFolder(*n, *classes, *out)
+	case "parquet":
+		err = genParquet(*n, *out)
 	default:
 		err = fmt.Errorf("unknown mode %q", os.Args[1])
 	}
@@ -250,4 +257,47 @@ func genFolder(n int64, classes int, root string) error {
 		}
 	}
 	return nil
+}
+
+type parquetRow struct {
+	ID   int64  `parquet:"id"`
+	Text string `parquet:"text"`
+	Lang string `parquet:"lang"`
+}
+
+// genParquet writes the rows of genJSONL as a Parquet file, as the Hugging Face Hub does
+// (snappy, data pages v1, row groups of 100 k rows).
+func genParquet(n int64, out string) error {
+	if out == "" {
+		return errors.New("-out is required")
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	w := pq.NewGenericWriter[parquetRow](bw, pq.Compression(&snappy.Codec{}), pq.MaxRowsPerRowGroup(100_000),
+		pq.DataPageVersion(1), pq.PageBufferSize(1<<20), pq.DataPageStatistics(false))
+	rows := make([]parquetRow, 0, 4096)
+	for i := range n {
+		x := uint64(i)*0x9E3779B97F4A7C15 + 1
+		text := words[x%uint64(len(words))]
+		if k := int(x>>61) % 3; k > 0 {
+			text += " " + words[(x>>8)%uint64(len(words))]
+		}
+		rows = append(rows, parquetRow{ID: i, Text: text, Lang: langs[(x>>40)%4]})
+		if len(rows) == cap(rows) || i == n-1 {
+			if _, err := w.Write(rows); err != nil {
+				return err
+			}
+			rows = rows[:0]
+		}
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return f.Close()
 }
