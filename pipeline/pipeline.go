@@ -35,8 +35,17 @@ var (
 	ErrMissingColumn = errors.New("missing column")
 )
 
-// DefaultChunkSize is the number of samples per chunk when Config.ChunkSize is 0.
+// DefaultChunkSize is the number of samples per chunk when Config.ChunkSize is 0, for samples
+// of at least 4 KiB of input; a chunk of smaller samples grows until it holds minChunkBytes of
+// input or maxAutoChunk samples, so that tiny samples (a JSONL line, a thumbnail) do not pay
+// a chunk's claim and hand-over for every 64 of them.
 const DefaultChunkSize = 64
+
+// Bounds of the default (adaptive) chunk.
+const (
+	minChunkBytes = 256 << 10
+	maxAutoChunk  = 1024
+)
 
 // Bounds of Config.Workers and Config.ChunkSize: each worker holds up to maxPending+1 chunks
 // and the queue one per worker, so samples in flight are at most about
@@ -106,8 +115,9 @@ type Config struct {
 	// Workers encoding in parallel; 0 means runtime.NumCPU().
 	Workers int
 	// ChunkSize is the number of consecutive samples a worker encodes and claims at once;
-	// 0 means DefaultChunkSize. A chunk also ends once its samples account for 16 MiB of
-	// input. The output does not depend on it.
+	// 0 means adaptive: DefaultChunkSize samples, or up to 1024 while they account for less
+	// than 256 KiB of input. A chunk also ends once its samples account for 16 MiB of input.
+	// The output does not depend on it.
 	ChunkSize int
 	// Checksums stores CRC-32C per payload and the header checksum (the command's default).
 	Checksums bool
@@ -216,7 +226,7 @@ type Report struct {
 	Pages           int64 // pages of the data region
 	Elapsed         time.Duration
 	Workers         int
-	ChunkSize       int
+	ChunkSize       int // 0: adaptive (Config.ChunkSize)
 	// ClaimWait is the time workers spent blocked waiting for their turn to claim while they
 	// could have encoded more (summed over workers); InputWait the time they waited for
 	// samples from the source; WriteTime the time in writes.
@@ -408,9 +418,6 @@ func validate(cfg *Config) error {
 	if cfg.Workers == 0 {
 		cfg.Workers = runtime.NumCPU()
 	}
-	if cfg.ChunkSize == 0 {
-		cfg.ChunkSize = DefaultChunkSize
-	}
 	return nil
 }
 
@@ -454,11 +461,14 @@ func (r *runner) run(ctx context.Context) error {
 // sample order.
 func (r *runner) produce(ctx context.Context, jobs chan<- *job) error {
 	defer close(jobs)
-	size := r.cfg.ChunkSize
+	size, auto := r.cfg.ChunkSize, r.cfg.ChunkSize == 0
+	if auto {
+		size = DefaultChunkSize
+	}
 	cur := make([]sample.Sample, 0, size)
 	send := func() error {
 		j := &job{t: r.w.Issue(), samples: cur}
-		cur = make([]sample.Sample, 0, size)
+		cur = make([]sample.Sample, 0, cap(cur))
 		select {
 		case jobs <- j:
 			return nil
@@ -470,7 +480,11 @@ func (r *runner) produce(ctx context.Context, jobs chan<- *job) error {
 	err := r.cfg.Source.Run(ctx, func(s sample.Sample) error {
 		cur = append(cur, s)
 		bytes += s.InputBytes
-		if len(cur) == size || bytes >= maxChunkBytes {
+		full := len(cur) >= size
+		if auto && full && bytes < minChunkBytes {
+			full = len(cur) >= maxAutoChunk
+		}
+		if full || bytes >= maxChunkBytes {
 			bytes = 0
 			return send()
 		}
@@ -787,7 +801,7 @@ func (r *runner) report() Report {
 		Output: r.cfg.Output, Samples: st.Position.Rows, Rejected: r.rejected.Load(), Filtered: r.filtered,
 		RejectsByReason: r.byReason, BytesIn: r.bytesIn.Load(), BytesOut: st.Written,
 		PayloadBytes: st.PayloadBytes, Elapsed: time.Since(r.start),
-		Workers: r.cfg.Workers, ChunkSize: r.cfg.ChunkSize,
+		Workers: r.cfg.Workers, ChunkSize: r.cfg.ChunkSize, // 0: adaptive
 		ClaimWait: st.Wait.WaitTime,
 		InputWait: time.Duration(r.inputWait.Load()), WriteTime: st.WriteTime,
 		ClaimsOwn: st.Wait.Own, ClaimsHelped: st.Wait.Helped, Waited: st.Wait.Waited,

@@ -17,7 +17,8 @@ import (
 
 // BenchmarkJSONLTiny converts 1 M tiny JSONL lines ({"id": N, "word": "wN"}, an INT and a
 // TEXT_RAW field) through the whole pipeline and reports the heap allocations per sample and
-// per chunk (of DefaultChunkSize samples): the path must allocate per chunk, not per sample.
+// per chunk of DefaultChunkSize samples (the adaptive default makes chunks of up to 1024 such
+// samples): the path must allocate per chunk, not per sample.
 func BenchmarkJSONLTiny(b *testing.B) {
 	const n = 1_000_000
 	var buf bytes.Buffer
