@@ -25,6 +25,7 @@ var (
 var (
 	ErrColumn  = errors.New("jsonl: invalid column")
 	ErrNoFiles = errors.New("jsonl: no input files")
+	ErrRange   = errors.New("jsonl: file range out of bounds")
 )
 
 // LineError is a per-line failure, carried by Sample.Err: the pipeline applies the recipe's

@@ -172,6 +172,16 @@ func expand(paths []string) ([]string, error) {
 // Inputs returns the files the source reads, in order, with their sizes on disk.
 func (s *Source) Inputs() []sources.Input { return append([]sources.Input(nil), s.inputs...) }
 
+// Range returns a source over files lo..hi-1 of s (a contiguous slice of Inputs, for sharded
+// runs), with the same columns and options. Its samples are indexed from 0; origins still
+// name each file and line.
+func (s *Source) Range(lo, hi int) (sources.Source, error) {
+	if lo < 0 || hi < lo || hi > len(s.inputs) {
+		return nil, fmt.Errorf("%w: [%d, %d) of %d files", ErrRange, lo, hi, len(s.inputs))
+	}
+	return &Source{inputs: s.inputs[lo:hi:hi], ext: s.ext, opt: s.opt}, nil
+}
+
 // Len returns -1: the number of lines is not known before reading them.
 func (s *Source) Len() int64 { return -1 }
 

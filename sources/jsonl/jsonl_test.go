@@ -574,3 +574,39 @@ func TestNewChecksFiles(t *testing.T) {
 		t.Errorf("empty file: %d samples", len(got))
 	}
 }
+
+// TestRange: a range of the files gives their lines, indexed from 0, origins unchanged.
+func TestRange(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range 3 {
+		p := filepath.Join(dir, fmt.Sprintf("f%d.jsonl", i))
+		if err := os.WriteFile(p, []byte(fmt.Sprintf("{\"t\": \"a%d\"}\n{\"t\": \"b%d\"}\n", i, i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	src := mustNew(t, paths, []Column{{Key: "t", Kind: sample.KindString}}, Options{})
+	r, err := src.Range(1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if err := r.Run(context.Background(), func(s sample.Sample) error {
+		if s.Index != int64(len(got)) {
+			t.Fatalf("index %d", s.Index)
+		}
+		got = append(got, string(s.Value("t").Bytes)+"@"+filepath.Base(s.Origin))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, ",") != "a1@f1.jsonl:1,b1@f1.jsonl:2,a2@f2.jsonl:1,b2@f2.jsonl:2" {
+		t.Fatalf("got %v", got)
+	}
+	for _, c := range [][2]int{{-1, 1}, {2, 1}, {0, 4}} {
+		if _, err := src.Range(c[0], c[1]); !errors.Is(err, ErrRange) {
+			t.Errorf("Range%v: %v", c, err)
+		}
+	}
+}
