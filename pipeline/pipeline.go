@@ -235,6 +235,17 @@ type Report struct {
 	// those claimed by the worker that passed the baton; Waited counts the times a worker
 	// blocked for its oldest chunk's claim.
 	ClaimsOwn, ClaimsHelped, Waited int64
+	// Fields counts, per field in Config.Fields order, the non-empty payloads written and
+	// their bytes: the report's per-field figures, without reading the output back.
+	Fields []FieldStats
+}
+
+// FieldStats describes what one field wrote.
+type FieldStats struct {
+	Name         string
+	Type         manifest.TypeID
+	Payloads     int64
+	PayloadBytes int64
 }
 
 // SampleError is a sample that could not be converted: where it came from, which field, and
@@ -284,11 +295,12 @@ type job struct {
 
 // pending is an encoded chunk waiting for its turn to claim.
 type pending struct {
-	t   *pagewriter.Ticket
-	b   Chunk
-	rej []*SampleError
-	n   int64 // samples in the chunk, rejected included
-	in  int64 // input bytes
+	t    *pagewriter.Ticket
+	b    Chunk
+	rej  []*SampleError
+	n    int64      // samples in the chunk, rejected included
+	in   int64      // input bytes
+	pays [][2]int64 // per field: non-empty payloads and their bytes
 }
 
 type runner struct {
@@ -308,6 +320,7 @@ type runner struct {
 	workersDone             chan struct{}
 
 	// Owned by whoever holds the claim baton (updated only in OnClaim, in chunk order).
+	fields   [][2]int64 // per field: non-empty payloads and their bytes
 	byReason map[string]int64
 	filtered int64 // samples the fields' own options left out (baton-owned, like byReason)
 	rejects  *rejectsFile
@@ -323,7 +336,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		return Report{}, err
 	}
 	r := &runner{cfg: cfg, log: cfg.Logger, start: time.Now(), byReason: map[string]int64{},
-		workersDone: make(chan struct{})}
+		fields: make([][2]int64, len(cfg.Fields)), workersDone: make(chan struct{})}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -600,6 +613,10 @@ func (r *runner) work(ctx context.Context, jobs <-chan *job) error {
 // invariant (or cancellation) is an error.
 func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) error {
 	p.t, p.rej, p.n, p.in = j.t, p.rej[:0], int64(len(j.samples)), 0
+	if p.pays == nil {
+		p.pays = make([][2]int64, len(r.cfg.Fields))
+	}
+	clear(p.pays)
 	p.b.SetOnClaim(func(int64) error { return r.account(p) })
 	for i := range j.samples {
 		s := &j.samples[i]
@@ -617,6 +634,12 @@ func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) err
 		}
 		if err := p.b.Append(wk.row, wk.pays); err != nil {
 			return fmt.Errorf("%s: %w", s.Origin, err)
+		}
+		for f, pay := range wk.pays {
+			if len(pay) > 0 {
+				p.pays[f][0]++
+				p.pays[f][1] += int64(len(pay))
+			}
 		}
 	}
 	clear(wk.pays)
@@ -670,6 +693,10 @@ func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *
 func (r *runner) account(p *pending) error {
 	r.done.Add(p.n)
 	r.bytesIn.Add(p.in)
+	for f, c := range p.pays {
+		r.fields[f][0] += c[0]
+		r.fields[f][1] += c[1]
+	}
 	if len(p.rej) == 0 {
 		return nil
 	}
@@ -797,7 +824,12 @@ func (r *runner) snapshot() Progress {
 // report builds the report after the errgroup is done (so the baton-owned fields are safe).
 func (r *runner) report() Report {
 	st := r.w.Stats()
+	fields := make([]FieldStats, len(r.cfg.Fields))
+	for f, b := range r.cfg.Fields {
+		fields[f] = FieldStats{Name: b.Field.Name(), Type: b.Field.Type(), Payloads: r.fields[f][0], PayloadBytes: r.fields[f][1]}
+	}
 	return Report{
+		Fields: fields,
 		Output: r.cfg.Output, Samples: st.Position.Rows, Rejected: r.rejected.Load(), Filtered: r.filtered,
 		RejectsByReason: r.byReason, BytesIn: r.bytesIn.Load(), BytesOut: st.Written,
 		PayloadBytes: st.PayloadBytes, Elapsed: time.Since(r.start),

@@ -15,7 +15,6 @@ import (
 
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/pipeline"
-	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/recipe"
 	"github.com/mldf/convert/sources"
 )
@@ -93,12 +92,11 @@ func newReport(plan *recipe.Plan, rep pipeline.Report, runErr error) runReport {
 		out.SamplesPerSec = float64(rep.Samples) / s
 		out.MBInPerSec = float64(rep.BytesIn) / 1e6 / s
 	}
-	if runErr == nil && rep.Output != "" {
-		if rd, err := reader.Open(rep.Output); err == nil {
-			for _, f := range rd.Describe().Fields {
-				out.Fields = append(out.Fields, fieldReport{Name: f.Name, Type: f.TypeName, Payloads: f.Payloads, PayloadBytes: f.PayloadBytes})
-			}
-			rd.Close()
+	if runErr == nil {
+		// Counted by the pipeline as it wrote: reading a 10^8-row table back would cost
+		// minutes and its pages.
+		for _, f := range rep.Fields {
+			out.Fields = append(out.Fields, fieldReport{Name: f.Name, Type: f.Type.String(), Payloads: int(f.Payloads), PayloadBytes: uint64(f.PayloadBytes)})
 		}
 	}
 	return out
