@@ -195,28 +195,28 @@ func (l *list) Run(ctx context.Context, emit func(sample.Sample) error) error {
 	})
 }
 
-// recentFiles remembers the sizes of the audio files recently named (in two generations of
-// recentWindow), so that a file shared by nearby manifest lines (the segments of one
-// recording) is statted and counted once, in bounded memory.
+// recentFiles remembers the audio files recently named (in two generations of recentWindow),
+// so that a file shared by nearby manifest lines (the segments of one recording) is statted
+// and counted once, in bounded memory.
 type recentFiles struct {
-	cur, old map[string]int64
+	cur, old map[string]struct{}
 }
 
 const recentWindow = 1 << 14
 
-func (r *recentFiles) get(path string) (int64, bool) {
-	if s, ok := r.cur[path]; ok {
-		return s, true
+func (r *recentFiles) has(path string) bool {
+	if _, ok := r.cur[path]; ok {
+		return true
 	}
-	s, ok := r.old[path]
-	return s, ok
+	_, ok := r.old[path]
+	return ok
 }
 
-func (r *recentFiles) put(path string, size int64) {
+func (r *recentFiles) add(path string) {
 	if r.cur == nil || len(r.cur) >= recentWindow {
-		r.old, r.cur = r.cur, make(map[string]int64)
+		r.old, r.cur = r.cur, make(map[string]struct{})
 	}
-	r.cur[path] = size
+	r.cur[path] = struct{}{}
 }
 
 // statAudio returns the size of the audio file at path, or an error naming it when it is

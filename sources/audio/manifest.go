@@ -92,12 +92,12 @@ func (m *Manifest) addLine(line []byte, lineNo int, dir string, recent *recentFi
 		return m.add(nil, r, fmt.Errorf("%s: %w", origin, err))
 	}
 	r.path = vals[ColAudio].Path
-	size, ok := recent.get(r.path)
-	if !ok {
-		if size, err = statAudio(r.path); err != nil {
+	if !recent.has(r.path) {
+		size, err := statAudio(r.path)
+		if err != nil {
 			return m.add(nil, r, fmt.Errorf("%s: %w", origin, err))
 		}
-		recent.put(r.path, size)
+		recent.add(r.path)
 		r.size, r.first = size, true // a file shared by several segments counts once
 	}
 	return m.add(nil, r, nil)

@@ -367,7 +367,6 @@ func (s *Source) Len() int64 { return s.files.Len() }
 // entry is one listed image, decoded from its record.
 type entry struct {
 	label      int
-	rel        string // slash-separated path relative to root
 	size       int64
 	err        error
 	dirRel, nm []byte
