@@ -114,7 +114,7 @@ func TestMultipartSameBytes(t *testing.T) {
 			for _, workers := range []int{1, 2, 8} {
 				u := &pwtest.Uploader{}
 				opt := multipart.Options{PartSize: part, MinPartSize: 1000, GrowEvery: 3, Buffers: 2, ScratchDir: dir}
-				open := pagewriter.Multipart("mem://x.beton", func() (multipart.Uploader, error) { return u, nil }, opt)
+				open := pagewriter.Multipart(context.Background(), "mem://x.beton", func() (multipart.Uploader, error) { return u, nil }, opt)
 				if _, err := writeMany(t, "", open, samples, count, workers); err != nil {
 					t.Fatalf("count %d, part %d, %d workers: %v", count, part, workers, err)
 				}

@@ -154,8 +154,10 @@ func copyToSink(dst Sink, src *Spill, off, n int64) error {
 
 // Multipart opens a multipart upload as a sink: start begins the upload (it is called only
 // when the writer opens the sink, after the container was checked), and name (the object's
-// URL) is used in messages. See package multipart for the part sizes and the memory bound.
-func Multipart(name string, start func() (multipart.Uploader, error), opt multipart.Options) SinkOpener {
+// URL) is used in messages. When ctx ends (the run's context: SIGINT, SIGTERM) the sink
+// fails, waking writers that wait for a buffer, and the run aborts the upload. See package
+// multipart for the part sizes and the memory bound.
+func Multipart(ctx context.Context, name string, start func() (multipart.Uploader, error), opt multipart.Options) SinkOpener {
 	return func(l SinkLayout) (Sink, error) {
 		if err := opt.Check(); err != nil {
 			return nil, fmt.Errorf("upload %s: %w", name, err)
@@ -164,7 +166,7 @@ func Multipart(name string, start func() (multipart.Uploader, error), opt multip
 		if err != nil {
 			return nil, fmt.Errorf("start the upload of %s: %w", name, err)
 		}
-		s, err := multipart.New(u, name, l.Stream, opt)
+		s, err := multipart.New(ctx, u, name, l.Stream, opt)
 		if err != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()

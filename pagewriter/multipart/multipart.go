@@ -176,6 +176,7 @@ type Sink struct {
 	sched  schedule
 	ctx    context.Context
 	cancel context.CancelFunc
+	stop   func() bool // stops the AfterFunc that fails the sink when ctx ends
 	g      errgroup.Group // the part uploads
 
 	first    int // the first part in the window (streamed bytes only)
@@ -200,16 +201,20 @@ type Sink struct {
 
 // New returns a sink writing the object name (for messages) through u. stream is where the
 // bytes written while the run goes start (pagewriter.SinkLayout): the bytes before it come
-// only from the finalizer.
-func New(u Uploader, name string, stream int64, opt Options) (*Sink, error) {
+// only from the finalizer. When ctx ends (SIGINT), the sink fails: the uploads in flight are
+// cancelled and writers waiting for a buffer return; the caller then aborts.
+func New(ctx context.Context, u Uploader, name string, stream int64, opt Options) (*Sink, error) {
 	if err := opt.Check(); err != nil {
 		return nil, fmt.Errorf("upload %s: %w", name, err)
 	}
 	opt.defaults()
 	s := &Sink{u: u, name: name, opt: opt, sched: newSchedule(opt), parts: map[int]*part{}}
 	s.done = make([]uint64, (opt.MaxParts+2+63)/64)
-	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.cond = sync.NewCond(&s.mu)
+	s.stop = context.AfterFunc(s.ctx, func() {
+		s.fail(fmt.Errorf("upload %s: %w", name, context.Cause(s.ctx)))
+	})
 	s.first = 2
 	if stream > 0 {
 		if stream >= s.sched.maxSize() {
@@ -415,6 +420,7 @@ func (s *Sink) fail(err error) error {
 func (s *Sink) failLocked(err error) error {
 	if s.err == nil {
 		s.err = err
+		s.stop()
 		s.cancel()
 	}
 	s.cond.Broadcast()
@@ -464,6 +470,7 @@ func (s *Sink) Commit(size int64) error {
 		s.abortUpload()
 		return err
 	}
+	s.stop()
 	s.cancel()
 	return nil
 }
@@ -531,6 +538,7 @@ func (s *Sink) Abort() error {
 // abortUpload aborts the upload exactly once.
 func (s *Sink) abortUpload() error {
 	s.abortOnce.Do(func() {
+		s.stop()
 		s.cancel()
 		s.g.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), s.opt.AbortTimeout)
