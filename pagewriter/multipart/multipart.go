@@ -176,7 +176,7 @@ type Sink struct {
 	sched  schedule
 	ctx    context.Context
 	cancel context.CancelFunc
-	stop   func() bool // stops the AfterFunc that fails the sink when ctx ends
+	stop   func() bool    // stops the AfterFunc that fails the sink when ctx ends
 	g      errgroup.Group // the part uploads
 
 	first    int // the first part in the window (streamed bytes only)
