@@ -14,7 +14,7 @@ import (
 	"github.com/mldf/convert/pagewriter/pwtest"
 )
 
-// manySamples makes n golden-like samples of varied sizes: blobs up to 600 KB (some empty)
+// manySamples makes n golden-like samples of varied sizes: blobs up to 300 KB (some empty)
 // so that payloads cross 2 MiB pages, missing JSON values, images of a few pixels.
 func manySamples(n int) []tinySample {
 	rng := rand.New(rand.NewPCG(7, 8))
@@ -27,7 +27,7 @@ func manySamples(n int) []tinySample {
 			x.pix[j] = byte(i + j)
 		}
 		if i%5 != 0 {
-			x.blob = bytes.Repeat([]byte{byte(i)}, rng.IntN(600<<10))
+			x.blob = bytes.Repeat([]byte{byte(i)}, rng.IntN(300<<10))
 		}
 		if i%3 != 0 {
 			x.json = []byte(fmt.Sprintf(`{"i":%d}`, i))

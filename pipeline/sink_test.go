@@ -58,7 +58,7 @@ func TestMultipartInterrupted(t *testing.T) {
 		}
 		cancel()
 	}()
-	opt := multipart.Options{PartSize: 5000, MinPartSize: 5000, Buffers: 1, ScratchDir: t.TempDir()}
+	opt := multipart.Options{PartSize: 5000, MinPartSize: 5000, Buffers: 2, ScratchDir: t.TempDir()}
 	_, err := Run(ctx, Config{Source: newSource(mixedSamples(500, 4096, false)), Fields: testFields(), Output: "mem://bucket/out.mldf",
 		PageSize: 4096, Workers: 4, ChunkSize: 4, Sink: uploadTo(ctx, u, opt)})
 	if !errors.Is(err, context.Canceled) {

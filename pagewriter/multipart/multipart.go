@@ -62,9 +62,9 @@ type Options struct {
 	MaxParts int
 	// GrowEvery is the number of parts of each size. 0 means DefaultGrowEvery.
 	GrowEvery int
-	// Buffers is N, the number of part buffers the data parts and the tables share (part 1
-	// and the part where the streamed bytes start have their own): memory stays below
-	// (N + 2) × part size. 0 means DefaultBuffers.
+	// Buffers is N >= 2, the number of part buffers the data parts and the tables share
+	// (part 1 and the part where the streamed bytes start have their own): memory stays
+	// below (N + 2) × part size. 0 means DefaultBuffers.
 	Buffers int
 	// ScratchDir is where the writer using the sink keeps its scratch files; "" means the
 	// system's temporary directory.
@@ -109,8 +109,8 @@ func (o Options) Check() error {
 		return fmt.Errorf("%w: part size %d below the store's minimum %d", ErrOptions, o.PartSize, o.MinPartSize)
 	case o.PartSize > o.MaxPartSize:
 		return fmt.Errorf("%w: part size %d above the maximum %d", ErrOptions, o.PartSize, o.MaxPartSize)
-	case o.Buffers > 1<<16:
-		return fmt.Errorf("%w: %d buffers", ErrOptions, o.Buffers)
+	case o.Buffers < 2 || o.Buffers > 1<<16:
+		return fmt.Errorf("%w: %d buffers (want 2..65536: the finalizer may need one while the part where the data ends waits for the tables)", ErrOptions, o.Buffers)
 	}
 	return nil
 }
@@ -218,6 +218,8 @@ func New(ctx context.Context, u Uploader, name string, stream int64, opt Options
 	s.first = 2
 	if stream > 0 {
 		if stream >= s.sched.maxSize() {
+			s.stop()
+			s.cancel()
 			return nil, fmt.Errorf("upload %s: %w", name, ErrTooLarge)
 		}
 		k := s.sched.locate(stream)

@@ -119,7 +119,8 @@ func checkOrder(t *testing.T, u *pwtest.Uploader) {
 }
 
 // The object is the local file's bytes for 1, 2 and 8 workers, with parts that cut pages and
-// payloads at awkward places, growing part sizes, pages larger than parts, a single buffer,
+// payloads at awkward places, growing part sizes, pages larger than parts (parts before the data region, written only by
+// the finalizer), the fewest buffers allowed (2),
 // and an object smaller than a part; every part but the last is at least the minimum.
 func TestSameBytes(t *testing.T) {
 	const chunks = 60
@@ -128,9 +129,10 @@ func TestSameBytes(t *testing.T) {
 		page int64
 		opt  multipart.Options
 	}{
-		{"5000-grow-1buf", 4096, multipart.Options{PartSize: 5000, MinPartSize: 5000, GrowEvery: 3, Buffers: 1}},
+		{"5000-grow-2buf", 4096, multipart.Options{PartSize: 5000, MinPartSize: 5000, GrowEvery: 3, Buffers: 2}},
 		{"12289-2buf", 4096, multipart.Options{PartSize: 3*4096 + 1, MinPartSize: 1000, Buffers: 2}},
-		{"page-over-part", 1 << 16, multipart.Options{PartSize: 5000, MinPartSize: 5000, GrowEvery: 7, Buffers: 3}},
+		{"page-over-part", 1 << 16, multipart.Options{PartSize: 5000, MinPartSize: 5000, GrowEvery: 7, Buffers: 2}},
+		{"page-is-parts", 1 << 16, multipart.Options{PartSize: 4096, MinPartSize: 4096, Buffers: 2}},
 		{"whole-pages", 4096, multipart.Options{PartSize: 8 * 4096, MinPartSize: 4096}},
 		{"one-part", 4096, multipart.Options{}},
 	} {
@@ -337,5 +339,8 @@ func TestSinkChecks(t *testing.T) {
 
 	if _, err := multipart.New(ctx, u, "x", 0, multipart.Options{PartSize: 1 << 20}); !errors.Is(err, multipart.ErrOptions) {
 		t.Fatalf("part below the minimum: %v", err)
+	}
+	if _, err := multipart.New(ctx, u, "x", 0, multipart.Options{Buffers: 1}); !errors.Is(err, multipart.ErrOptions) {
+		t.Fatalf("one buffer: %v", err)
 	}
 }

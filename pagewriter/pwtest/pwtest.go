@@ -5,6 +5,7 @@
 package pwtest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -85,13 +86,13 @@ func Drive(ctx context.Context, w *pagewriter.Writer, workers, chunks int, fill 
 // ErrCoverage is Memory's Commit when a byte did not arrive exactly once.
 var ErrCoverage = errors.New("pwtest: bytes not delivered exactly once")
 
-// Memory is an in-memory sink that counts how often each byte arrives.
+// Memory is an in-memory sink that records every range delivered to it.
 type Memory struct {
 	mu        sync.Mutex
 	name, dir string
 	buf       []byte
-	seen      []uint8
-	zeros     int // Zero calls
+	ranges    [][2]int64 // [off, end) of every WriteAt and Zero
+	zeros     int        // Zero calls
 	committed []byte
 	aborts    int
 	closed    bool
@@ -108,15 +109,6 @@ func (m *Memory) Opener() pagewriter.SinkOpener {
 func (m *Memory) grow(end int64) {
 	if int64(len(m.buf)) < end {
 		m.buf = append(m.buf, make([]byte, end-int64(len(m.buf)))...)
-		m.seen = append(m.seen, make([]uint8, end-int64(len(m.seen)))...)
-	}
-}
-
-func (m *Memory) mark(off, n int64) {
-	for i := off; i < off+n; i++ {
-		if m.seen[i] < 255 {
-			m.seen[i]++
-		}
 	}
 }
 
@@ -126,7 +118,7 @@ func (m *Memory) WriteAt(p []byte, off int64) (int, error) {
 	defer m.mu.Unlock()
 	m.grow(off + int64(len(p)))
 	copy(m.buf[off:], p)
-	m.mark(off, int64(len(p)))
+	m.ranges = append(m.ranges, [2]int64{off, off + int64(len(p))})
 	return len(p), nil
 }
 
@@ -136,13 +128,13 @@ func (m *Memory) Zero(off, n int64) error {
 	defer m.mu.Unlock()
 	m.grow(off + n)
 	clear(m.buf[off : off+n])
-	m.mark(off, n)
+	m.ranges = append(m.ranges, [2]int64{off, off + n})
 	m.zeros++
 	return nil
 }
 
-// Commit fails with ErrCoverage unless every byte of [0, size) arrived exactly once and none
-// after it.
+// Commit fails with ErrCoverage unless the delivered ranges tile [0, size): every byte
+// exactly once, none past the end.
 func (m *Memory) Commit(size int64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -150,13 +142,25 @@ func (m *Memory) Commit(size int64) error {
 		return errors.New("pwtest: commit after commit or abort")
 	}
 	m.closed = true
-	if int64(len(m.seen)) > size {
-		return fmt.Errorf("%w: %d bytes past the size %d", ErrCoverage, int64(len(m.seen))-size, size)
+	r := slices.Clone(m.ranges)
+	slices.SortFunc(r, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+	at := int64(0)
+	for _, x := range r {
+		if x[0] == x[1] {
+			continue
+		}
+		if x[0] != at {
+			if x[0] < at {
+				return fmt.Errorf("%w: bytes [%d, %d) arrived twice", ErrCoverage, x[0], min(at, x[1]))
+			}
+			return fmt.Errorf("%w: bytes [%d, %d) never arrived", ErrCoverage, at, x[0])
+		}
+		at = x[1]
+	}
+	if at != size {
+		return fmt.Errorf("%w: bytes arrived up to %d, the size is %d", ErrCoverage, at, size)
 	}
 	m.grow(size)
-	if i := slices.IndexFunc(m.seen, func(c uint8) bool { return c != 1 }); i >= 0 {
-		return fmt.Errorf("%w: byte %d arrived %d times", ErrCoverage, i, m.seen[i])
-	}
 	m.committed = m.buf
 	return nil
 }
