@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -215,10 +216,14 @@ func (b *Batch) Append(row []byte, payloads [][]byte) error {
 func (b *Batch) AddRow(src []byte) []byte {
 	rs := b.w.lay.RowSize
 	at := len(b.rows)
-	b.rows = append(b.rows, make([]byte, rs)...)
-	r := b.rows[at : at+rs]
-	copy(r, src)
-	return r
+	if len(src) == rs {
+		b.rows = append(b.rows, src...)
+	} else {
+		b.rows = slices.Grow(b.rows, rs)[:at+rs]
+		r := b.rows[at:]
+		clear(r[copy(r, src):])
+	}
+	return b.rows[at : at+rs : at+rs]
 }
 
 // AddItem adds a payload of the sample being appended, in placement order. Row is set here.
