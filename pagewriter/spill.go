@@ -9,27 +9,31 @@ import (
 // Spill is a scratch file for a table that grows with the dataset (metadata rows, allocation
 // entries) or a staged data region: records are written at their final index with WriteAt
 // by any worker and copied into the output by the finalizer, so the table never has to fit
-// in memory. The file is unlinked as soon as it is created, so nothing is left behind even
-// after kill -9.
+// in memory. The file has no name (O_TMPFILE on Linux), so nothing is left behind even after
+// kill -9; elsewhere it is unlinked right after it is created (a kill in that instant leaves
+// a ".convert-ROLE-*" file).
 type Spill struct {
 	File
-	os   *os.File
-	name string
+	name string // set where the file could not be unlinked at once
 }
 
-// CreateSpill creates an unlinked scratch file in dir.
+// CreateSpill creates an unlinked scratch file in dir: without a name from the start where
+// the system allows it (O_TMPFILE), so no kill can leave it behind; elsewhere removed right
+// after it is created.
 func CreateSpill(dir, role string, wrap WrapFunc) (*Spill, error) {
-	f, err := os.CreateTemp(dir, ".convert-"+role+"-*")
+	s := &Spill{}
+	f, err := openUnnamed(dir)
 	if err != nil {
-		return nil, fmt.Errorf("create %s scratch file in %s: %w", role, dir, err)
+		if f, err = os.CreateTemp(dir, ".convert-"+role+"-*"); err != nil {
+			return nil, fmt.Errorf("create %s scratch file in %s: %w", role, dir, err)
+		}
+		// On Linux the open file lives on without a name. Where removing an open file
+		// fails, Close removes it.
+		if os.Remove(f.Name()) != nil {
+			s.name = f.Name()
+		}
 	}
-	// On Linux the open file lives on without a name. Where removing an open file fails,
-	// Close removes it.
-	unlinked := os.Remove(f.Name()) == nil
-	s := &Spill{File: f, os: f}
-	if !unlinked {
-		s.name = f.Name()
-	}
+	s.File = f
 	if wrap != nil {
 		s.File = wrap(f, role)
 	}
