@@ -8,10 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// copyFileRange copies up to n bytes with copy_file_range(2). It returns how many bytes it
+// CopyFileRange copies up to n bytes from src at srcOff to dst at dstOff with copy_file_range(2). It returns how many bytes it
 // copied, and ok=false when the kernel or file system refuses the call (the caller then reads
 // and writes the rest).
-func copyFileRange(src int, srcOff int64, dst int, dstOff int64, n int64) (done int64, ok bool, err error) {
+func CopyFileRange(src int, srcOff int64, dst int, dstOff int64, n int64) (done int64, ok bool, err error) {
 	for done < n {
 		so, do := srcOff+done, dstOff+done
 		w, err := unix.CopyFileRange(src, &so, dst, &do, int(min(n-done, 1<<30)), 0)

@@ -133,7 +133,7 @@ func copyToSink(dst Sink, src *Spill, off, n int64) error {
 		in, ok2 := src.File.(*os.File)
 		if ok1 && ok2 {
 			var err error
-			if done, _, err = copyFileRange(int(in.Fd()), 0, int(out.Fd()), off, n); err != nil {
+			if done, _, err = CopyFileRange(int(in.Fd()), 0, int(out.Fd()), off, n); err != nil {
 				return err
 			}
 		}
