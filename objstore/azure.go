@@ -234,7 +234,9 @@ func (n *azNative) listIncomplete(ctx context.Context, prefix string) ([]Incompl
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].URL < out[j].URL || out[i].URL == out[j].URL && out[i].ID < out[j].ID })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].URL < out[j].URL || out[i].URL == out[j].URL && out[i].ID < out[j].ID
+	})
 	return out, nil
 }
 

@@ -234,7 +234,9 @@ func (n *gcsNative) listIncomplete(ctx context.Context, prefix string) ([]Incomp
 		seen[k] = len(out)
 		out = append(out, Incomplete{URL: k[0], ID: k[1], Initiated: o.ModTime})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].URL < out[j].URL || out[i].URL == out[j].URL && out[i].ID < out[j].ID })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].URL < out[j].URL || out[i].URL == out[j].URL && out[i].ID < out[j].ID
+	})
 	return out, nil
 }
 
@@ -244,4 +246,3 @@ func (n *gcsNative) abortIncomplete(ctx context.Context, key, id string) error {
 	}
 	return n.deletePrefix(ctx, tmpPrefix(key, id))
 }
-

@@ -349,7 +349,9 @@ func (localStore) listIncomplete(_ context.Context, prefix string) ([]Incomplete
 		}
 		out = append(out, Incomplete{URL: dir + base, ID: id, Initiated: t})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].URL < out[j].URL || out[i].URL == out[j].URL && out[i].ID < out[j].ID })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].URL < out[j].URL || out[i].URL == out[j].URL && out[i].ID < out[j].ID
+	})
 	return out, nil
 }
 

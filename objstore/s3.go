@@ -129,7 +129,9 @@ func (n *s3Native) listIncomplete(ctx context.Context, prefix string) ([]Incompl
 		}
 		in.KeyMarker, in.UploadIdMarker = page.NextKeyMarker, page.NextUploadIdMarker
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].URL < out[j].URL || out[i].URL == out[j].URL && out[i].ID < out[j].ID })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].URL < out[j].URL || out[i].URL == out[j].URL && out[i].ID < out[j].ID
+	})
 	return out, nil
 }
 
