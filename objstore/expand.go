@@ -131,7 +131,7 @@ func (c *Client) glob(ctx context.Context, name string, l Location) ([]Attrs, er
 		}
 		out := make([]Attrs, len(m))
 		for i, p := range m {
-			if out[i], err = c.statLocal(p, l.WithKey(p)); err != nil {
+			if out[i], err = c.statLocal(l.WithKey(p).String(), l.WithKey(p)); err != nil {
 				return nil, err
 			}
 		}

@@ -66,6 +66,10 @@ func (c *Client) OpenReaderAt(ctx context.Context, raw string) (*ReaderAt, error
 		return nil, err
 	}
 	if l.IsLocal() {
+		// Checked before opening: opening a FIFO would block until a writer comes.
+		if fi, err := os.Stat(l.Key); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+			return nil, newErr("open", raw, ErrBadURL, "not a regular file (random access needs one)")
+		}
 		f, a, err := openLocal(ctx, c, raw, l)
 		if err != nil {
 			return nil, err
