@@ -21,8 +21,11 @@ import (
 // an emulator. The storage client's own retries are off: this package retries.
 func openGCS(ctx context.Context, bucket string) (store, error) {
 	var hc *gcp.HTTPClient
+	var opts gcsblob.Options
 	if os.Getenv("STORAGE_EMULATOR_HOST") != "" {
 		hc = gcp.NewAnonymousHTTPClient(gcp.DefaultTransport())
+		// Emulators serve reads through the JSON API only (GCS itself serves both).
+		opts.ClientOptions = append(opts.ClientOptions, storage.WithJSONReads())
 	} else {
 		creds, err := gcp.DefaultCredentials(ctx)
 		if err != nil {
@@ -32,7 +35,7 @@ func openGCS(ctx context.Context, bucket string) (store, error) {
 			return nil, err
 		}
 	}
-	b, err := gcsblob.OpenBucket(ctx, hc, bucket, nil)
+	b, err := gcsblob.OpenBucket(ctx, hc, bucket, &opts)
 	if err != nil {
 		return nil, err
 	}

@@ -118,7 +118,8 @@ func checkBucket(scheme, b string) string {
 
 // checkKey refuses what gocloud's drivers would rewrite (they hex-escape these characters,
 // so the object written would not be the one named): control characters, a "../" segment,
-// the escape marker "__0x" itself and, on Azure, `"#%?\` and a trailing "/".
+// the escape marker "__0x" itself and, on Azure, `"#%`. Azure's "?" and "\" are glob
+// characters in patterns: objectKey refuses them in object names.
 func checkKey(scheme, k string) string {
 	if len(k) > 1024 {
 		return "longer than 1024 bytes"
@@ -127,7 +128,7 @@ func checkKey(scheme, k string) string {
 		if c < 32 || c == 127 {
 			return fmt.Sprintf("control character %q", c)
 		}
-		if scheme == SchemeAzure && strings.ContainsRune(`"#%?\`, c) {
+		if scheme == SchemeAzure && strings.ContainsRune(`"#%`, c) {
 			return fmt.Sprintf("character %q not allowed in an Azure blob name", c)
 		}
 	}
@@ -168,6 +169,9 @@ func (l Location) bucketID() string { return l.Scheme + "://" + l.Bucket }
 func (l Location) objectKey(op string) error {
 	if l.Key == "" || (!l.IsLocal() && strings.HasSuffix(l.Key, "/")) {
 		return newErr(op, l.String(), ErrBadURL, "names a bucket or prefix, not an object")
+	}
+	if l.Scheme == SchemeAzure && strings.ContainsAny(l.Key, `?\`) {
+		return newErr(op, l.String(), ErrBadURL, `"?" and "\" are not allowed in an Azure blob name`)
 	}
 	return nil
 }
