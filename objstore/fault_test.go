@@ -238,3 +238,51 @@ func TestFaultCompleteAnswerLost(t *testing.T) {
 		t.Fatal("object differs")
 	}
 }
+
+// Close stops fetches that are stuck on a silent server (the stall timeout here is far
+// away: only the cancellation can end them), and Prefetcher.Close does the same for the
+// inputs it opened ahead.
+func TestFaultCloseStopsStalledFetches(t *testing.T) {
+	c, p := faultEnv(t, WithStallTimeout(10*time.Minute), WithBlockSize(64<<10), WithReadahead(2))
+	ctx := context.Background()
+	for _, u := range []string{"s3://bkt/a", "s3://bkt/b", "s3://bkt/c"} {
+		if err := c.WriteFile(ctx, u, testData(1<<20, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Add(faultproxy.Rule{Name: "silent", Match: faultproxy.IsGet, Fault: faultproxy.Stall, After: -1})
+	// waitHits waits until the silent server holds more than n requests.
+	waitHits := func(n int) {
+		for p.Hits("silent") <= n {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	r, err := c.Open(ctx, "s3://bkt/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitHits(0)
+	r.Close()
+	if _, err := r.Read(make([]byte, 1)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Read after Close: %v", err)
+	}
+	n := p.Hits("silent")
+	pf := c.Prefetch(ctx, []string{"s3://bkt/a", "s3://bkt/b", "s3://bkt/c"}, 2)
+	waitHits(n + 2)
+	pf.Close()
+	// A cancelled context ends a read waiting on a silent server.
+	cctx, cancel := context.WithCancel(ctx)
+	r, err = c.Open(cctx, "s3://bkt/b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	n = p.Hits("silent")
+	go func() {
+		waitHits(n)
+		cancel()
+	}()
+	if _, err := io.Copy(io.Discard, r); !errors.Is(err, context.Canceled) {
+		t.Fatalf("read after cancel: %v", err)
+	}
+}

@@ -34,6 +34,15 @@ func testOpts(extra ...Option) []Option {
 	return append([]Option{WithRetry(6, time.Millisecond, 20*time.Millisecond), WithStallTimeout(2 * time.Second)}, extra...)
 }
 
+// newS3Bench is newS3 for benchmarks.
+func newS3Bench(b *testing.B) *s3test.Server {
+	b.Helper()
+	srv := s3test.Start(b)
+	srv.MakeBucket(b, "bkt")
+	s3test.Env(b, srv.Endpoint, s3test.SecretKey)
+	return srv
+}
+
 // newS3 starts versitygw with a bucket "bkt" and returns a client pointed at it.
 func newS3(t *testing.T, opts ...Option) (*Client, *s3test.Server) {
 	t.Helper()

@@ -454,3 +454,43 @@ func TestS3Prefetch(t *testing.T) {
 	goleak.VerifyNone(t, goleak.IgnoreCurrent(), goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"), goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"))
 }
+
+// A streaming reader holds at most readahead+1 blocks, whatever the object's size.
+func TestS3ReaderMemoryBound(t *testing.T) {
+	const block, ahead = 64 << 10, 2
+	c, _ := newS3(t, WithBlockSize(block), WithReadahead(ahead))
+	ctx := context.Background()
+	want := testData(3<<20+5, 3)
+	if err := c.WriteFile(ctx, "s3://bkt/big", want); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Open(ctx, "s3://bkt/big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var got []byte
+	buf := make([]byte, 10_000)
+	for {
+		n, err := r.Read(buf)
+		got = append(got, buf[:n]...)
+		held := len(r.pending) + len(r.free)
+		for _, b := range r.free {
+			if cap(b) > block {
+				t.Fatalf("buffer of %d bytes", cap(b))
+			}
+		}
+		if held > ahead+1 {
+			t.Fatalf("%d blocks held, bound %d", held, ahead+1)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("bytes differ")
+	}
+}
