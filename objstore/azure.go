@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"sync"
 	"time"
 
@@ -234,9 +233,7 @@ func (n *azNative) listIncomplete(ctx context.Context, prefix string) ([]Incompl
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		return out[i].URL < out[j].URL || out[i].URL == out[j].URL && out[i].ID < out[j].ID
-	})
+	sortIncomplete(out)
 	return out, nil
 }
 

@@ -3,6 +3,7 @@ package objstore
 import (
 	"context"
 	"io"
+	"strings"
 
 	"gocloud.dev/blob"
 )
@@ -57,7 +58,7 @@ func (s *cloudStore) list(ctx context.Context, prefix string, retry retrier, fn 
 			return err
 		}
 		for _, o := range page {
-			if o.IsDir {
+			if o.IsDir || strings.HasSuffix(o.Key, "/") { // "directory" marker objects
 				continue
 			}
 			if err := fn(Attrs{URL: o.Key, Size: o.Size, ModTime: o.ModTime}); err != nil {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"sort"
 	"strings"
 
 	"cloud.google.com/go/storage"
@@ -237,9 +236,7 @@ func (n *gcsNative) listIncomplete(ctx context.Context, prefix string) ([]Incomp
 		seen[k] = len(out)
 		out = append(out, Incomplete{URL: k[0], ID: k[1], Initiated: o.ModTime})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		return out[i].URL < out[j].URL || out[i].URL == out[j].URL && out[i].ID < out[j].ID
-	})
+	sortIncomplete(out)
 	return out, nil
 }
 

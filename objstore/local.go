@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -349,9 +348,7 @@ func (localStore) listIncomplete(_ context.Context, prefix string) ([]Incomplete
 		}
 		out = append(out, Incomplete{URL: dir + base, ID: id, Initiated: t})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		return out[i].URL < out[j].URL || out[i].URL == out[j].URL && out[i].ID < out[j].ID
-	})
+	sortIncomplete(out)
 	return out, nil
 }
 

@@ -243,6 +243,10 @@ func classify(err error) class {
 	case status >= 400:
 		return class{detail: detail}
 	}
+	if s := err.Error(); strings.Contains(s, "failed to retrieve credentials") || strings.Contains(s, "get credentials: ") || strings.Contains(s, "DefaultAzureCredential") ||
+		strings.Contains(s, "could not find default credentials") {
+		return class{kind: ErrDenied, detail: "no credentials found in the standard chain"}
+	}
 	if transient(err) {
 		return class{detail: shortNetErr(err), retry: true}
 	}

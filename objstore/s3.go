@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 
@@ -134,9 +133,7 @@ func (n *s3Native) listIncomplete(ctx context.Context, prefix string) ([]Incompl
 		}
 		in.KeyMarker, in.UploadIdMarker = page.NextKeyMarker, page.NextUploadIdMarker
 	}
-	sort.Slice(out, func(i, j int) bool {
-		return out[i].URL < out[j].URL || out[i].URL == out[j].URL && out[i].ID < out[j].ID
-	})
+	sortIncomplete(out)
 	return out, nil
 }
 

@@ -146,6 +146,15 @@ func TestS3Errors(t *testing.T) {
 		t.Fatalf("CheckWrite left uploads: %v %v", inc, err)
 	}
 
+	// No credentials anywhere in the chain (environment, files, instance role).
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	none := New(testOpts()...)
+	_, err = none.Stat(ctx, "s3://bkt/present")
+	wantErr(t, err, ErrDenied, "s3://bkt/present")
+	t.Logf("no credentials: %v", err)
+	none.Close()
+
 	// Wrong secret: every operation is one clear "access denied" naming the URL, at once.
 	s3test.Env(t, srv.Endpoint, "wrong-secret")
 	bad := New(testOpts()...)

@@ -3,6 +3,8 @@ package objstore
 import (
 	"context"
 	"io"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -68,4 +70,14 @@ type multipart interface {
 	// when a retried complete finds the upload gone: the earlier attempt succeeded).
 	completed(ctx context.Context, total int64) (bool, error)
 	abort(ctx context.Context) error
+}
+
+// sortIncomplete orders uploads by URL, then ID.
+func sortIncomplete(out []Incomplete) {
+	slices.SortFunc(out, func(a, b Incomplete) int {
+		if c := strings.Compare(a.URL, b.URL); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 }
