@@ -114,6 +114,7 @@ static unsigned long tjw_bufsize(int w, int hh, int samp) {
 import "C"
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"unsafe"
@@ -350,8 +351,8 @@ func (e *Encoder) withBuffer(n int, encode func([]byte) C.tjw_result) ([]byte, e
 		e.reset()
 		return nil, resultErr("encode", r)
 	}
-	out := make([]byte, int(r.size))
-	copy(out, e.buf)
+	out := bytes.Clone(e.buf[:int(r.size)]) // not zeroed first, unlike make
+
 	if cap(e.buf) > keepBuffer {
 		e.buf = nil
 	}
