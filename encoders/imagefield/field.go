@@ -18,6 +18,7 @@ import (
 	"golang.org/x/image/tiff"
 	"golang.org/x/image/webp"
 
+	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/internal/turbojpeg"
 	"github.com/mldf/convert/manifest"
@@ -52,10 +53,11 @@ type Field struct {
 // codec holds one worker's libjpeg-turbo handles (nil members mean the Go codecs) and
 // reusable pixel buffers.
 type codec struct {
-	dec *turbojpeg.Decoder
-	enc *turbojpeg.Encoder
-	buf scratch
-	yuv yuvBufs
+	dec  *turbojpeg.Decoder
+	enc  *turbojpeg.Encoder
+	file []byte // the file being encoded (modes that never store the file as it is)
+	buf  scratch
+	yuv  yuvBufs
 }
 
 // keepScratch bounds each scratch buffer a worker keeps between images: buffers grown for
@@ -65,7 +67,7 @@ const keepScratch = 32 << 20
 
 // trim drops the scratch buffers larger than keepScratch.
 func (c *codec) trim() {
-	for _, b := range []*[]byte{&c.buf.dec, &c.buf.tmp, &c.buf.out, &c.yuv.y, &c.yuv.cb, &c.yuv.cr, &c.yuv.pad, &c.yuv.tmp} {
+	for _, b := range []*[]byte{&c.file, &c.buf.dec, &c.buf.tmp, &c.buf.out, &c.yuv.y, &c.yuv.cb, &c.yuv.cr, &c.yuv.pad, &c.yuv.tmp} {
 		if cap(*b) > keepScratch {
 			*b = nil
 		}
@@ -146,7 +148,14 @@ func (f *Field) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	switch v.Kind {
 	case sample.KindFile:
 		var err error
-		data, err = v.Load() // refuses a named pipe or a device without blocking
+		if f.opts.Mode == ModeSmart {
+			// Most files pass through, as the payload: read each into a buffer of its own.
+			data, err = v.Load() // refuses a named pipe or a device without blocking
+		} else if data, err = inputfile.ReadFileInto(v.Path, c.file); err == nil {
+			c.file = data // read into the worker's buffer: no allocation per image
+		} else {
+			err = fmt.Errorf("read %s: %w", quote.S(v.Path), err) // as Load says it
+		}
 		if err != nil {
 			return nil, fmt.Errorf("image field %q: %w", f.name, err)
 		}
