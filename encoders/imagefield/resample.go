@@ -25,7 +25,7 @@ type taps struct {
 	small bool
 	// ident is true when output i is source sample i: the pass is a copy.
 	ident bool
-	w16   []int16 // the weights as the C pass's SIMD loop reads them (see pairs)
+	cTaps // the weights as the C passes read them (empty without cgo)
 }
 
 type tap2 struct{ st, w0, w1 int32 }
@@ -97,34 +97,8 @@ func makeTaps(a axis, f Filter) *taps {
 		}
 	}
 	t.pack()
-	t.w16 = t.pairs()
+	t.prepare()
 	return t
-}
-
-// pairs returns t's weights laid out for the SIMD loop of the C pass across (rs_h): for each
-// run of 8 outputs and each pair of taps (2p, 2p+1), the 8 outputs' two weights side by side
-// as 16-bit values (0 for a missing tap 2p+1). It is nil when a weight does not fit in 16
-// bits or there are fewer than 8 outputs.
-func (t *taps) pairs() []int16 {
-	if !t.small || len(t.start) < 8 {
-		return nil
-	}
-	n, np := t.n, (t.n+1)/2
-	groups := len(t.start) / 8
-	w16 := make([]int16, groups*np*16)
-	for g := 0; g < groups; g++ {
-		for p := 0; p < np; p++ {
-			for j := 0; j < 8; j++ {
-				x := 8*g + j
-				o := (g*np+p)*16 + 2*j
-				w16[o] = int16(t.w[x*n+2*p])
-				if 2*p+1 < n {
-					w16[o+1] = int16(t.w[x*n+2*p+1])
-				}
-			}
-		}
-	}
-	return w16
 }
 
 // resample scales the image src (c interleaved channels, rows sstride bytes apart) along the

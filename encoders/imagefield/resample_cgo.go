@@ -34,47 +34,102 @@ static inline __m128i rs_pack(__m128i s0, __m128i s1) {
 }
 #endif
 
+#ifdef __SSE2__
+// rs_group sums 8 outputs across (see rs_h) with samples gathered 16 bits at a time, and
+// returns them as 8 clamped bytes in the low half.
+static inline __m128i rs_group(const uint8_t *s, const int32_t *st, const int16_t *wg, int n) {
+	const __m128i zero = _mm_setzero_si128(), half = _mm_set1_epi32(HALF);
+	__m128i s0 = half, s1 = half;
+	for (int k = 0; k < n; k += 2) {
+		// The samples of taps k and k+1 of the 8 outputs, side by side.
+		__m128i v = zero;
+		if (k + 1 < n) {
+			uint16_t q;
+#define RS_PAIR(j) memcpy(&q, s + st[j] + k, 2); v = _mm_insert_epi16(v, q, j)
+			RS_PAIR(0); RS_PAIR(1); RS_PAIR(2); RS_PAIR(3);
+			RS_PAIR(4); RS_PAIR(5); RS_PAIR(6); RS_PAIR(7);
+#undef RS_PAIR
+		} else { // the last tap alone: never read past it
+#define RS_ONE(j) v = _mm_insert_epi16(v, s[st[j] + k], j)
+			RS_ONE(0); RS_ONE(1); RS_ONE(2); RS_ONE(3);
+			RS_ONE(4); RS_ONE(5); RS_ONE(6); RS_ONE(7);
+#undef RS_ONE
+		}
+		const __m128i *wp = (const __m128i *)(wg + k * 8);
+		s0 = _mm_add_epi32(s0, _mm_madd_epi16(_mm_unpacklo_epi8(v, zero), _mm_loadu_si128(wp)));
+		s1 = _mm_add_epi32(s1, _mm_madd_epi16(_mm_unpackhi_epi8(v, zero), _mm_loadu_si128(wp + 1)));
+	}
+	__m128i r = rs_pack(s0, s1);
+	return _mm_packus_epi16(r, r);
+}
+
+// rs_h_sse2 runs rs_group along a row; it returns the outputs done (a multiple of 8).
+static int rs_h_sse2(const uint8_t *s, uint8_t *d, int dw, const int32_t *start, int n, const int16_t *w16) {
+	const int np = (n + 1) / 2;
+	int x = 0;
+	for (; x + 8 <= dw; x += 8) {
+		_mm_storel_epi64((__m128i *)(d + x), rs_group(s, start + x, w16 + (ptrdiff_t)(x / 8) * np * 16, n));
+	}
+	return x;
+}
+#endif
+
+#if defined(__SSE2__) && defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <tmmintrin.h>
+#define RS_SSSE3 1
+// rs_h_ssse3 is rs_h_sse2 gathering the samples of 8 outputs with one 16-byte load and a
+// byte shuffle (shuf: one 16-byte mask per run of 8 outputs and pair of taps, relative to the
+// run's first start) where ok says the run's samples lie within those 16 bytes and the row.
+// It runs only where the CPU has SSSE3 (checked by the caller).
+__attribute__((target("ssse3")))
+static int rs_h_ssse3(const uint8_t *s, uint8_t *d, int dw, const int32_t *start, int n, const int16_t *w16,
+                      const uint8_t *shuf, const uint8_t *ok) {
+	const int np = (n + 1) / 2;
+	const __m128i zero = _mm_setzero_si128(), half = _mm_set1_epi32(HALF);
+	int x = 0;
+	for (; x + 8 <= dw; x += 8) {
+		const int g = x / 8;
+		const int16_t *wg = w16 + (ptrdiff_t)g * np * 16;
+		if (!ok[g]) {
+			_mm_storel_epi64((__m128i *)(d + x), rs_group(s, start + x, wg, n));
+			continue;
+		}
+		const __m128i b = _mm_loadu_si128((const __m128i *)(s + start[x]));
+		const uint8_t *mg = shuf + (ptrdiff_t)g * np * 16;
+		__m128i s0 = half, s1 = half;
+		for (int p = 0; p < np; p++) {
+			__m128i v = _mm_shuffle_epi8(b, _mm_loadu_si128((const __m128i *)(mg + p * 16)));
+			const __m128i *wp = (const __m128i *)(wg + p * 16);
+			s0 = _mm_add_epi32(s0, _mm_madd_epi16(_mm_unpacklo_epi8(v, zero), _mm_loadu_si128(wp)));
+			s1 = _mm_add_epi32(s1, _mm_madd_epi16(_mm_unpackhi_epi8(v, zero), _mm_loadu_si128(wp + 1)));
+		}
+		__m128i r = rs_pack(s0, s1);
+		_mm_storel_epi64((__m128i *)(d + x), _mm_packus_epi16(r, r));
+	}
+	return x;
+}
+#endif
+
 // rs_h resamples rows rows of one-channel samples across: output x of a row is the sum over
 // k < n of w[x*n+k] times the source sample start[x]+k. w16, when not NULL, holds the same
-// weights as 16-bit pairs for the SIMD loop: for each run of 8 outputs and each pair of taps
-// (2p, 2p+1), the 8 outputs' two weights side by side (0 for a missing tap 2p+1).
+// weights as 16-bit pairs for the SIMD loops: for each run of 8 outputs and each pair of taps
+// (2p, 2p+1), the 8 outputs' two weights side by side (0 for a missing tap 2p+1). shuf and ok,
+// when not NULL, are rs_h_ssse3's, to use (the CPU has SSSE3).
 static void rs_h(const uint8_t *src, ptrdiff_t sstride, int rows, uint8_t *dst, ptrdiff_t dstride,
-                 int dw, const int32_t *start, const int32_t *w, int n, const int16_t *w16) {
-	const int np = (n + 1) / 2;
+                 int dw, const int32_t *start, const int32_t *w, int n, const int16_t *w16,
+                 const uint8_t *shuf, const uint8_t *ok) {
 	for (int y = 0; y < rows; y++) {
 		const uint8_t *s = src + y * sstride;
 		uint8_t *d = dst + y * dstride;
 		int x = 0;
 #ifdef __SSE2__
 		if (w16 != NULL) {
-			const __m128i zero = _mm_setzero_si128(), half = _mm_set1_epi32(HALF);
-			for (; x + 8 <= dw; x += 8) {
-				const int16_t *wg = w16 + (ptrdiff_t)(x / 8) * np * 16;
-				const int32_t *st = start + x;
-				__m128i s0 = half, s1 = half;
-				for (int p = 0; p < np; p++) {
-					// The samples of taps 2p and 2p+1 of the 8 outputs, side by side.
-					__m128i v = zero;
-					const int k = 2 * p;
-					if (k + 1 < n) {
-						uint16_t q;
-#define RS_PAIR(j) memcpy(&q, s + st[j] + k, 2); v = _mm_insert_epi16(v, q, j)
-						RS_PAIR(0); RS_PAIR(1); RS_PAIR(2); RS_PAIR(3);
-						RS_PAIR(4); RS_PAIR(5); RS_PAIR(6); RS_PAIR(7);
-#undef RS_PAIR
-					} else { // the last tap alone: never read past it
-#define RS_ONE(j) v = _mm_insert_epi16(v, s[st[j] + k], j)
-						RS_ONE(0); RS_ONE(1); RS_ONE(2); RS_ONE(3);
-						RS_ONE(4); RS_ONE(5); RS_ONE(6); RS_ONE(7);
-#undef RS_ONE
-					}
-					const __m128i *wp = (const __m128i *)(wg + p * 16);
-					s0 = _mm_add_epi32(s0, _mm_madd_epi16(_mm_unpacklo_epi8(v, zero), _mm_loadu_si128(wp)));
-					s1 = _mm_add_epi32(s1, _mm_madd_epi16(_mm_unpackhi_epi8(v, zero), _mm_loadu_si128(wp + 1)));
-				}
-				__m128i r = rs_pack(s0, s1);
-				_mm_storel_epi64((__m128i *)(d + x), _mm_packus_epi16(r, r));
-			}
+#ifdef RS_SSSE3
+			if (shuf != NULL) {
+				x = rs_h_ssse3(s, d, dw, start, n, w16, shuf, ok);
+			} else
+#endif
+			x = rs_h_sse2(s, d, dw, start, n, w16);
 		}
 #endif
 		if (n == 2) {
@@ -97,6 +152,15 @@ static void rs_h(const uint8_t *src, ptrdiff_t sstride, int rows, uint8_t *dst, 
 			}
 		}
 	}
+}
+
+// rs_has_ssse3 reports whether rs_h_ssse3 is compiled in.
+static int rs_has_ssse3(void) {
+#ifdef RS_SSSE3
+	return 1;
+#else
+	return 0;
+#endif
 }
 
 // rs_v resamples rows of len bytes down to dh rows: output row y is the sum over k < n of
@@ -168,6 +232,8 @@ import "C"
 import (
 	"fmt"
 	"unsafe"
+
+	"golang.org/x/sys/cpu"
 )
 
 // spanOK panics unless b holds rows rows of n bytes, rows stride bytes apart: the C passes
@@ -201,12 +267,68 @@ func passH(src []byte, sw, sh, sstride, c int, dst []byte, dw, dstride int, t *t
 		return
 	}
 	var p16 *C.int16_t
+	var shuf, ok *C.uint8_t
 	if len(t.w16) > 0 {
 		p16 = (*C.int16_t)(unsafe.Pointer(&t.w16[0]))
+		if len(t.shuf) > 0 {
+			shuf, ok = (*C.uint8_t)(unsafe.Pointer(&t.shuf[0])), (*C.uint8_t)(unsafe.Pointer(&t.shufOK[0]))
+		}
 	}
 	C.rs_h((*C.uint8_t)(unsafe.Pointer(&src[0])), C.ptrdiff_t(sstride), C.int(sh),
 		(*C.uint8_t)(unsafe.Pointer(&dst[0])), C.ptrdiff_t(dstride), C.int(dw),
-		(*C.int32_t)(unsafe.Pointer(&t.start[0])), (*C.int32_t)(unsafe.Pointer(&t.w[0])), C.int(t.n), p16)
+		(*C.int32_t)(unsafe.Pointer(&t.start[0])), (*C.int32_t)(unsafe.Pointer(&t.w[0])), C.int(t.n), p16, shuf, ok)
+}
+
+// ssse3 is true when rs_h may shuffle bytes (compiled in, and the CPU has SSSE3).
+var ssse3 = C.rs_has_ssse3() != 0 && cpu.X86.HasSSSE3
+
+// cTaps holds a taps' weights laid out for the C pass across (see rs_h).
+type cTaps struct {
+	w16    []int16 // 16-bit weight pairs, nil when the SIMD loops cannot take the weights
+	shuf   []byte  // byte shuffles of rs_h_ssse3, nil without SSSE3
+	shufOK []byte  // per run of 8 outputs: 1 when its shuffles may be used
+}
+
+// prepare fills t.cTaps: for each run of 8 outputs and each pair of taps (2p, 2p+1), the
+// 8 outputs' two weights side by side as 16-bit values (0 for a missing tap 2p+1), and the
+// shuffle that gathers their samples from 16 bytes read at the run's first start. Nothing
+// when a weight does not fit in 16 bits or there are fewer than 8 outputs.
+func (t *taps) prepare() {
+	if !t.small || len(t.start) < 8 {
+		return
+	}
+	n, np := t.n, (t.n+1)/2
+	groups := len(t.start) / 8
+	t.w16 = make([]int16, groups*np*16)
+	if ssse3 {
+		t.shuf, t.shufOK = make([]byte, groups*np*16), make([]byte, groups)
+	}
+	for g := 0; g < groups; g++ {
+		base := int(t.start[8*g])
+		fits := base+16 <= t.src
+		for p := 0; p < np; p++ {
+			for j := 0; j < 8; j++ {
+				x := 8*g + j
+				o := (g*np+p)*16 + 2*j
+				t.w16[o] = int16(t.w[x*n+2*p])
+				off := int(t.start[x]) - base + 2*p
+				hi := 0x80 // a missing tap: the shuffle gives 0
+				if 2*p+1 < n {
+					t.w16[o+1] = int16(t.w[x*n+2*p+1])
+					hi = off + 1
+				}
+				if t.shuf != nil {
+					t.shuf[o], t.shuf[o+1] = byte(off), byte(hi)
+				}
+				if off+1 > 15 {
+					fits = false
+				}
+			}
+		}
+		if t.shufOK != nil && fits {
+			t.shufOK[g] = 1
+		}
+	}
 }
 
 // passV is resampleV in C.

@@ -9,7 +9,8 @@ import (
 )
 
 // TestResampleCMatchesGo checks that the C passes give exactly the Go passes' bytes, for every
-// filter (negative lobes clamp), channel count, tap count, stride, shrinking and enlarging.
+// filter (negative lobes clamp), channel count, tap count, stride, shrinking and enlarging,
+// through each of their loops (scalar, SSE2, SSSE3 where the CPU has it).
 func TestResampleCMatchesGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for it := 0; it < 600; it++ {
@@ -25,8 +26,11 @@ func TestResampleCMatchesGo(t *testing.T) {
 		ah := axis{full: sw * 8 / num, num: num, sub: 1, src: sw, target: dw, outSub: 1, dst: dw}
 		av := axis{full: sh * 8 / num, num: num, sub: 1, src: sh, target: dh, outSub: 1, dst: dh}
 		th, tv := makeTaps(ah, f), makeTaps(av, f)
-		if it%5 == 0 { // the loops for weights beyond 16 bits
-			th.small, tv.small = false, false
+		switch it % 5 {
+		case 0: // the loops for weights beyond 16 bits
+			th.small, tv.small, th.w16, th.shuf = false, false, nil, nil
+		case 1: // the SIMD loop without byte shuffles (no SSSE3)
+			th.shuf, th.shufOK = nil, nil
 		}
 		sstride := sw*c + r.IntN(7)
 		src := make([]byte, sstride*sh)
