@@ -69,7 +69,8 @@ anchor() { # KEY SECONDS
 
 rm -f "$out/psnr.txt"
 beton=0
-if "$out/convert" images --help 2>&1 | grep -q -- '-format'; then beton=1; fi
+help=$("$out/convert" images --help 2>&1 || true) # not piped into grep -q: pipefail and SIGPIPE
+if [[ $help == *-format* ]]; then beton=1; fi
 for r in $(seq "$runs"); do
   loads+=("$(cut -d' ' -f1-3 /proc/loadavg)")
   timed cat "${files[@]}"
