@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# Image benchmark (issue 2): a deterministic ImageFolder of 2000 photo-like 500x375 JPEGs,
-# converted with --workers 1 and 2 in jpeg mode (max_resolution 256, quality 90) and smart mode
-# (max_resolution 512: every image passes through untouched), with TurboJPEG (cgo) and the
-# pure-Go build. Reports images/s, MB/s of input and peak RSS (from each run's report JSON),
-# beside the time to just read the files. Warm page cache: the files are read once first.
-#   bench/images.sh [N]        results: bench/out/images.md
+# Image benchmark (issues 2 and 16): a deterministic ImageFolder of N photo-like 500x375 JPEGs
+# (bench/genimages), converted RUNS times with --workers 1 and 2 in jpeg mode (max_resolution
+# 256, quality 90: the job FFCV's writer was measured on), in smart mode (max_resolution 512:
+# every image passes through untouched), with TurboJPEG (cgo) and the pure-Go build, and to
+# .beton. Each run also times its anchors on the same files: reading them (cat > /dev/null)
+# and a plain durable write of them (cat > file; sync file). Reports images/s per run, CPU
+# milliseconds per image (user+sys of the process: on a shared machine the figure to compare),
+# MB/s of input, peak RSS (from each run's report), the load average before each run, and the
+# PSNR of the jpeg output against a full decode + area average (bench/imgpsnr.py; the output
+# is the same bytes every run, so it is scored once). Warm page cache: the files are read once
+# first.
+#   bench/images.sh [N] [RUNS]        results: bench/out/images.md
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-2000}
+runs=${2:-3}
 data=bench/data/images$n
 out=bench/out
 mkdir -p "$out" bench/data
@@ -16,33 +23,111 @@ go build -o "$out/convert" ./cmd/convert
 CGO_ENABLED=0 go build -o "$out/convert-purego" ./cmd/convert
 [ -d "$data" ] || go run ./bench/genimages -out "$data" -n "$n"
 
+# FFCV 1.0's DatasetWriter on the jpeg job (2 workers, RGBImageField jpg max 256 q90), measured
+# beside this converter in one run on a machine of this kind (../shared/research/facts.md). It
+# cannot be installed here (no PyPI), so it is cited, not re-measured.
+ffcv_lo=589 ffcv_hi=617
+
 bytes=$(du -sb "$data" | cut -f1)
-cat $(find "$data" -type f) >/dev/null   # warm the page cache
-t0=$(date +%s.%N); cat $(find "$data" -type f) >/dev/null; t1=$(date +%s.%N)
-read_s=$(echo "$t1 - $t0" | bc -l)
+mapfile -t files < <(find "$data" -type f | sort)
+cat "${files[@]}" >/dev/null # warm the page cache
+TIMEFORMAT='%R %U %S'
+
+declare -A ips cpu mbs rss
+loads=()
+# timed LABEL CMD...: runs CMD, keeps wall seconds and user+sys CPU seconds in tw, tc.
+timed() {
+  local t
+  t=$({ time "$@" >/dev/null 2>&1; } 2>&1)
+  read -r tw tu ts <<<"$t"
+  tc=$(echo "$tu + $ts" | bc -l)
+}
+# conv KEY BIN MODE RES WORKERS [flags]: one conversion; its figures come from its report.
+conv() {
+  local key=$1 bin=$2 mode=$3 res=$4 w=$5
+  shift 5
+  local o="$out/bench-$mode-$w.mldf"
+  timed "$out/$bin" images "$data" "$o" --mode "$mode" --max-resolution "$res" --jpeg-quality 90 \
+    --workers "$w" --report "$o.json" --rejects "$o.rejects" "$@"
+  ips[$key]+=" $(jq -r '.samples_per_second|floor' "$o.json")"
+  mbs[$key]+=" $(jq -r '.mb_in_per_second*10|floor/10' "$o.json")"
+  rss[$key]+=" $(jq -r '.peak_rss_bytes/1048576|floor' "$o.json")"
+  cpu[$key]+=" $(echo "$tc * 1000 / $n" | bc -l | xargs printf '%.2f')"
+  if [ "$key" = "jpeg-2" ] && [ ! -f "$out/psnr.txt" ]; then
+    if /usr/bin/python3 -c 'import numpy, PIL' 2>/dev/null; then
+      /usr/bin/python3 bench/imgpsnr.py "$data" "$o" >"$out/psnr.txt"
+    else
+      echo "(python3 with numpy and Pillow not found: PSNR not measured)" >"$out/psnr.txt"
+    fi
+  fi
+  rm -f "$o" "$o.json" "$o.rejects" "$out/bench.beton" "$out/bench.beton.json" "$out/bench.beton.rejects"
+}
+anchor() { # KEY SECONDS
+  ips[$1]+=" $(echo "$n / $2" | bc -l | xargs printf '%.0f')"
+  mbs[$1]+=" $(echo "$bytes / 1000000 / $2" | bc -l | xargs printf '%.1f')"
+}
+
+rm -f "$out/psnr.txt"
+beton=0
+help=$("$out/convert" images --help 2>&1 || true) # not piped into grep -q: pipefail and SIGPIPE
+if [[ $help == *-format* ]]; then beton=1; fi
+for r in $(seq "$runs"); do
+  loads+=("$(cut -d' ' -f1-3 /proc/loadavg)")
+  timed cat "${files[@]}"
+  anchor cat "$tw"
+  plain="$out/bench-plain.bin"
+  timed sh -c 'f=$1; shift; cat "$@" >"$f" && sync "$f"' sh "$plain" "${files[@]}"
+  anchor plain "$tw"
+  rm -f "$plain"
+  for w in 1 2; do conv "jpeg-$w" convert jpeg 256 "$w"; done
+  for w in 1 2; do conv "smart-$w" convert smart 512 "$w"; done
+  for w in 1 2; do conv "purego-$w" convert-purego jpeg 256 "$w"; done
+  if [ "$beton" = 1 ]; then
+    for w in 1 2; do conv "beton-$w" convert jpeg 256 "$w" --format beton --output "$out/bench.beton"; done
+  fi
+done
+
+med() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+maxof() { tr ' ' '\n' | grep -v '^$' | sort -g | tail -1; }
+list() { echo "$1" | xargs | sed 's/ / \/ /g'; }
+ratios() { # A B: per-run A/B
+  local -a a b
+  read -ra a <<<"${ips[$1]}"
+  read -ra b <<<"${ips[$2]}"
+  local s="" i
+  for i in "${!a[@]}"; do s+=" $(echo "${a[$i]} / ${b[$i]}" | bc -l | xargs printf '%.2f')"; done
+  list "$s"
+}
+row() { # KEY BUILD JOB WORKERS
+  local k=$1
+  printf "| %s | %s | %s | %s | %s | %s | %s |\n" "$2" "$3" "$4" "$(list "${ips[$k]}")" \
+    "$([ -n "${cpu[$k]:-}" ] && echo "${cpu[$k]}" | med || echo -)" "$(echo "${mbs[$k]}" | med)" \
+    "$([ -n "${rss[$k]:-}" ] && echo "${rss[$k]}" | maxof || echo -)"
+}
 
 table="$out/images.md"
 {
-  echo "| build | mode | workers | images/s | MB/s in | peak RSS MiB | seconds |"
+  echo "Machine: $(nproc) x $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); $runs runs; load average (1, 5, 15 min) before each run: $(printf '%s; ' "${loads[@]}")"
+  echo
+  echo "| build | job | workers | images/s (run 1 / 2 / ...) | CPU ms/image (median) | MB/s in (median) | peak RSS MiB (max) |"
   echo "|---|---|---|---|---|---|---|"
-  printf "| (cat the files) | - | 1 | %.0f | %.0f | - | %.2f |\n" "$(echo "$n / $read_s" | bc -l)" "$(echo "$bytes / 1000000 / $read_s" | bc -l)" "$read_s"
-} > "$table"
-run() { # build mode res workers [extra flags]
-  local bin=$1 mode=$2 res=$3 w=$4; shift 4
-  local o="$out/bench-$mode-$w.mldf" label=$bin
-  [[ " $* " == *" --format beton "* ]] && label="$bin (.beton)"
-  "$out/$bin" images "$data" "$o" --mode "$mode" --max-resolution "$res" --jpeg-quality 90 \
-    --workers "$w" --report "$o.json" --rejects "$o.rejects" "$@" >/dev/null 2>&1
-  jq -r --arg b "$label" --arg m "$mode $res" --arg w "$w" \
-    '"| \($b) | \($m) | \($w) | \(.samples_per_second|floor) | \(.mb_in_per_second*10|floor/10) | \(.peak_rss_bytes/1048576|floor) | \(.elapsed_seconds*100|floor/100) |"' "$o.json" >> "$table"
-  rm -f "$o" "$o.json" "$o.rejects" "$out/bench.beton"
-}
-for w in 1 2; do run convert jpeg 256 "$w"; done
-for w in 1 2; do run convert smart 512 "$w"; done
-for w in 1 2; do run convert-purego jpeg 256 "$w"; done
-if [ -d beton ] || "$out/convert" run --help 2>&1 | grep -q beton; then
-  for w in 1 2; do run convert jpeg 256 "$w" --format beton --output "$out/bench.beton"; done
-fi
+  row cat "(read the files: cat > /dev/null)" - 1
+  row plain "(plain write: cat > file; sync file)" - 1
+  row jpeg-1 "TurboJPEG (cgo)" "jpeg, max 256, q90" 1
+  row jpeg-2 "TurboJPEG (cgo)" "jpeg, max 256, q90" 2
+  [ "$beton" = 1 ] && row beton-1 "TurboJPEG (cgo), .beton" "jpeg, max 256, q90" 1
+  [ "$beton" = 1 ] && row beton-2 "TurboJPEG (cgo), .beton" "jpeg, max 256, q90" 2
+  row smart-1 "TurboJPEG (cgo)" "smart, max 512 (all pass through)" 1
+  row smart-2 "TurboJPEG (cgo)" "smart, max 512 (all pass through)" 2
+  row purego-1 "pure Go (CGO_ENABLED=0)" "jpeg, max 256, q90" 1
+  row purego-2 "pure Go (CGO_ENABLED=0)" "jpeg, max 256, q90" 2
+  echo
+  echo "- jpeg, 2 workers, over FFCV's writer ($ffcv_lo-$ffcv_hi images/s, cited, not re-measured): $(list "$(for v in ${ips[jpeg-2]}; do printf ' %s-%s' "$(echo "$v / $ffcv_hi" | bc -l | xargs printf '%.2f')" "$(echo "$v / $ffcv_lo" | bc -l | xargs printf '%.2f')"; done)")x"
+  echo "- jpeg, 2 workers over 1 worker, same run: $(ratios jpeg-2 jpeg-1)"
+  echo "- smart over reading the files, same run: 1 worker $(ratios smart-1 cat); 2 workers $(ratios smart-2 cat)"
+  echo "- smart over the plain durable write, same run: 1 worker $(ratios smart-1 plain); 2 workers $(ratios smart-2 plain)"
+  echo "- jpeg output quality (bench/imgpsnr.py): $(cat "$out/psnr.txt")"
+} >"$table"
 cat "$table"
 
 echo

@@ -124,8 +124,8 @@ func TestAppendErrors(t *testing.T) {
 	if err := b.Append(row, short); !errors.Is(err, ErrPayload) {
 		t.Errorf("array size: %v", err)
 	}
-	if b.Len() != 0 || len(b.rows) != 0 || len(b.al) != 0 {
-		t.Errorf("failed appends left %d rows, %d allocations", b.Len(), len(b.al))
+	if b.Len() != 0 || len(b.Items()) != 0 || b.PayloadBytes() != 0 {
+		t.Errorf("failed appends left %d rows, %d allocations", b.Len(), len(b.Items()))
 	}
 	// More samples than announced fail the writer.
 	must(t, b.Append(row, pay))
@@ -345,7 +345,7 @@ func TestWrappedFiles(t *testing.T) {
 	for _, c := range []struct {
 		role  string
 		limit int64
-	}{{"", 0}, {"data", 10}, {"output", 100}, {"beton-rows", 10}, {"beton-alloc", 10}} {
+	}{{"", 0}, {"data", 10}, {"output", 100}, {"rows", 10}, {"alloc", 10}} {
 		dir := t.TempDir()
 		out := filepath.Join(dir, "w.beton")
 		var n int64
@@ -355,7 +355,9 @@ func TestWrappedFiles(t *testing.T) {
 			}
 			return failFile{f, 1 << 40, new(int64)}
 		}
-		w, err := Create(out, Options{PageSize: 2 << 20, Fields: tinyFields(t), Samples: -1, Wrap: wrap})
+		bc, err := New(Options{PageSize: 2 << 20, Fields: tinyFields(t), Samples: -1})
+		must(t, err)
+		w, err := pagewriter.New(pagewriter.LocalFile(out, pagewriter.FileOptions{Wrap: wrap}), bc, pagewriter.Options{Wrap: wrap})
 		must(t, err)
 		var werr error
 		for _, s := range tinySamples {

@@ -15,6 +15,7 @@ import (
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/encoders/imagefield"
 	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/pagewriter"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/tiny.beton from the hand-built bytes")
@@ -155,7 +156,7 @@ func handBuilt() []byte {
 }
 
 // writeTiny writes the golden samples with the writer, one chunk per sample.
-func writeTiny(t testing.TB, path string, samples int64) Result {
+func writeTiny(t testing.TB, path string, samples int64) pagewriter.Result {
 	t.Helper()
 	w, err := Create(path, Options{PageSize: 2 << 20, Fields: tinyFields(t), Samples: samples})
 	must(t, err)

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/pagewriter"
+	"github.com/mldf/convert/mldf"
 )
 
 // writeBigParts writes n parts of about perPart bytes each: payloads of 20..200 KB cut from
@@ -23,7 +23,7 @@ func writeBigParts(b *testing.B, out string, n int, perPart int64) (parts []stri
 	}
 	for i := range n {
 		p := PartPath(out, i, n)
-		w, err := pagewriter.Create(p, pagewriter.Options{Fields: testFields, Checksums: true})
+		w, err := mldf.Create(p, mldf.Options{Fields: testFields, Checksums: true})
 		if err != nil {
 			b.Fatal(err)
 		}

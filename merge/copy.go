@@ -34,7 +34,7 @@ func (c *copier) copy(ctx context.Context, src *os.File, srcOff, dstOff, n int64
 		if c.method == CopyAuto && !c.noCFR {
 			var ok bool
 			var err error
-			done, ok, err = copyFileRange(int(src.Fd()), srcOff, c.dstFd, dstOff, step)
+			done, ok, err = pagewriter.CopyFileRange(int(src.Fd()), srcOff, c.dstFd, dstOff, step)
 			if err != nil {
 				return err
 			}

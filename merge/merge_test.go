@@ -15,6 +15,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/mldf"
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/reader"
 )
@@ -53,7 +54,7 @@ var testFields = []manifest.FieldDesc{{Name: "label", Type: manifest.TypeInt}, {
 // writeFile writes samples as an MLDF file with the project's writer.
 func writeFile(t testing.TB, path string, page int64, fields []manifest.FieldDesc, samples []testSample) pagewriter.Result {
 	t.Helper()
-	w, err := pagewriter.Create(path, pagewriter.Options{PageSize: page, Fields: fields, Checksums: true})
+	w, err := mldf.Create(path, mldf.Options{PageSize: page, Fields: fields, Checksums: true})
 	if err != nil {
 		t.Fatal(err)
 	}

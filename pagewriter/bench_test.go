@@ -1,4 +1,4 @@
-package pagewriter
+package pagewriter_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/mldf"
+	"github.com/mldf/convert/pagewriter"
 )
 
 // benchTotal is the payload volume of one benchmark iteration.
@@ -55,15 +57,19 @@ func BenchmarkPageWriter(b *testing.B) {
 			b.Run(fmt.Sprintf("workers=%d/prealloc=%v", workers, pre), func(b *testing.B) {
 				b.SetBytes(payloadBytes(pays))
 				dir := b.TempDir()
-				var wait WaitStats
+				var wait pagewriter.WaitStats
 				for b.Loop() {
 					path := filepath.Join(dir, "bench.mldf")
-					w, err := Create(path, Options{Fields: fields, Checksums: true, Preallocate: pre})
+					c, err := mldf.New(mldf.Options{Fields: fields, Checksums: true})
+					if err != nil {
+						b.Fatal(err)
+					}
+					w, err := pagewriter.New(pagewriter.LocalFile(path, pagewriter.FileOptions{Preallocate: pre}), c, pagewriter.Options{})
 					if err != nil {
 						b.Fatal(err)
 					}
 					const chunk = 64
-					q := make(chan *Ticket, workers)
+					q := make(chan *pagewriter.Ticket, workers)
 					g, ctx := errgroup.WithContext(context.Background())
 					g.Go(func() error {
 						defer close(q)

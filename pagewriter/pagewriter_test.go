@@ -2,19 +2,8 @@ package pagewriter
 
 import (
 	"bytes"
-	"context"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"sync/atomic"
-	"syscall"
 	"testing"
-
-	"github.com/cespare/xxhash/v2"
-	"golang.org/x/sync/errgroup"
-
-	"github.com/mldf/convert/manifest"
 )
 
 func TestSpanRule(t *testing.T) {
@@ -64,433 +53,81 @@ func TestValidPageSize(t *testing.T) {
 	}
 }
 
-var testFields = []manifest.FieldDesc{
-	{Name: "label", Type: manifest.TypeInt},
-	{Name: "data", Type: manifest.TypeBytes},
-	{Name: "img", Type: manifest.TypeImageJPEG},
+// recorder is a rangeWriter that keeps the bytes and counts writes, zeros and how often
+// each byte arrived.
+type recorder struct {
+	buf           []byte
+	seen          []int
+	writes, zeros int
 }
 
-// chunkOf returns deterministic chunk c: n samples of int + two payloads of varied sizes.
-func chunkOf(c, n, page int) (rows [][]byte, pays [][][]byte) {
-	for i := range n {
-		id := c*n + i
-		row := make([]byte, 48)
-		manifest.PutInt(row, int64(id))
-		manifest.ImageMeta{Height: uint16(id), Width: 3, Channels: 3, Mode: 1}.Put(row[24:])
-		sizes := []int{(id * 37) % 300, (id * 7919) % (3 * page)}
-		if id%5 == 0 {
-			sizes[0] = 0
-		}
-		p := [][]byte{nil, nil, nil}
-		for k, s := range sizes {
-			b := make([]byte, s)
-			for j := range b {
-				b[j] = byte(id + j + k)
-			}
-			p[k+1] = b
-		}
-		rows = append(rows, row)
-		pays = append(pays, p)
-	}
-	return rows, pays
-}
-
-// writeFile writes chunks chunks of n samples with the given number of goroutines, which
-// take chunks in order from a queue and commit them as they can.
-func writeFile(t testing.TB, path string, workers, chunks, n int, wrap WrapFunc) (Result, error) {
-	return writeFileOpt(t, path, workers, chunks, n, Options{Wrap: wrap})
-}
-
-func writeFileOpt(t testing.TB, path string, workers, chunks, n int, opt Options) (Result, error) {
-	const page = 4096
-	opt.PageSize, opt.Fields, opt.Checksums = page, testFields, true
-	w, err := Create(path, opt)
-	if err != nil {
-		return Result{}, err
-	}
-	type job struct {
-		t *Ticket
-		c int
-	}
-	q := make(chan job, workers)
-	g, ctx := errgroup.WithContext(context.Background())
-	g.Go(func() error {
-		defer close(q)
-		for c := range chunks {
-			select {
-			case q <- job{w.Issue(), c}:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		return nil
-	})
-	for range workers {
-		g.Go(func() error {
-			var pend []struct {
-				t *Ticket
-				b *Batch
-			}
-			for j := range q {
-				b := w.NewBatch()
-				rows, pays := chunkOf(j.c, n, page)
-				for i := range rows {
-					if err := b.Append(rows[i], pays[i]); err != nil {
-						return err
-					}
-				}
-				pend = append(pend, struct {
-					t *Ticket
-					b *Batch
-				}{j.t, b})
-				w.Publish(j.t, b)
-				for len(pend) > 0 {
-					select {
-					case <-pend[0].t.Claimed():
-					default:
-						if len(pend) < 2 {
-							goto next
-						}
-					}
-					if err := w.WaitClaimed(ctx, pend[0].t); err != nil {
-						return err
-					}
-					if err := w.Write(pend[0].b); err != nil {
-						return err
-					}
-					pend = pend[1:]
-				}
-			next:
-			}
-			for _, p := range pend {
-				if err := w.WaitClaimed(ctx, p.t); err != nil {
-					return err
-				}
-				if err := w.Write(p.b); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		w.Abort()
-		return Result{}, err
-	}
-	return w.Finish()
-}
-
-func TestDeterministicConcurrent(t *testing.T) {
-	dir := t.TempDir()
-	var ref []byte
-	for i, workers := range []int{1, 2, 3, 8, 2, 2} {
-		path := filepath.Join(dir, fmt.Sprintf("%d-w%d.mldf", i, workers))
-		res, err := writeFileOpt(t, path, workers, 40, 9, Options{Preallocate: i == 4, named: i == 5})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, _ := os.ReadFile(path)
-		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm()&0o400 == 0 || (i == 5 && fi.Mode().Perm() != 0o644) {
-			t.Fatalf("mode of %s: %v %v", path, fi.Mode(), err)
-		}
-		if res.Size != int64(len(got)) || res.Samples != 360 {
-			t.Fatalf("result %+v for %d bytes", res, len(got))
-		}
-		if ref == nil {
-			ref = got
-			checkFile(t, got, 40, 9)
-			continue
-		}
-		if !bytes.Equal(got, ref) {
-			t.Fatalf("%d workers: bytes differ from 1 worker", workers)
-		}
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 6 {
-		t.Fatalf("%d files in %s, want the 6 outputs only", len(entries), dir)
+func (r *recorder) grow(end int64) {
+	for int64(len(r.buf)) < end {
+		r.buf, r.seen = append(r.buf, 0xEE), append(r.seen, 0)
 	}
 }
 
-// checkFile checks rows and payloads of a file written by writeFile.
-func checkFile(t *testing.T, raw []byte, chunks, n int) {
-	h, err := manifest.DecodeHeader(raw[manifest.HeaderOffset:])
-	if err != nil {
-		t.Fatal(err)
+func (r *recorder) WriteAt(p []byte, off int64) (int, error) {
+	r.writes++
+	r.grow(off + int64(len(p)))
+	copy(r.buf[off:], p)
+	for i := range p {
+		r.seen[off+int64(i)]++
 	}
-	if h.NumSamples != uint64(chunks*n) || h.DataPtr != 4096 || h.FieldDescPtr != 80 {
-		t.Fatalf("header %+v", h)
-	}
-	prev := uint64(0)
-	for c := range chunks {
-		rows, pays := chunkOf(c, n, 4096)
-		for i := range rows {
-			id := c*n + i
-			row := raw[h.MetadataPtr+uint64(id)*48:][:48]
-			if manifest.GetInt(row) != int64(id) || manifest.GetImageMeta(row[24:]).Height != uint16(id) {
-				t.Fatalf("row %d: %x", id, row)
-			}
-			for k, off := range []int{8, 24} {
-				ref := manifest.GetRef(row[off:])
-				want := pays[i][k+1]
-				if len(want) == 0 {
-					if ref != (manifest.PayloadRef{}) {
-						t.Fatalf("row %d field %d: ref %+v for an empty payload", id, k+1, ref)
-					}
-					continue
-				}
-				if ref.Ptr < prev || !bytes.Equal(raw[ref.Ptr:ref.Ptr+uint64(ref.Size)], want) {
-					t.Fatalf("row %d field %d: payload at %d differs", id, k+1, ref.Ptr)
-				}
-				prev = ref.Ptr
-			}
-		}
-	}
+	return len(p), nil
 }
 
-// faulty fails writes with ENOSPC after a byte budget, or Sync.
-type faulty struct {
-	File
-	budget   *atomic.Int64
-	failFrom int64 // writes at or after this offset fail, when > 0
-	failSync bool
+func (r *recorder) Zero(off, n int64) error {
+	r.zeros++
+	r.grow(off + n)
+	for i := off; i < off+n; i++ {
+		r.buf[i] = 0
+		r.seen[i]++
+	}
+	return nil
 }
 
-func (f faulty) WriteAt(b []byte, off int64) (int, error) {
-	if (f.budget != nil && f.budget.Add(-int64(len(b))) < 0) || (f.failFrom > 0 && off >= f.failFrom) {
-		return 0, syscall.ENOSPC
-	}
-	return f.File.WriteAt(b, off)
-}
-
-func (f faulty) Sync() error {
-	if f.failSync {
-		return syscall.EIO
-	}
-	return f.File.Sync()
-}
-
-func TestFaults(t *testing.T) {
-	ref, err := writeFile(t, filepath.Join(t.TempDir(), "ref"), 1, 40, 9, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name     string
-		role     string
-		budget   int64
-		failFrom int64
-		sync     bool
-		want     error
-	}{
-		{"enospc at create", "output", 10, 0, false, syscall.ENOSPC},
-		{"enospc in data", "output", 50_000, 0, false, syscall.ENOSPC},
-		{"enospc late in data", "output", 2_000_000, 0, false, syscall.ENOSPC},
-		{"enospc in metadata table", "output", -1, ref.MetadataPtr, false, syscall.ENOSPC},
-		{"enospc in allocation table", "output", -1, ref.AllocTablePtr, false, syscall.ENOSPC},
-		{"enospc in row scratch", "rows", 3000, 0, false, syscall.ENOSPC},
-		{"enospc in alloc scratch", "alloc", 3000, 0, false, syscall.ENOSPC},
-		{"sync fails", "output", -1, 0, true, syscall.EIO},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, "out.mldf")
-			if err := os.WriteFile(path, []byte("older file"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			wrap := func(f File, role string) File {
-				if role != tc.role {
-					return f
-				}
-				ff := faulty{File: f, failSync: tc.sync, failFrom: tc.failFrom}
-				if tc.budget >= 0 {
-					ff.budget = new(atomic.Int64)
-					ff.budget.Store(tc.budget)
-				}
-				return ff
-			}
-			for _, named := range []bool{false, true} {
-				_, err := writeFileOpt(t, path, 2, 40, 9, Options{Wrap: wrap, named: named})
-				if !errors.Is(err, tc.want) {
-					t.Fatalf("named %v: got %v, want %v", named, err, tc.want)
-				}
-				if b, _ := os.ReadFile(path); string(b) != "older file" {
-					t.Fatalf("named %v: older file changed: %q", named, b)
-				}
-				if ents, _ := os.ReadDir(dir); len(ents) != 1 {
-					t.Fatalf("named %v: %d files left in %s", named, len(ents), dir)
-				}
-			}
-		})
-	}
-}
-
-func TestLifecycle(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "x.mldf")
-	w, err := Create(path, Options{PageSize: 4096, Fields: testFields})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t1 := w.Issue()
-	if _, err := w.Finish(); !errors.Is(err, ErrUnclaimed) {
-		t.Fatalf("finish with an uncommitted chunk: %v", err)
-	}
-	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-		t.Fatal("output exists")
-	}
-	if err := w.Commit(context.Background(), t1, w.NewBatch()); err == nil {
-		t.Fatal("commit after finish succeeded")
-	}
-	if _, err := w.Finish(); !errors.Is(err, ErrClosed) {
-		t.Fatalf("second finish: %v", err)
-	}
-	if err := w.Abort(); err != nil {
-		t.Fatal(err)
-	}
-
-	// Abort wakes a waiting commit.
-	w, err = Create(path, Options{PageSize: 4096, Fields: testFields})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Issue()
-	t2 := w.Issue()
-	done := make(chan error)
-	go func() { done <- w.Commit(context.Background(), t2, w.NewBatch()) }()
-	w.Abort()
-	if err := <-done; err == nil {
-		t.Fatal("waiting commit not failed by abort")
-	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		t.Fatalf("%d files left", len(ents))
-	}
-}
-
-func TestBadInput(t *testing.T) {
-	dir := t.TempDir()
-	for name, opt := range map[string]Options{
-		"page size":    {PageSize: 1000, Fields: testFields},
-		"unknown type": {Fields: []manifest.FieldDesc{{Name: "x", Type: 99}}},
-		"bad name":     {Fields: []manifest.FieldDesc{{Name: "", Type: manifest.TypeInt}}},
-		"duplicate":    {Fields: []manifest.FieldDesc{{Name: "x", Type: manifest.TypeInt}, {Name: "x", Type: manifest.TypeInt}}},
-	} {
-		if _, err := Create(filepath.Join(dir, "x"), opt); err == nil {
-			t.Errorf("%s: no error", name)
-		}
-	}
-	if _, err := Create(dir, Options{Fields: testFields}); err == nil {
-		t.Error("directory as output accepted")
-	}
-	w, err := Create(filepath.Join(dir, "x"), Options{PageSize: 4096, Fields: testFields})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	b := w.NewBatch()
-	if err := b.Append(make([]byte, 47), nil); err == nil {
-		t.Error("short row accepted")
-	}
-	if err := b.Append(make([]byte, 48), [][]byte{{1}, nil, nil}); !errors.Is(err, ErrNotPayload) {
-		t.Errorf("payload for INT: %v", err)
-	}
-	if err := b.Append(make([]byte, 48), [][]byte{nil}); err == nil {
-		t.Error("wrong payload count accepted")
-	}
-	if b.Len() != 0 {
-		t.Errorf("rejected appends left %d rows", b.Len())
-	}
-}
-
-func TestWriteSegments(t *testing.T) {
-	dir := t.TempDir()
-	f, err := os.Create(filepath.Join(dir, "seg"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+// writeRange delivers every byte of the range once: payloads at their offsets, everything
+// else zero; neighbours and small gaps are joined, large payloads go direct, large gaps are
+// declared with Zero.
+func TestWriteRange(t *testing.T) {
 	big := bytes.Repeat([]byte{7}, directSize)
-	pay := [][]byte{[]byte("ab"), nil, []byte("cd"), big, []byte("ef"), []byte("gh")}
-	offs := []int64{0, 10, 100, 100 + directSize + maxGap + 1, 100 + directSize + maxGap + 10}
-	cw := &countingFile{File: f}
+	far := int64(100 + directSize + maxGap + 1)
+	items := []Item{{Data: []byte("ab")}, {Space: 1}, {Data: []byte("cd")}, {Data: big}, {Data: []byte("ef")}, {Data: []byte("gh")}}
+	offs := []int64{5, 7, 15, 100, far, far + 10}
+	to := far + 19
+	r := &recorder{}
 	var seg []byte
-	n, err := WriteSegments(cw, pay, offs, &seg)
+	n, err := writeRange(r, 0, to, items, offs, &seg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// "ab".."cd" join (gap 8), big goes direct, "ef" and "gh" join: 3 writes.
-	if cw.writes != 3 || n != directSize+23 {
-		t.Fatalf("%d writes, %d bytes", cw.writes, n)
+	// Zero [0,5); "ab".."cd" joined (gap 8); Zero up to big; big direct; Zero the gap of
+	// maxGap+1; "ef" and "gh" joined; Zero the tail: 3 writes, 4 zeros.
+	if r.writes != 3 || r.zeros != 4 || n != directSize+24 {
+		t.Fatalf("%d writes, %d zeros, %d bytes", r.writes, r.zeros, n)
 	}
-	raw, _ := os.ReadFile(f.Name())
-	k := 0
-	for _, p := range pay {
-		if len(p) == 0 {
-			continue
-		}
-		if !bytes.Equal(raw[offs[k]:offs[k]+int64(len(p))], p) {
-			t.Fatalf("payload %d not at %d", k, offs[k])
-		}
-		k++
+	if int64(len(r.buf)) != to {
+		t.Fatalf("%d bytes delivered, want %d", len(r.buf), to)
 	}
-}
-
-type countingFile struct {
-	File
-	writes int
-}
-
-func (c *countingFile) WriteAt(b []byte, off int64) (int, error) {
-	c.writes++
-	return c.File.WriteAt(b, off)
-}
-
-// TestLargeTables writes more rows and entries than one copy buffer holds, so Finish copies
-// the scratch files in several pieces.
-func TestLargeTables(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "big.mldf")
-	fields := []manifest.FieldDesc{{Name: "id", Type: manifest.TypeInt}, {Name: "b", Type: manifest.TypeBytes}}
-	w, err := Create(path, Options{PageSize: 4096, Fields: fields, Checksums: true})
-	if err != nil {
-		t.Fatal(err)
+	want := make([]byte, to)
+	for k, it := range items {
+		copy(want[offs[k]:], it.Data)
 	}
-	const rows = 70000 // 70000 × 24 B rows and 70000 × 16 B entries: over 1 MiB each
-	row := make([]byte, 24)
-	b := w.NewBatch()
-	for c := range rows / 1000 {
-		tk := w.Issue()
-		b.Reset()
-		for i := c * 1000; i < (c+1)*1000; i++ {
-			manifest.PutInt(row, int64(i))
-			if err := b.Append(row, [][]byte{nil, {byte(i), byte(i >> 8)}}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Commit(context.Background(), tk, b); err != nil {
-			t.Fatal(err)
+	for i, c := range r.seen {
+		if c != 1 {
+			t.Fatalf("byte %d delivered %d times", i, c)
 		}
 	}
-	res, err := w.Finish()
-	if err != nil {
-		t.Fatal(err)
+	if !bytes.Equal(r.buf, want) {
+		t.Fatal("bytes differ")
 	}
-	raw, _ := os.ReadFile(path)
-	if res.Samples != rows || res.Entries != rows || int64(len(raw)) != res.Size || res.Size != res.AllocTablePtr+rows*16 {
-		t.Fatalf("result %+v, %d bytes", res, len(raw))
+	// An empty range delivers nothing; a range of gaps only is one Zero.
+	r = &recorder{}
+	if _, err := writeRange(r, 10, 10, nil, nil, &seg); err != nil || r.writes+r.zeros != 0 {
+		t.Fatalf("empty range: %d writes, %d zeros, %v", r.writes, r.zeros, err)
 	}
-	for _, i := range []int{0, 1, 43690, rows - 1} {
-		r := raw[res.MetadataPtr+int64(i)*24:]
-		ref := manifest.GetRef(r[8:])
-		e := manifest.DecodeAllocEntry(raw[res.AllocTablePtr+int64(i)*16:])
-		if manifest.GetInt(r) != int64(i) || ref.Size != 2 || raw[ref.Ptr] != byte(i) || e.Ptr != ref.Ptr ||
-			e.Check != manifest.PayloadChecksum(raw[ref.Ptr:ref.Ptr+2]) {
-			t.Fatalf("row %d: %x, entry %+v", i, r[:24], e)
-		}
-	}
-	d := xxhash.New()
-	d.Write(raw[manifest.HeaderOffset : manifest.HeaderOffset+56])
-	d.Write(raw[FieldDescOffset : FieldDescOffset+2*manifest.FieldDescSize])
-	d.Write(raw[res.MetadataPtr:])
-	if d.Sum64() != res.Checksum {
-		t.Fatal("header checksum does not cover the tables")
+	if _, err := writeRange(r, 10, 20, []Item{{Space: 1}}, []int64{10}, &seg); err != nil || r.writes != 0 || r.zeros != 1 {
+		t.Fatalf("gaps only: %d writes, %d zeros, %v", r.writes, r.zeros, err)
 	}
 }

@@ -1,11 +1,8 @@
-// Package pagewriter writes a paged container file from many workers without locks and with
-// byte-identical output for any worker count: chunks of samples claim their payload positions
-// in chunk order through a baton, then write them in parallel with positional writes. It also
-// finalizes MLDF files (tables, checksums, header last) and publishes them atomically.
-//
-// The container-neutral machinery (Rule, Sequencer, Output, Spill, SegmentWriter) is separate
-// from the MLDF-specific Writer so that other containers can reuse it with another placement
-// rule and other tables.
+// Package pagewriter places the payloads of chunks of samples in sample order without locks
+// and writes them in parallel to a sink, so that the output is the same bytes for any number
+// of workers. Containers (package mldf, package beton) supply only their placement rule,
+// rows, allocation entries and finalizer; sinks (a local file, a multipart upload) receive
+// the bytes by offset and publish the object atomically. docs/WRITER.md describes it.
 package pagewriter
 
 import (
@@ -20,7 +17,8 @@ var (
 	ErrClosed       = errors.New("pagewriter: writer already finished or aborted")
 	ErrFailed       = errors.New("pagewriter: writer failed earlier")
 	ErrUnclaimed    = errors.New("pagewriter: finish called before every chunk was committed")
-	ErrNotPayload   = errors.New("pagewriter: payload given for a field without a payload reference")
+	ErrTooManyRows  = errors.New("pagewriter: more rows than the container has room for")
+	ErrCoverage     = errors.New("pagewriter: the sink did not receive every byte exactly once")
 )
 
 // A Rule decides where payloads go. Payloads are placed one after another in a fixed order;

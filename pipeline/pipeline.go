@@ -23,6 +23,7 @@ import (
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/mldf"
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
@@ -138,72 +139,16 @@ type Config struct {
 	Progress func(Progress)
 	// Logger receives warnings about rejected samples; nil discards them.
 	Logger *slog.Logger
-	// Container, when set, creates the output container instead of the MLDF page writer
-	// (e.g. beton.NewContainer for FFCV's .beton).
-	Container func(ContainerSpec) (Container, error)
+	// Container creates the output's container; nil means MLDF (mldf.NewContainer).
+	// beton.NewContainer writes FFCV's .beton.
+	Container pagewriter.NewContainer
+	// Sink opens where the output's bytes go; nil means the local file at Output
+	// (pagewriter.LocalFile). pagewriter.Multipart uploads them to object storage; Output
+	// then only names the output in messages and the report.
+	Sink pagewriter.SinkOpener
 
 	// wrap injects faults into the writer's files (tests).
 	wrap pagewriter.WrapFunc
-}
-
-// A Container writes the output file from encoded chunks, with the page writer's protocol:
-// tickets issued in chunk order, chunks published, claimed in order, then written in
-// parallel. The MLDF page writer is the default.
-type Container interface {
-	Issue() *pagewriter.Ticket
-	NewChunk() Chunk
-	Publish(t *pagewriter.Ticket, c Chunk)
-	WaitClaimed(ctx context.Context, t *pagewriter.Ticket) error
-	Write(c Chunk) error
-	Finish() (pagewriter.Result, error)
-	Abort() error
-	Stats() pagewriter.Stats
-}
-
-// A Chunk holds one chunk's encoded samples: MLDF metadata rows (manifest.Layout of the
-// fields) and payloads by field.
-type Chunk interface {
-	Append(row []byte, payloads [][]byte) error
-	Reset()
-	PayloadBytes() int64
-	// SetOnClaim sets the function called as the chunk claims its place, in chunk order,
-	// with the index of its first row; Reset clears it.
-	SetOnClaim(func(firstRow int64) error)
-}
-
-// ContainerSpec is what a Container is created from.
-type ContainerSpec struct {
-	Path      string
-	PageSize  int64 // 0: the container's default
-	Fields    []manifest.FieldDesc
-	Checksums bool
-	Samples   int64 // the source's Len(): -1 when it streams
-	Wrap      pagewriter.WrapFunc
-}
-
-// mldfContainer is the default Container: the MLDF page writer.
-type mldfContainer struct{ *pagewriter.Writer }
-
-// mldfChunk is a page writer Batch as a Chunk.
-type mldfChunk struct{ *pagewriter.Batch }
-
-func (c mldfChunk) SetOnClaim(f func(int64) error) { c.OnClaim = f }
-
-func (m mldfContainer) NewChunk() Chunk { return mldfChunk{m.NewBatch()} }
-
-func (m mldfContainer) Publish(t *pagewriter.Ticket, c Chunk) {
-	m.Writer.Publish(t, c.(mldfChunk).Batch)
-}
-
-func (m mldfContainer) Write(c Chunk) error { return m.Writer.Write(c.(mldfChunk).Batch) }
-
-func newMLDF(s ContainerSpec) (Container, error) {
-	w, err := pagewriter.Create(s.Path, pagewriter.Options{PageSize: s.PageSize, Fields: s.Fields,
-		Checksums: s.Checksums, Wrap: s.Wrap})
-	if err != nil {
-		return nil, err
-	}
-	return mldfContainer{w}, nil
 }
 
 // Progress is a snapshot of a running conversion.
@@ -296,7 +241,7 @@ type job struct {
 // pending is an encoded chunk waiting for its turn to claim.
 type pending struct {
 	t    *pagewriter.Ticket
-	b    Chunk
+	b    *pagewriter.Batch
 	rej  []*SampleError
 	n    int64      // samples in the chunk, rejected included
 	in   int64      // input bytes
@@ -305,7 +250,7 @@ type pending struct {
 
 type runner struct {
 	cfg     Config
-	w       Container
+	w       *pagewriter.Writer
 	log     *slog.Logger
 	total   int64
 	start   time.Time
@@ -370,13 +315,20 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 			}
 		}()
 	}
-	create := cfg.Container
-	if create == nil {
-		create = newMLDF
+	newContainer := cfg.Container
+	if newContainer == nil {
+		newContainer = mldf.NewContainer
 	}
-	r.w, err = create(ContainerSpec{Path: cfg.Output, PageSize: int64(cfg.PageSize), Fields: descs,
-		Checksums: cfg.Checksums, Samples: r.total, Wrap: cfg.wrap})
+	c, err := newContainer(pagewriter.Spec{PageSize: int64(cfg.PageSize), Fields: descs,
+		Checksums: cfg.Checksums, Samples: r.total})
 	if err != nil {
+		return Report{}, fmt.Errorf("create %s: %w", cfg.Output, err)
+	}
+	open := cfg.Sink
+	if open == nil {
+		open = pagewriter.LocalFile(cfg.Output, pagewriter.FileOptions{Wrap: cfg.wrap})
+	}
+	if r.w, err = pagewriter.New(open, c, pagewriter.Options{Wrap: cfg.wrap}); err != nil {
 		return Report{}, err
 	}
 
@@ -597,7 +549,7 @@ func (r *runner) work(ctx context.Context, jobs <-chan *job) error {
 			if n := len(wk.free); n > 0 {
 				p, wk.free = wk.free[n-1], wk.free[:n-1]
 			} else {
-				p = &pending{b: r.w.NewChunk()}
+				p = &pending{b: r.w.NewBatch()}
 			}
 			if err := r.encode(ctx, j, p, wk); err != nil {
 				return err
@@ -617,7 +569,7 @@ func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) err
 		p.pays = make([][2]int64, len(r.cfg.Fields))
 	}
 	clear(p.pays)
-	p.b.SetOnClaim(func(int64) error { return r.account(p) })
+	p.b.OnClaim = func(int64) error { return r.account(p) }
 	for i := range j.samples {
 		s := &j.samples[i]
 		p.in += s.InputBytes

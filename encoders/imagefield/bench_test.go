@@ -90,7 +90,8 @@ func BenchmarkStages(b *testing.B) {
 	if turbojpeg.Available() {
 		d, _ := turbojpeg.NewDecoder()
 		defer d.Close()
-		num := turbojpeg.ScaleFor(hdr.Width, hdr.Height, 256, 192)
+		f, _ := New("image", Options{Mode: ModeJPEG, MaxResolution: 256, JPEGQuality: 90})
+		num := f.dctScale(hdr, 256, 192) // 4: 250x188, enlarged a little
 		b.Run("decode/turbo-scaled", func(b *testing.B) {
 			c0 := cpuTime()
 			for b.Loop() {
@@ -109,7 +110,7 @@ func BenchmarkStages(b *testing.B) {
 			}
 			reportCPU(b, c0)
 		})
-		for _, n := range []int{1, 4, num, 8} {
+		for _, n := range []int{1, 4, 5, 8} {
 			b.Run(fmt.Sprintf("decode/turbo-yuv-%d", n), func(b *testing.B) {
 				var p turbojpeg.Planes
 				c0 := cpuTime()
@@ -124,7 +125,11 @@ func BenchmarkStages(b *testing.B) {
 			if err := d.DecodeYUV(src, n, &p); err != nil {
 				b.Fatal(err)
 			}
-			_, _, scw, sch, _ := turbojpeg.PlaneSizes(p.Width, p.Height, p.Subsampling)
+			yw, yh0, scw, sch, _ := turbojpeg.PlaneSizes(p.Width, p.Height, p.Subsampling)
+			yh := axis{full: hdr.Width, num: n, sub: 1, src: p.Width, target: 256, outSub: 1, dst: 256}
+			yv := axis{full: hdr.Height, num: n, sub: 1, src: p.Height, target: 192, outSub: 1, dst: 192}
+			ch := axis{full: hdr.Width, num: n, sub: yw / scw, src: scw, target: 256, outSub: 2, dst: 128}
+			cv := axis{full: hdr.Height, num: n, sub: yh0 / sch, src: sch, target: 192, outSub: 2, dst: 96}
 			for _, flt := range []Filter{FilterBox, FilterLanczos} {
 				b.Run(fmt.Sprintf("resize/yuv-%d-%s", n, flt), func(b *testing.B) {
 					var s scratch
@@ -132,9 +137,9 @@ func BenchmarkStages(b *testing.B) {
 					y, cb, cr := make([]byte, 256*192), make([]byte, 128*96), make([]byte, 128*96)
 					c0 := cpuTime()
 					for b.Loop() {
-						resample(p.Y, p.Width, p.Height, p.YStride, 1, y, 256, 192, 256, flt, &tmp, &s.taps)
-						resample(p.Cb, scw, sch, p.CStride, 1, cb, 128, 96, 128, flt, &tmp, &s.taps)
-						resample(p.Cr, scw, sch, p.CStride, 1, cr, 128, 96, 128, flt, &tmp, &s.taps)
+						resample(p.Y, p.YStride, 1, y, 256, yh, yv, flt, &tmp, &s.taps)
+						resample(p.Cb, p.CStride, 1, cb, 128, ch, cv, flt, &tmp, &s.taps)
+						resample(p.Cr, p.CStride, 1, cr, 128, ch, cv, flt, &tmp, &s.taps)
 					}
 					reportCPU(b, c0)
 				})

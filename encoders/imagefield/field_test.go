@@ -773,3 +773,41 @@ func TestArithmetic(t *testing.T) {
 		}
 	}
 }
+
+// TestFileBufferReuse encodes files of different sizes in turn through one worker's codec
+// (the file is read into a buffer kept between images in the modes that never store the
+// file as it is): each output is the one its bytes give.
+func TestFileBufferReuse(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	var datas [][]byte
+	for i, wh := range [][2]int{{300, 200}, {40, 30}, {500, 375}, {40, 30}} {
+		b := jpegBytes(t, wh[0], wh[1], uint64(10+i))
+		p := filepath.Join(dir, fmt.Sprintf("%d.jpg", i))
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths, datas = append(paths, p), append(datas, b)
+	}
+	for _, o := range []Options{{Mode: ModeJPEG, MaxResolution: 64}, {Mode: ModeRaw, MaxResolution: 64}, {Mode: ModePNG}, {Mode: ModeSmart, MaxResolution: 64}} {
+		for _, f := range variants(t, o) {
+			var outs [][]byte
+			for _, p := range paths {
+				out, _, err := encodeFile(f, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				outs = append(outs, out)
+			}
+			for i, d := range datas {
+				want, _, err := encodeBytes(f, paths[i], d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(outs[i], want) {
+					t.Errorf("%s %s: file %d encodes differently from its bytes", o.Mode, pathName(f), i)
+				}
+			}
+		}
+	}
+}

@@ -1,15 +1,17 @@
 package imagefield
 
-// The separable resampler: a horizontal pass into a temporary image, then a vertical pass.
-// Weights are the fixed-point ones of makeCoeffs, compacted to a constant tap count per axis
-// (zero weights trimmed, windows kept inside the source), so that the inner loops have no
-// per-output span lookups and no bounds checks; the common small tap counts have unrolled
-// loops. Results are exactly those of the plain sum of weight × sample: half is added, the
-// sum shifted by wbits and clamped to 0..255.
+// The separable resampler: a horizontal pass into a temporary image, then a vertical pass (or
+// the other way round). Weights are the fixed-point ones of makeCoeffs, compacted to a
+// constant tap count per axis (zero weights trimmed, windows kept inside the source), so that
+// the inner loops have no per-output span lookups and no bounds checks; the common small tap
+// counts have unrolled loops. Results are exactly those of the plain sum of weight × sample:
+// half is added, the sum shifted by wbits and clamped to 0..255. The passes run in C (SIMD on
+// x86-64, resample_cgo.go) when cgo is on, in Go otherwise, with the same bytes.
 
 // taps is one axis's compacted weights: output i reads src[start[i] : start[i]+n] with
 // weights w[i*n : i*n+n].
 type taps struct {
+	src   int // source samples
 	start []int32
 	n     int
 	w     []int32
@@ -19,6 +21,11 @@ type taps struct {
 	// pos is true when no weight is negative (box, linear): sums then stay within 0..255
 	// (the weights of each output add up to exactly 1), and need no clamping.
 	pos bool
+	// small is true when every weight fits in 16 bits (the C passes' SIMD loops need it).
+	small bool
+	// ident is true when output i is source sample i: the pass is a copy.
+	ident bool
+	cTaps // the weights as the C passes read them (empty without cgo)
 }
 
 type tap2 struct{ st, w0, w1 int32 }
@@ -26,8 +33,8 @@ type tap2 struct{ st, w0, w1 int32 }
 type tap3 struct{ st, w0, w1, w2 int32 }
 
 type tapsKey struct {
-	src, dst int
-	f        Filter
+	a axis
+	f Filter
 }
 
 // tapsCache keeps the weights of the sizes a worker has seen (datasets repeat sizes).
@@ -37,35 +44,33 @@ type tapsCache struct {
 
 const tapsCacheMax = 64
 
-func (c *tapsCache) get(src, dst int, f Filter) *taps {
+func (c *tapsCache) get(a axis, f Filter) *taps {
 	if c == nil {
-		return makeTaps(src, dst, f)
+		return makeTaps(a, f)
 	}
-	k := tapsKey{src, dst, f}
+	k := tapsKey{a, f}
 	if t, ok := c.m[k]; ok {
 		return t
 	}
 	if c.m == nil || len(c.m) >= tapsCacheMax {
 		c.m = make(map[tapsKey]*taps)
 	}
-	t := makeTaps(src, dst, f)
+	t := makeTaps(a, f)
 	c.m[k] = t
 	return t
 }
 
-// makeTaps compacts makeCoeffs' weights for src → dst samples with filter f.
-func makeTaps(src, dst int, f Filter) *taps {
-	cf := makeCoeffs(src, dst, kernelFor(f))
-	if src < cf.taps {
-		cf = narrow(cf, src)
-	}
+// makeTaps compacts makeCoeffs' weights along a with filter f.
+func makeTaps(a axis, f Filter) *taps {
+	cf := makeCoeffs(a, kernelFor(f))
+	src, dst := a.src, a.dst
 	cf.trim()
 	n := 1
 	for _, s := range cf.span {
 		n = max(n, s.hi-s.lo)
 	}
 	n = min(n, src)
-	t := &taps{start: make([]int32, dst), n: n, w: make([]int32, dst*n)}
+	t := &taps{src: src, start: make([]int32, dst), n: n, w: make([]int32, dst*n)}
 	for i, s := range cf.span {
 		st := cf.start[i] + s.lo
 		k := s.hi - s.lo
@@ -79,48 +84,67 @@ func makeTaps(src, dst int, f Filter) *taps {
 		}
 		t.start[i] = int32(st)
 	}
-	t.pos = true
-	for _, w := range t.w {
+	t.pos, t.small, t.ident = true, true, src == dst && n == 1
+	for i, w := range t.w {
 		if w < 0 {
 			t.pos = false
 		}
+		if w < -1<<15 || w >= 1<<15 {
+			t.small = false
+		}
+		if t.ident && (w != 1<<wbits || t.start[i] != int32(i)) {
+			t.ident = false
+		}
 	}
 	t.pack()
+	t.prepare()
 	return t
 }
 
-// resample scales the sw×sh image src (c interleaved channels, rows sstride bytes apart) to
-// dw×dh into dst (rows dstride bytes apart) with filter f (not FilterNearest). tmp is scratch
-// space, grown when needed; tc caches weights (may be nil).
-func resample(src []byte, sw, sh, sstride, c int, dst []byte, dw, dh, dstride int, f Filter, tmp *[]byte, tc *tapsCache) {
-	if sw == dw && sh == dh {
+// resample scales the image src (c interleaved channels, rows sstride bytes apart) along the
+// axes ah (across) and av (down) into dst (rows dstride bytes apart) with filter f (not
+// FilterNearest). tmp is scratch space, grown when needed; tc caches weights (may be nil).
+// An axis that keeps its size in a plain resize, or whose weights make a copy, is left as it
+// is.
+func resample(src []byte, sstride, c int, dst []byte, dstride int, ah, av axis, f Filter, tmp *[]byte, tc *tapsCache) {
+	sw, sh, dw, dh := ah.src, av.src, ah.dst, av.dst
+	var th, tv *taps
+	keepH := ah == plainAxis(sw, sw)
+	if !keepH {
+		th = tc.get(ah, f)
+		keepH = th.ident
+	}
+	keepV := av == plainAxis(sh, sh)
+	if !keepV {
+		tv = tc.get(av, f)
+		keepV = tv.ident
+	}
+	switch {
+	case keepH && keepV:
 		for y := 0; y < sh; y++ {
 			copy(dst[y*dstride:y*dstride+dw*c], src[y*sstride:y*sstride+sw*c])
 		}
 		return
-	}
-	if sw == dw {
-		resampleV(src, sw*c, sstride, dst, dh, dstride, tc.get(sh, dh, f))
+	case keepH:
+		passV(src, sw*c, sstride, dst, dh, dstride, tv)
+		return
+	case keepV:
+		passH(src, sw, sh, sstride, c, dst, dw, dstride, th)
 		return
 	}
-	if sh == dh {
-		resampleH(src, sw, sh, sstride, c, dst, dw, dstride, tc.get(sw, dw, f))
-		return
-	}
-	th, tv := tc.get(sw, dw, f), tc.get(sh, dh, f)
 	// Pick the cheaper order; a horizontal tap costs about twice a vertical one (the vertical
 	// pass runs straight along rows). The order depends only on the sizes: deterministic.
 	hFirst := 2*sh*dw*th.n + dh*dw*tv.n
 	vFirst := dh*sw*tv.n + 2*dh*dw*th.n
 	if hFirst <= vFirst {
 		t := take(tmp, dw*c*sh)
-		resampleH(src, sw, sh, sstride, c, t, dw, dw*c, th)
-		resampleV(t, dw*c, dw*c, dst, dh, dstride, tv)
+		passH(src, sw, sh, sstride, c, t, dw, dw*c, th)
+		passV(t, dw*c, dw*c, dst, dh, dstride, tv)
 		return
 	}
 	t := take(tmp, sw*c*dh)
-	resampleV(src, sw*c, sstride, t, dh, sw*c, tv)
-	resampleH(t, sw, dh, sw*c, c, dst, dw, dstride, th)
+	passV(src, sw*c, sstride, t, dh, sw*c, tv)
+	passH(t, sw, dh, sw*c, c, dst, dw, dstride, th)
 }
 
 const half = 1 << (wbits - 1) // rounding term of the fixed-point sums

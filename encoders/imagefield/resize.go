@@ -89,59 +89,110 @@ func (c *coeffs) trim() {
 	}
 }
 
-func makeCoeffs(src, dst int, k kernel) coeffs {
-	scale := float64(src) / float64(dst)
+// axis is one axis of a resampling, from a source plane to an output plane across the same
+// full-resolution image axis.
+//
+// The source's samples may be a DCT-scaled decode (scale num/8) of a chroma plane (sub
+// full-resolution pixels per sample); its sample j then covers the full-resolution pixels
+// [j·8·sub/num, (j+1)·8·sub/num). The output's sample i covers the outSub pixels
+// [i·outSub−pad, (i+1)·outSub−pad) of a target image target pixels across (pad, the target
+// pixels the first sample covers before the image starts, places a chroma grid that is
+// anchored at the other end: see chromaPad). The weights are those of the filter applied to the full-resolution
+// image, each full-resolution pixel's weight going to the source samples that cover it (in
+// proportion to the overlap): the DCT-scaled decode plus the resampler then approximate the
+// filter on the full-resolution decode, whatever the scale, and the same sums serve a small
+// enlargement when the DCT scale falls a little short of the target (see dctScale). For a
+// plain resize (plainAxis) these are the weights of the filter on the source itself.
+type axis struct {
+	full, num, sub int // full-resolution pixels; DCT scale num/8; full pixels per source sample at 8/8
+	src            int // source samples
+	target, outSub int // target image pixels; target pixels per output sample
+	pad            int // target pixels before the first output sample's start (0 ≤ pad < outSub)
+	dst            int // output samples
+}
+
+// plainAxis is a resize of src samples to dst.
+func plainAxis(src, dst int) axis {
+	return axis{full: src, num: 8, sub: 1, src: src, target: dst, outSub: 1, dst: dst}
+}
+
+// makeCoeffs returns the fixed-point weights of kernel k along a.
+func makeCoeffs(a axis, k kernel) coeffs {
+	perTarget := float64(a.full) / float64(a.target)
+	scale := float64(a.outSub) * perTarget   // full pixels per output
+	fac := float64(a.num) / float64(8*a.sub) // source samples per full pixel
+	plain := a.num == 8 && a.sub == 1 && a.full == a.src
 	fs := max(scale, 1)
 	support := k.support * fs
-	taps := int(math.Ceil(support))*2 + 1
-	c := coeffs{start: make([]int, dst), taps: taps, w: make([]int32, dst*taps)}
-	fw := make([]float64, taps)
-	for i := 0; i < dst; i++ {
-		center := (float64(i) + 0.5) * scale
+	type row struct {
+		start int
+		w     []float64
+	}
+	rows := make([]row, a.dst)
+	taps := 1
+	var fw []float64
+	for i := range rows {
+		center := (float64(i)+0.5)*scale - float64(a.pad)*perTarget
 		lo := max(int(center-support+0.5), 0)
-		hi := min(int(center+support+0.5), src)
-		if hi-lo > taps {
-			hi = lo + taps
-		}
-		if hi <= lo { // degenerate: take the nearest sample
-			lo = min(int(center), src-1)
+		hi := min(int(center+support+0.5), a.full)
+		if hi <= lo { // degenerate: take the nearest pixel
+			lo = min(int(center), a.full-1)
 			hi = lo + 1
 		}
+		fw = fw[:0]
 		sum := 0.0
-		for j := lo; j < hi; j++ {
-			v := k.f((float64(j) + 0.5 - center) / fs)
-			fw[j-lo] = v
+		for p := lo; p < hi; p++ {
+			v := k.f((float64(p) + 0.5 - center) / fs)
+			fw = append(fw, v)
 			sum += v
 		}
 		if sum == 0 {
-			for j := lo; j < hi; j++ {
-				fw[j-lo] = 1
+			for j := range fw {
+				fw[j] = 1
 			}
-			sum = float64(hi - lo)
 		}
-		row := c.w[i*taps : i*taps+taps]
+		r := row{start: lo}
+		if plain {
+			r.w = append([]float64(nil), fw...)
+		} else {
+			// Spread each full-resolution pixel's weight over the source samples it overlaps;
+			// the last sample takes whatever lies past the end of the plane.
+			jlo := min(int(float64(lo)*fac), a.src-1)
+			jhi := max(min(int(math.Ceil(float64(hi)*fac)), a.src), jlo+1)
+			r.start, r.w = jlo, make([]float64, jhi-jlo)
+			for p := lo; p < hi; p++ {
+				x0, x1 := float64(p)*fac, float64(p+1)*fac
+				for j := jlo; j < jhi; j++ {
+					e := float64(j + 1)
+					if j == a.src-1 {
+						e = math.Inf(1)
+					}
+					if o := min(x1, e) - max(x0, float64(j)); o > 0 {
+						r.w[j-jlo] += fw[p-lo] * o
+					}
+				}
+			}
+		}
+		rows[i] = r
+		taps = max(taps, len(r.w))
+	}
+	c := coeffs{start: make([]int, a.dst), taps: taps, w: make([]int32, a.dst*taps)}
+	for i, r := range rows {
+		sum := 0.0
+		for _, v := range r.w {
+			sum += v
+		}
+		w := c.w[i*taps : i*taps+taps]
 		total, big := int32(0), 0
-		for j := 0; j < hi-lo; j++ {
-			row[j] = int32(math.Round(fw[j] / sum * (1 << wbits)))
-			total += row[j]
-			if row[j] > row[big] {
+		for j, v := range r.w {
+			w[j] = int32(math.Round(v / sum * (1 << wbits)))
+			total += w[j]
+			if w[j] > w[big] {
 				big = j
 			}
 		}
-		row[big] += 1<<wbits - total // weights sum to exactly 1: flat areas stay flat
-		c.start[i] = lo
-		// Shift the window left when it would run past the end, keeping taps constant.
-		if lo+taps > src {
-			shift := lo + taps - src
-			if shift > lo {
-				shift = lo
-			}
-			if shift > 0 {
-				copy(row[shift:], row[:taps-shift])
-				clear(row[:shift])
-				c.start[i] = lo - shift
-			}
-		}
+		w[big] += 1<<wbits - total // weights sum to exactly 1: flat areas stay flat
+		c.start[i] = r.start
 	}
 	return c
 }
@@ -168,6 +219,13 @@ func take(b *[]byte, n int) []byte {
 // With s non-nil the result and the intermediate rows live in s's buffers (valid until the
 // next resize with s).
 func resize(src pixbuf, w, h int, f Filter, s ...*scratch) pixbuf {
+	return resizeAxes(src, plainAxis(src.w, w), plainAxis(src.h, h), f, s...)
+}
+
+// resizeAxes scales src along the axes ah and av (see axis; their src sizes are src's) with
+// filter f, like resize.
+func resizeAxes(src pixbuf, ah, av axis, f Filter, s ...*scratch) pixbuf {
+	w, h := ah.dst, av.dst
 	if w == src.w && h == src.h {
 		return src
 	}
@@ -184,23 +242,8 @@ func resize(src pixbuf, w, h int, f Filter, s ...*scratch) pixbuf {
 		tmpBuf = &tmp
 	}
 	dst := pixbuf{pix: take(outBuf, w*h*src.c), w: w, h: h, c: src.c}
-	resample(src.pix, src.w, src.h, src.w*src.c, src.c, dst.pix, w, h, w*src.c, f, tmpBuf, tc)
+	resample(src.pix, src.w*src.c, src.c, dst.pix, w*src.c, ah, av, f, tmpBuf, tc)
 	return dst
-}
-
-// narrow rewrites cf for a source shorter than its tap count: every window becomes the whole
-// source (n taps starting at 0), weights moved to their absolute positions.
-func narrow(cf coeffs, n int) coeffs {
-	out := coeffs{start: make([]int, len(cf.start)), taps: n, w: make([]int32, len(cf.start)*n)}
-	for i, s := range cf.start {
-		for t := 0; t < cf.taps; t++ {
-			j := s + t
-			if j >= 0 && j < n {
-				out.w[i*n+j] += cf.w[i*cf.taps+t]
-			}
-		}
-	}
-	return out
 }
 
 func resizeNearest(src pixbuf, w, h int, buf []byte) pixbuf {

@@ -42,7 +42,7 @@ func (f *Field) canYUV(c *codec, hdr Header) bool {
 // libjpeg-turbo again (see decode).
 func (f *Field) encodeYUV(c *codec, data []byte, hdr Header, sw, sh int) (out []byte, m manifest.ImageMeta, ok bool, warned error) {
 	b := &c.yuv
-	num := turbojpeg.ScaleFor(hdr.Width, hdr.Height, sw, sh)
+	num := f.dctScale(hdr, sw, sh)
 	if err := c.dec.DecodeYUV(data, num, &b.dec); err != nil {
 		if errors.Is(err, turbojpeg.ErrWarning) {
 			return nil, m, false, err
@@ -54,7 +54,9 @@ func (f *Field) encodeYUV(c *codec, data []byte, hdr Header, sw, sh int) (out []
 	// Resize the planes into packed buffers.
 	cw, ch := (sw+1)/2, (sh+1)/2
 	y := pixbuf{pix: take(&b.y, sw*sh), w: sw, h: sh, c: 1}
-	resample(d.Y, d.Width, d.Height, d.YStride, 1, y.pix, sw, sh, sw, f.opts.Filter, &b.tmp, &c.buf.taps)
+	ah := axis{full: hdr.Width, num: num, sub: 1, src: d.Width, target: sw, outSub: 1, dst: sw}
+	av := axis{full: hdr.Height, num: num, sub: 1, src: d.Height, target: sh, outSub: 1, dst: sh}
+	resample(d.Y, d.YStride, 1, y.pix, sw, ah, av, f.opts.Filter, &b.tmp, &c.buf.taps)
 	var cb, cr pixbuf
 	if !gray {
 		cb = pixbuf{pix: take(&b.cb, cw*ch), w: cw, h: ch, c: 1}
@@ -65,10 +67,14 @@ func (f *Field) encodeYUV(c *codec, data []byte, hdr Header, sw, sh int) (out []
 			}
 			copy(cr.pix, cb.pix)
 		} else {
-			_, _, scw, sch, _ := turbojpeg.PlaneSizes(d.Width, d.Height, d.Subsampling)
-			cf := chromaFilter(f.opts.Filter)
-			resample(d.Cb, scw, sch, d.CStride, 1, cb.pix, cw, ch, cw, cf, &b.tmp, &c.buf.taps)
-			resample(d.Cr, scw, sch, d.CStride, 1, cr.pix, cw, ch, cw, cf, &b.tmp, &c.buf.taps)
+			// The source chroma planes cover the full image like the luma plane, with one sample
+			// for every yw/scw by yh/sch luma samples; the output's for every 2 by 2.
+			yw, yh, scw, sch, _ := turbojpeg.PlaneSizes(d.Width, d.Height, d.Subsampling)
+			px, py := chromaPad(hdr.Orientation, sw, sh)
+			ah := axis{full: hdr.Width, num: num, sub: yw / scw, src: scw, target: sw, outSub: 2, pad: px, dst: cw}
+			av := axis{full: hdr.Height, num: num, sub: yh / sch, src: sch, target: sh, outSub: 2, pad: py, dst: ch}
+			resample(d.Cb, d.CStride, 1, cb.pix, cw, ah, av, f.opts.Filter, &b.tmp, &c.buf.taps)
+			resample(d.Cr, d.CStride, 1, cr.pix, cw, ah, av, f.opts.Filter, &b.tmp, &c.buf.taps)
 		}
 	}
 	if o := hdr.Orientation; o > 1 {
@@ -117,14 +123,26 @@ func padPlane(dst []byte, w, h int, src pixbuf) {
 	}
 }
 
-// chromaFilter is the filter for the chroma planes. With box (area averaging) they get the
-// triangle filter instead: the JPEG's chroma is already subsampled, and area-averaging its few
-// samples at a ratio near 1 blocks it up; the triangle plays the part of the RGB path's
-// smooth ("fancy") chroma upsampling, and puts the planar path within about 1 dB PSNR of the
-// RGB path (TestPlanarQuality).
-func chromaFilter(f Filter) Filter {
-	if f == FilterBox || f == FilterDefault {
-		return FilterLinear
+// chromaPad returns the pad (see axis) of the output chroma planes across and down for a
+// w×h image (stored frame) that EXIF orientation o turns afterwards. The encoder pairs
+// luma samples from the displayed image's top left; where o reverses a stored axis of odd
+// length, the pairs start at that axis's far end, so the stored chroma grid is shifted by
+// one luma sample.
+func chromaPad(o, w, h int) (px, py int) {
+	var rx, ry bool // o reverses the stored x (y) axis (see orient)
+	switch o {
+	case 2, 8:
+		rx = true
+	case 4, 6:
+		ry = true
+	case 3, 7:
+		rx, ry = true, true
 	}
-	return f
+	if rx {
+		px = w % 2
+	}
+	if ry {
+		py = h % 2
+	}
+	return px, py
 }

@@ -98,8 +98,11 @@ func turboJPEG(t testing.TB, w, h int, s turbojpeg.Subsampling) []byte {
 
 // TestPlanarQuality compares the planar (YUV) path, the RGB path and the pure-Go path against
 // a float area-averaging reference of the full-resolution decode: sizes are right, every path
-// is above 30 dB, and the planar path is within 1.5 dB of the RGB path (it measures 0 to 1 dB
-// below it at 4:2:0 and above it with no resize).
+// is above 34 dB, and the planar path is within 1.5 dB of the RGB path (it measures 0 to 1 dB
+// below it at 4:2:0 and above it with no resize). Before the resampler weighed DCT-scaled
+// sources at full resolution (axis) the planar path measured 32.3 to 34.7 dB here, and with
+// the chroma grid of an odd side that EXIF orientation reverses misplaced (chromaPad) 33.6
+// dB on o8-251x333.
 func TestPlanarQuality(t *testing.T) {
 	type src struct {
 		name string
@@ -160,8 +163,8 @@ func TestPlanarQuality(t *testing.T) {
 					got := decodePayload(t, out, m)
 					p := psnr(t, got, ref)
 					results = append(results, fmt.Sprintf("%s %.1f dB", f.name, p))
-					if p < 30 {
-						t.Errorf("%s ch%d %s %s: PSNR %.1f dB < 30", s.name, ch, mode, f.name, p)
+					if p < 34 {
+						t.Errorf("%s ch%d %s %s: PSNR %.1f dB < 34", s.name, ch, mode, f.name, p)
 					}
 					switch f.name {
 					case "planar":

@@ -97,6 +97,12 @@ func OpenRegular(path string) (*os.File, fs.FileInfo, error) {
 // ReadFile reads the regular file at path, like os.ReadFile, refusing anything else (see
 // OpenRegular).
 func ReadFile(path string) ([]byte, error) {
+	return ReadFileInto(path, nil)
+}
+
+// ReadFileInto is ReadFile reading into buf's backing array when it is large enough (a
+// caller that reads many files reuses one buffer); the result may share it.
+func ReadFileInto(path string, buf []byte) ([]byte, error) {
 	f, st, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
@@ -106,7 +112,10 @@ func ReadFile(path string) ([]byte, error) {
 	if int64(int(size)) != size {
 		return nil, fmt.Errorf("%s: %d bytes do not fit in memory", path, size)
 	}
-	b := make([]byte, 0, int(size)+1) // +1: see EOF without growing
+	b := buf[:0]
+	if cap(b) < int(size)+1 {
+		b = make([]byte, 0, int(size)+1) // +1: see EOF without growing
+	}
 	for {
 		n, err := f.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]

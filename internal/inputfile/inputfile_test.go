@@ -1,6 +1,7 @@
 package inputfile
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -56,6 +57,30 @@ func TestReadFileRefusesNonRegular(t *testing.T) {
 	}
 	if _, err := ReadFile(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("missing: %v", err)
+	}
+}
+
+// TestReadFileInto: the buffer's backing array is reused when large enough, a larger file
+// gets a new one, and non-regular files are refused as by ReadFile.
+func TestReadFileInto(t *testing.T) {
+	dir := t.TempDir()
+	small, large := filepath.Join(dir, "s"), filepath.Join(dir, "l")
+	os.WriteFile(small, []byte("abc"), 0o644)
+	os.WriteFile(large, bytes.Repeat([]byte("x"), 1000), 0o644)
+	buf := make([]byte, 5, 100)
+	b, err := ReadFileInto(small, buf)
+	if err != nil || string(b) != "abc" || &b[:1][0] != &buf[:1][0] {
+		t.Fatalf("ReadFileInto(small) = %q, %v (reused: %v)", b, err, &b[:1][0] == &buf[:1][0])
+	}
+	b, err = ReadFileInto(large, buf)
+	if err != nil || len(b) != 1000 || cap(b) < 1001 {
+		t.Fatalf("ReadFileInto(large) = %d bytes (cap %d), %v", len(b), cap(b), err)
+	}
+	if b, err := ReadFileInto(small, b); err != nil || string(b) != "abc" {
+		t.Fatalf("ReadFileInto(small) after large = %q, %v", b, err)
+	}
+	if _, err := ReadFileInto(fifo(t), buf); !errors.Is(err, ErrNotRegular) {
+		t.Fatalf("ReadFileInto(fifo) = %v, want ErrNotRegular", err)
 	}
 }
 

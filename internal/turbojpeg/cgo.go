@@ -114,6 +114,7 @@ static unsigned long tjw_bufsize(int w, int hh, int samp) {
 import "C"
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"unsafe"
@@ -350,8 +351,8 @@ func (e *Encoder) withBuffer(n int, encode func([]byte) C.tjw_result) ([]byte, e
 		e.reset()
 		return nil, resultErr("encode", r)
 	}
-	out := make([]byte, int(r.size))
-	copy(out, e.buf)
+	out := bytes.Clone(e.buf[:int(r.size)]) // not zeroed first, unlike make
+
 	if cap(e.buf) > keepBuffer {
 		e.buf = nil
 	}
@@ -395,4 +396,19 @@ func (e *Encoder) EncodeYUV(p *Planes, q int) ([]byte, error) {
 	})
 	runtime.KeepAlive(p)
 	return out, err
+}
+
+// check verifies that p's planes are large enough for its size and subsampling.
+func (p *Planes) check() error {
+	yw, yh, cw, ch, ok := PlaneSizes(p.Width, p.Height, p.Subsampling)
+	if !ok || p.Width > 65535 || p.Height > 65535 {
+		return fmt.Errorf("%w: %dx%d planes with subsampling %d", ErrArgument, p.Width, p.Height, p.Subsampling)
+	}
+	short := func(b []byte, stride, w, h int) bool {
+		return stride < w || len(b) < stride*(h-1)+w
+	}
+	if short(p.Y, p.YStride, yw, yh) || (ch > 0 && (short(p.Cb, p.CStride, cw, ch) || short(p.Cr, p.CStride, cw, ch))) {
+		return fmt.Errorf("%w: planes too small for %dx%d", ErrArgument, p.Width, p.Height)
+	}
+	return nil
 }

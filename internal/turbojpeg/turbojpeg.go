@@ -239,18 +239,3 @@ func (p *Planes) Trim(max int) {
 		*p = Planes{}
 	}
 }
-
-// check verifies that p's planes are large enough for its size and subsampling.
-func (p *Planes) check() error {
-	yw, yh, cw, ch, ok := PlaneSizes(p.Width, p.Height, p.Subsampling)
-	if !ok || p.Width > 65535 || p.Height > 65535 {
-		return fmt.Errorf("%w: %dx%d planes with subsampling %d", ErrArgument, p.Width, p.Height, p.Subsampling)
-	}
-	short := func(b []byte, stride, w, h int) bool {
-		return stride < w || len(b) < stride*(h-1)+w
-	}
-	if short(p.Y, p.YStride, yw, yh) || (ch > 0 && (short(p.Cb, p.CStride, cw, ch) || short(p.Cr, p.CStride, cw, ch))) {
-		return fmt.Errorf("%w: planes too small for %dx%d", ErrArgument, p.Width, p.Height)
-	}
-	return nil
-}

@@ -1,4 +1,4 @@
-package merge
+package pagewriter
 
 import (
 	"errors"
@@ -8,13 +8,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// copyFileRange copies up to n bytes with copy_file_range(2). It returns how many bytes it
+// CopyFileRange copies up to n bytes from src at srcOff to dst at dstOff with copy_file_range(2). It returns how many bytes it
 // copied, and ok=false when the kernel or file system refuses the call (the caller then reads
-// and writes the rest, and does not try again).
-func copyFileRange(src int, srcOff int64, dst int, dstOff int64, n int64) (done int64, ok bool, err error) {
+// and writes the rest).
+func CopyFileRange(src int, srcOff int64, dst int, dstOff int64, n int64) (done int64, ok bool, err error) {
 	for done < n {
 		so, do := srcOff+done, dstOff+done
-		w, err := unix.CopyFileRange(src, &so, dst, &do, int(n-done), 0)
+		w, err := unix.CopyFileRange(src, &so, dst, &do, int(min(n-done, 1<<30)), 0)
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue

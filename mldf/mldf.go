@@ -1,0 +1,220 @@
+// Package mldf is the MLDF container of the page writer: it checks the field descriptors,
+// lays out the metadata rows and the allocation entries, and finalizes the file (tables,
+// checksums, header) as docs/FORMAT.md specifies. Claims, parallel writes and publishing
+// are package pagewriter's.
+package mldf
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/pagewriter"
+)
+
+// FieldDescOffset is where this writer puts the field descriptors (8-aligned, after the
+// signature and header).
+const FieldDescOffset = 80
+
+// ErrNotPayload is a payload given for a field whose struct has no payload reference.
+var ErrNotPayload = errors.New("mldf: payload given for a field without a payload reference")
+
+// Options configure an MLDF container.
+type Options struct {
+	// PageSize is a power of two >= 4096; 0 means manifest.DefaultPageSize.
+	PageSize int64
+	// Fields are the field descriptors in order.
+	Fields []manifest.FieldDesc
+	// Checksums sets the checksummed flag: CRC-32C per payload and the header checksum.
+	Checksums bool
+}
+
+// Container is the MLDF container: rows in the layout of manifest.Layout (the rows given to
+// Batch.Append are stored as they are, with their payload references filled in), 16-byte
+// allocation entries, payloads placed by pagewriter.SpanRule from the first page boundary
+// after the descriptors.
+type Container struct {
+	opt     Options
+	rowSize int
+	refs    []int // per field: offset of its payload reference in a row, or -1
+	descs   []byte
+	dataPtr int64
+}
+
+// New checks opt and returns the container.
+func New(opt Options) (*Container, error) {
+	if opt.PageSize == 0 {
+		opt.PageSize = manifest.DefaultPageSize
+	}
+	if err := pagewriter.ValidPageSize(opt.PageSize); err != nil {
+		return nil, err
+	}
+	if len(opt.Fields) > 0xFFFF {
+		return nil, fmt.Errorf("%d fields (at most 65535)", len(opt.Fields))
+	}
+	c := &Container{opt: opt}
+	types := make([]manifest.TypeID, len(opt.Fields))
+	c.descs = make([]byte, manifest.FieldDescSize*len(opt.Fields))
+	seen := map[string]bool{}
+	for i, d := range opt.Fields {
+		size, _ := manifest.MetaSize(d.Type)
+		if size == 0 {
+			return nil, fmt.Errorf("field %q: %w %d", d.Name, manifest.ErrUnknownType, uint16(d.Type))
+		}
+		if d.MetadataSize == 0 {
+			d.MetadataSize = uint32(size)
+		}
+		if seen[d.Name] {
+			return nil, fmt.Errorf("%w: %q appears twice", manifest.ErrFieldName, d.Name)
+		}
+		seen[d.Name] = true
+		if err := d.Put(c.descs[i*manifest.FieldDescSize:]); err != nil {
+			return nil, fmt.Errorf("field %d: %w", i, err)
+		}
+		types[i] = d.Type
+	}
+	layout, err := manifest.Layout(types)
+	if err != nil {
+		return nil, err
+	}
+	c.rowSize = layout.Size
+	c.refs = make([]int, len(types))
+	for i, t := range types {
+		c.refs[i] = -1
+		if _, hasRef := manifest.MetaSize(t); hasRef {
+			c.refs[i] = layout.Offsets[i]
+		}
+	}
+	c.dataPtr = alignUp(FieldDescOffset+int64(len(c.descs)), opt.PageSize)
+	return c, nil
+}
+
+// NewContainer creates the container from a pipeline's spec (pagewriter.NewContainer).
+func NewContainer(s pagewriter.Spec) (pagewriter.Container, error) {
+	return New(Options{PageSize: s.PageSize, Fields: s.Fields, Checksums: s.Checksums})
+}
+
+// Create starts an MLDF file at path, written beside it and renamed onto it by Finish.
+func Create(path string, opt Options) (*pagewriter.Writer, error) {
+	c, err := New(opt)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	return pagewriter.New(pagewriter.LocalFile(path, pagewriter.FileOptions{}), c, pagewriter.Options{})
+}
+
+// DataPtr returns the start of the data region.
+func (c *Container) DataPtr() int64 { return c.dataPtr }
+
+// Layout implements pagewriter.Container.
+func (c *Container) Layout() pagewriter.Layout {
+	return pagewriter.Layout{Rule: pagewriter.SpanRule{PageSize: c.opt.PageSize}, DataStart: c.dataPtr,
+		RowSize: c.rowSize, EntrySize: manifest.AllocEntrySize}
+}
+
+// Append implements pagewriter.Container: row is the sample's metadata row (RowSize bytes;
+// payload references are filled in by the writer), payloads are by field index (nil, or
+// one slice per field with nil or empty where the field stores none).
+func (c *Container) Append(b *pagewriter.Batch, row []byte, payloads [][]byte) error {
+	if len(row) != c.rowSize {
+		return fmt.Errorf("mldf: row of %d bytes, want %d", len(row), c.rowSize)
+	}
+	nf := len(c.refs)
+	if payloads != nil && len(payloads) != nf {
+		return fmt.Errorf("mldf: %d payloads for %d fields", len(payloads), nf)
+	}
+	for f, p := range payloads {
+		if len(p) == 0 {
+			continue
+		}
+		if c.refs[f] < 0 {
+			return fmt.Errorf("field %q (%s): %w", c.opt.Fields[f].Name, c.opt.Fields[f].Type, ErrNotPayload)
+		}
+		if err := manifest.CheckPayloadSize(len(p)); err != nil {
+			return fmt.Errorf("field %q: %w", c.opt.Fields[f].Name, err)
+		}
+	}
+	r := b.AddRow(row)
+	for f, p := range payloads {
+		if len(p) == 0 {
+			if c.refs[f] >= 0 {
+				// An empty payload has data_ptr 0, data_size 0 (the pad after them is the field's).
+				clear(r[c.refs[f] : c.refs[f]+12])
+			}
+			continue
+		}
+		var sum uint32
+		if c.opt.Checksums {
+			sum = manifest.PayloadChecksum(p)
+		}
+		b.AddItem(pagewriter.Item{Field: int32(f), Check: sum, Space: int64(len(p)), Data: p})
+	}
+	if payloads == nil {
+		for _, off := range c.refs {
+			if off >= 0 {
+				clear(r[off : off+12])
+			}
+		}
+	}
+	return nil
+}
+
+// Place implements pagewriter.Container: the payload reference and the allocation entry
+// (ptr, size, CRC-32C).
+func (c *Container) Place(row []byte, it *pagewriter.Item, off, sample int64, entry []byte) {
+	ref := manifest.PayloadRef{Ptr: uint64(off), Size: uint32(len(it.Data))}
+	manifest.PutRef(row[c.refs[it.Field]:], ref)
+	manifest.AllocEntry{Ptr: ref.Ptr, Size: ref.Size, Check: it.Check}.Put(entry)
+}
+
+// Finish implements pagewriter.Container: the metadata table at the end of the data region,
+// the allocation table after it, then the signature, header and descriptors (the header
+// checksum covers the tables, so it comes last).
+func (c *Container) Finish(f *pagewriter.Final) (pagewriter.Result, error) {
+	pos := f.Position()
+	meta := pos.Cursor
+	alloc := meta + pos.Rows*int64(c.rowSize)
+	size := alloc + pos.Entries*manifest.AllocEntrySize
+	flags := manifest.FlagLittleEndian
+	if c.opt.Checksums {
+		flags |= manifest.FlagChecksummed
+	}
+	h := manifest.Header{
+		VersionMajor: manifest.VersionMajor, VersionMinor: manifest.VersionMinor, Flags: flags,
+		NumSamples: uint64(pos.Rows), NumFields: uint16(len(c.refs)), PageSize: uint32(c.opt.PageSize),
+		FieldDescPtr: FieldDescOffset, MetadataPtr: uint64(meta), DataPtr: uint64(c.dataPtr),
+		AllocTablePtr: uint64(alloc),
+	}
+	pre := make([]byte, FieldDescOffset+len(c.descs))
+	copy(pre, manifest.Signature)
+	h.Put(pre[manifest.HeaderOffset:])
+	copy(pre[FieldDescOffset:], c.descs)
+	d := xxhash.New()
+	d.Write(pre[manifest.HeaderOffset : manifest.HeaderOffset+manifest.HeaderChecksumOffset])
+	d.Write(c.descs)
+	if err := f.CopyRows(meta, nil, d); err != nil {
+		return pagewriter.Result{}, fmt.Errorf("write metadata table of %s: %w", f.Name(), err)
+	}
+	if err := f.CopyEntries(alloc, nil, d); err != nil {
+		return pagewriter.Result{}, fmt.Errorf("write allocation table of %s: %w", f.Name(), err)
+	}
+	if c.opt.Checksums {
+		h.Checksum = d.Sum64()
+		h.Put(pre[manifest.HeaderOffset:])
+	}
+	if err := f.WriteAt(pre, 0); err != nil {
+		return pagewriter.Result{}, fmt.Errorf("write header of %s: %w", f.Name(), err)
+	}
+	if err := f.Zero(int64(len(pre)), c.dataPtr-int64(len(pre))); err != nil {
+		return pagewriter.Result{}, fmt.Errorf("write header of %s: %w", f.Name(), err)
+	}
+	return pagewriter.Result{
+		DataPtr: c.dataPtr, MetadataPtr: meta, AllocTablePtr: alloc, Size: size,
+		Pages:    (meta - c.dataPtr + c.opt.PageSize - 1) / c.opt.PageSize,
+		Checksum: h.Checksum,
+	}, nil
+}
+
+func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }

@@ -1,0 +1,207 @@
+package objstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"testing"
+)
+
+// conformance runs the behaviour every store must have against base (a URL or directory
+// ending in "/", empty), with c configured for it.
+func conformance(t *testing.T, c *Client, base string) {
+	ctx := context.Background()
+	if l, _ := Parse(base); l.IsLocal() { // a bucket has no directories to make
+		for _, d := range []string{"rt", "x", "mp", "ab"} {
+			if err := os.Mkdir(base+d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Run("round trip", func(t *testing.T) {
+		for _, n := range []int{0, 1, 4095, 300_001, 9<<20 + 3} {
+			url := fmt.Sprintf("%srt/obj-%d", base, n)
+			want := testData(n, uint64(n))
+			if err := c.WriteFile(ctx, url, want); err != nil {
+				t.Fatalf("write %d: %v", n, err)
+			}
+			if got := readAll(t, c, url); !bytes.Equal(got, want) {
+				t.Fatalf("%s: read %d bytes, differ from the %d written", url, len(got), n)
+			}
+			ra, err := c.OpenReaderAt(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n > 10 {
+				buf := make([]byte, 10)
+				if _, err := ra.ReadAt(buf, int64(n-10)); err != nil || !bytes.Equal(buf, want[n-10:]) {
+					t.Fatalf("ReadAt tail: %v", err)
+				}
+			}
+			ra.Close()
+		}
+	})
+	t.Run("missing", func(t *testing.T) {
+		_, err := c.Stat(ctx, base+"nothing/here")
+		wantErr(t, err, ErrNotFound, base+"nothing/here")
+		_, err = c.Open(ctx, base+"nothing/here")
+		wantErr(t, err, ErrNotFound, base+"nothing/here")
+		_, err = c.Expand(ctx, []string{base + "nothing/*.tar"})
+		wantErr(t, err, ErrPattern, base+"nothing/*.tar")
+	})
+	t.Run("changed", func(t *testing.T) {
+		url := base + "changed.bin"
+		if err := c.WriteFile(ctx, url, testData(1000, 1)); err != nil {
+			t.Fatal(err)
+		}
+		ra, err := c.OpenReaderAt(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ra.Close()
+		if err := c.WriteFile(ctx, url, testData(1000, 2)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ra.ReadAt(make([]byte, 10), 0); ra.f == nil {
+			wantErr(t, err, ErrChanged, url)
+		}
+	})
+	t.Run("expand", func(t *testing.T) {
+		for i := range 40 {
+			if err := c.WriteFile(ctx, fmt.Sprintf("%sx/s-%03d.tar", base, i), testData(i, 1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tc := range []struct {
+			pattern string
+			n       int
+		}{{"x/s-{000..002}.tar", 3}, {"x/s-00?.tar", 10}, {"x/*.tar", 40}, {"x/s-{000..039}.tar", 40}, {"x/s-0[12]*", 20}} {
+			got, err := c.Expand(ctx, []string{base + tc.pattern})
+			if err != nil || len(got) != tc.n {
+				t.Fatalf("%s: %d, %v", tc.pattern, len(got), err)
+			}
+			for i := 1; i < len(got); i++ {
+				if got[i-1].URL >= got[i].URL {
+					t.Fatalf("%s: not in order: %s, %s", tc.pattern, got[i-1].URL, got[i].URL)
+				}
+			}
+		}
+		_, err := c.Expand(ctx, []string{base + "x/s-{038..040}.tar"})
+		wantErr(t, err, ErrNotFound, base+"x/s-040.tar")
+	})
+	t.Run("multipart", func(t *testing.T) {
+		url := base + "mp/out.bin"
+		src := base + "mp/src.bin"
+		srcData := testData(MinPartSize+999, 4)
+		if err := c.WriteFile(ctx, src, srcData); err != nil {
+			t.Fatal(err)
+		}
+		u, err := c.NewUpload(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p1, p4 := testData(MinPartSize, 1), testData(777, 4)
+		if err := u.UploadPart(ctx, 4, p4); err != nil {
+			t.Fatal(err)
+		}
+		if err := u.CopyPart(ctx, 3, src, 0, int64(len(srcData))); err != nil { // whole object
+			t.Fatal(err)
+		}
+		if err := u.CopyPart(ctx, 2, src, 500, MinPartSize); err != nil { // a range
+			t.Fatal(err)
+		}
+		if err := u.UploadPart(ctx, 1, p1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Stat(ctx, url); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("visible before Complete: %v", err)
+		}
+		if err := u.Complete(ctx); err != nil {
+			t.Fatal(err)
+		}
+		want := slices.Concat(p1, srcData[500:500+MinPartSize], srcData, p4)
+		if got := readAll(t, c, url); !bytes.Equal(got, want) {
+			t.Fatal("completed object differs")
+		}
+		var listed []string
+		for a, err := range c.List(ctx, base+"mp/") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed = append(listed, a.URL)
+		}
+		if !slices.Equal(listed, []string{url, src}) {
+			t.Fatalf("listing after Complete: %q", listed)
+		}
+	})
+	t.Run("abort", func(t *testing.T) {
+		url := base + "ab/out.bin"
+		u, err := c.NewUpload(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := u.UploadPart(ctx, 1, testData(1000, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := u.Abort(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Stat(ctx, url); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("aborted upload left an object: %v", err)
+		}
+		// Killed runs leave uploads; the next run finds and aborts them.
+		for range 2 {
+			u, err := c.NewUpload(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := u.UploadPart(ctx, 1, testData(1000, 1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		inc, err := c.ListIncomplete(ctx, base+"ab/")
+		if err != nil || len(inc) < 1 {
+			t.Fatalf("ListIncomplete = %+v, %v", inc, err)
+		}
+		for _, i := range inc {
+			if i.URL != url {
+				t.Fatalf("incomplete upload to %s, want %s", i.URL, url)
+			}
+		}
+		if _, err := c.AbortIncomplete(ctx, url, 0); err != nil {
+			t.Fatal(err)
+		}
+		if inc, err := c.ListIncomplete(ctx, base+"ab/"); err != nil || len(inc) != 0 {
+			t.Fatalf("after AbortIncomplete: %+v, %v", inc, err)
+		}
+		if _, err := c.Stat(ctx, url); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("AbortIncomplete left an object: %v", err)
+		}
+		var n int
+		for _, err := range c.List(ctx, base+"ab/") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		if n != 0 {
+			t.Fatalf("%d objects left under ab/", n)
+		}
+	})
+	_ = io.EOF
+}
+
+func TestConformanceLocal(t *testing.T) {
+	c := New()
+	defer c.Close()
+	conformance(t, c, t.TempDir()+"/")
+}
+
+func TestConformanceS3(t *testing.T) {
+	c, _ := newS3(t)
+	conformance(t, c, "s3://bkt/")
+}
