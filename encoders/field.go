@@ -26,8 +26,9 @@ type Field interface {
 	Arguments() [manifest.ArgumentsSize]byte
 	// Encode encodes v. meta is the field's zeroed metadata struct (manifest.MetaSize bytes);
 	// Encode fills every member except the payload reference (data_ptr, data_size), which the
-	// page writer sets. It returns the payload, or nil for none. The returned slice is owned
-	// by the caller afterwards.
+	// page writer sets. It returns the payload, or nil for none. The caller only reads the
+	// returned slice, which may alias v.Bytes (read-only once emitted, see sample.Value): a
+	// field that stores a value's bytes as they are need not copy them.
 	Encode(v sample.Value, meta []byte) (payload []byte, err error)
 }
 

@@ -122,7 +122,11 @@ func (s *Sequencer) advance(t *Ticket, own bool) {
 			s.Fail(t.err)
 			return
 		}
-		t = t.succ
+		// Only the goroutine that ran t's claim follows t.succ: unlink it, so a ticket its
+		// owner keeps does not keep every later ticket of the run alive.
+		next := t.succ
+		t.succ = nil
+		t = next
 	}
 }
 

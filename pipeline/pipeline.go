@@ -36,8 +36,17 @@ var (
 	ErrMissingColumn = errors.New("missing column")
 )
 
-// DefaultChunkSize is the number of samples per chunk when Config.ChunkSize is 0.
+// DefaultChunkSize is the number of samples per chunk when Config.ChunkSize is 0, for samples
+// of at least 4 KiB of input; a chunk of smaller samples grows until it holds minChunkBytes of
+// input or maxAutoChunk samples, so that tiny samples (a JSONL line, a thumbnail) do not pay
+// a chunk's claim and hand-over for every 64 of them.
 const DefaultChunkSize = 64
+
+// Bounds of the default (adaptive) chunk.
+const (
+	minChunkBytes = 256 << 10
+	maxAutoChunk  = 1024
+)
 
 // Bounds of Config.Workers and Config.ChunkSize: each worker holds up to maxPending+1 chunks
 // and the queue one per worker, so samples in flight are at most about
@@ -107,8 +116,9 @@ type Config struct {
 	// Workers encoding in parallel; 0 means runtime.NumCPU().
 	Workers int
 	// ChunkSize is the number of consecutive samples a worker encodes and claims at once;
-	// 0 means DefaultChunkSize. A chunk also ends once its samples account for 16 MiB of
-	// input. The output does not depend on it.
+	// 0 means adaptive: DefaultChunkSize samples, or up to 1024 while they account for less
+	// than 256 KiB of input. A chunk also ends once its samples account for 16 MiB of input.
+	// The output does not depend on it.
 	ChunkSize int
 	// Checksums stores CRC-32C per payload and the header checksum (the command's default).
 	Checksums bool
@@ -161,7 +171,7 @@ type Report struct {
 	Pages           int64 // pages of the data region
 	Elapsed         time.Duration
 	Workers         int
-	ChunkSize       int
+	ChunkSize       int // 0: adaptive (Config.ChunkSize)
 	// ClaimWait is the time workers spent blocked waiting for their turn to claim while they
 	// could have encoded more (summed over workers); InputWait the time they waited for
 	// samples from the source; WriteTime the time in writes.
@@ -170,6 +180,17 @@ type Report struct {
 	// those claimed by the worker that passed the baton; Waited counts the times a worker
 	// blocked for its oldest chunk's claim.
 	ClaimsOwn, ClaimsHelped, Waited int64
+	// Fields counts, per field in Config.Fields order, the non-empty payloads written and
+	// their bytes: the report's per-field figures, without reading the output back.
+	Fields []FieldStats
+}
+
+// FieldStats describes what one field wrote.
+type FieldStats struct {
+	Name         string
+	Type         manifest.TypeID
+	Payloads     int64
+	PayloadBytes int64
 }
 
 // SampleError is a sample that could not be converted: where it came from, which field, and
@@ -219,11 +240,12 @@ type job struct {
 
 // pending is an encoded chunk waiting for its turn to claim.
 type pending struct {
-	t   *pagewriter.Ticket
-	b   *pagewriter.Batch
-	rej []*SampleError
-	n   int64 // samples in the chunk, rejected included
-	in  int64 // input bytes
+	t    *pagewriter.Ticket
+	b    *pagewriter.Batch
+	rej  []*SampleError
+	n    int64      // samples in the chunk, rejected included
+	in   int64      // input bytes
+	pays [][2]int64 // per field: non-empty payloads and their bytes
 }
 
 type runner struct {
@@ -243,6 +265,7 @@ type runner struct {
 	workersDone             chan struct{}
 
 	// Owned by whoever holds the claim baton (updated only in OnClaim, in chunk order).
+	fields   [][2]int64 // per field: non-empty payloads and their bytes
 	byReason map[string]int64
 	filtered int64 // samples the fields' own options left out (baton-owned, like byReason)
 	rejects  *rejectsFile
@@ -258,7 +281,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		return Report{}, err
 	}
 	r := &runner{cfg: cfg, log: cfg.Logger, start: time.Now(), byReason: map[string]int64{},
-		workersDone: make(chan struct{})}
+		fields: make([][2]int64, len(cfg.Fields)), workersDone: make(chan struct{})}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -360,9 +383,6 @@ func validate(cfg *Config) error {
 	if cfg.Workers == 0 {
 		cfg.Workers = runtime.NumCPU()
 	}
-	if cfg.ChunkSize == 0 {
-		cfg.ChunkSize = DefaultChunkSize
-	}
 	return nil
 }
 
@@ -406,11 +426,14 @@ func (r *runner) run(ctx context.Context) error {
 // sample order.
 func (r *runner) produce(ctx context.Context, jobs chan<- *job) error {
 	defer close(jobs)
-	size := r.cfg.ChunkSize
+	size, auto := r.cfg.ChunkSize, r.cfg.ChunkSize == 0
+	if auto {
+		size = DefaultChunkSize
+	}
 	cur := make([]sample.Sample, 0, size)
 	send := func() error {
 		j := &job{t: r.w.Issue(), samples: cur}
-		cur = make([]sample.Sample, 0, size)
+		cur = make([]sample.Sample, 0, cap(cur))
 		select {
 		case jobs <- j:
 			return nil
@@ -422,7 +445,11 @@ func (r *runner) produce(ctx context.Context, jobs chan<- *job) error {
 	err := r.cfg.Source.Run(ctx, func(s sample.Sample) error {
 		cur = append(cur, s)
 		bytes += s.InputBytes
-		if len(cur) == size || bytes >= maxChunkBytes {
+		full := len(cur) >= size
+		if auto && full && bytes < minChunkBytes {
+			full = len(cur) >= maxAutoChunk
+		}
+		if full || bytes >= maxChunkBytes {
 			bytes = 0
 			return send()
 		}
@@ -469,9 +496,13 @@ func (wk *worker) writeClaimed(ctx context.Context, block bool) error {
 		if err := wk.r.w.Write(p.b); err != nil {
 			return err
 		}
+		wk.pend[0] = nil
 		wk.pend = wk.pend[1:]
 		wk.pendBytes -= p.b.PayloadBytes()
 		p.b.Reset()
+		// A ticket links to its successors: one kept here would keep every later ticket of
+		// the run alive.
+		p.t, p.rej = nil, p.rej[:0]
 		wk.free = append(wk.free, p)
 		block = false
 	}
@@ -534,6 +565,10 @@ func (r *runner) work(ctx context.Context, jobs <-chan *job) error {
 // invariant (or cancellation) is an error.
 func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) error {
 	p.t, p.rej, p.n, p.in = j.t, p.rej[:0], int64(len(j.samples)), 0
+	if p.pays == nil {
+		p.pays = make([][2]int64, len(r.cfg.Fields))
+	}
+	clear(p.pays)
 	p.b.OnClaim = func(int64) error { return r.account(p) }
 	for i := range j.samples {
 		s := &j.samples[i]
@@ -551,6 +586,12 @@ func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) err
 		}
 		if err := p.b.Append(wk.row, wk.pays); err != nil {
 			return fmt.Errorf("%s: %w", s.Origin, err)
+		}
+		for f, pay := range wk.pays {
+			if len(pay) > 0 {
+				p.pays[f][0]++
+				p.pays[f][1] += int64(len(pay))
+			}
 		}
 	}
 	clear(wk.pays)
@@ -604,6 +645,10 @@ func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *
 func (r *runner) account(p *pending) error {
 	r.done.Add(p.n)
 	r.bytesIn.Add(p.in)
+	for f, c := range p.pays {
+		r.fields[f][0] += c[0]
+		r.fields[f][1] += c[1]
+	}
 	if len(p.rej) == 0 {
 		return nil
 	}
@@ -731,11 +776,16 @@ func (r *runner) snapshot() Progress {
 // report builds the report after the errgroup is done (so the baton-owned fields are safe).
 func (r *runner) report() Report {
 	st := r.w.Stats()
+	fields := make([]FieldStats, len(r.cfg.Fields))
+	for f, b := range r.cfg.Fields {
+		fields[f] = FieldStats{Name: b.Field.Name(), Type: b.Field.Type(), Payloads: r.fields[f][0], PayloadBytes: r.fields[f][1]}
+	}
 	return Report{
+		Fields: fields,
 		Output: r.cfg.Output, Samples: st.Position.Rows, Rejected: r.rejected.Load(), Filtered: r.filtered,
 		RejectsByReason: r.byReason, BytesIn: r.bytesIn.Load(), BytesOut: st.Written,
 		PayloadBytes: st.PayloadBytes, Elapsed: time.Since(r.start),
-		Workers: r.cfg.Workers, ChunkSize: r.cfg.ChunkSize,
+		Workers: r.cfg.Workers, ChunkSize: r.cfg.ChunkSize, // 0: adaptive
 		ClaimWait: st.Wait.WaitTime,
 		InputWait: time.Duration(r.inputWait.Load()), WriteTime: st.WriteTime,
 		ClaimsOwn: st.Wait.Own, ClaimsHelped: st.Wait.Helped, Waited: st.Wait.Waited,

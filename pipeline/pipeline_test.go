@@ -99,13 +99,13 @@ func checkGolden(t *testing.T, fields []Binding) {
 }
 
 // TestDeterministic converts the same samples (small, empty, bigger than a page, bad) with
-// several worker counts and chunk sizes: the bytes must be identical.
+// several worker counts and chunk sizes (and the adaptive default): the bytes must be identical.
 func TestDeterministic(t *testing.T) {
 	samples := mixedSamples(700, 4096, true)
 	var ref []byte
 	var refRejects []byte
 	for _, workers := range []int{1, 2, 8} {
-		for _, chunk := range []int{1, 7, 64} {
+		for _, chunk := range []int{1, 7, 64, 0} { // 0: adaptive
 			out := outPath(t)
 			rejects := filepath.Join(t.TempDir(), "rejects.jsonl")
 			rep := mustRun(t, Config{Source: newSource(samples), Fields: testFields(), Output: out,

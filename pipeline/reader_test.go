@@ -50,3 +50,29 @@ func TestReaderEmpty(t *testing.T) {
 		t.Fatalf("verify: %v", err)
 	}
 }
+
+// TestReportFields: the per-field payload counts the pipeline reports (which the command's
+// report shows) are what the written file holds, rejected samples and empty payloads left out.
+func TestReportFields(t *testing.T) {
+	samples := mixedSamples(500, 4096, true)
+	out := outPath(t)
+	rep := mustRun(t, Config{Source: newSource(samples), Fields: testFields(), Output: out, PageSize: 4096, Checksums: true, Workers: 2})
+	r, err := reader.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	d := r.Describe()
+	if len(rep.Fields) != len(d.Fields) {
+		t.Fatalf("%d fields reported, file has %d", len(rep.Fields), len(d.Fields))
+	}
+	for f, got := range rep.Fields {
+		want := d.Fields[f]
+		if got.Name != want.Name || got.Type != want.Type || got.Payloads != int64(want.Payloads) || got.PayloadBytes != int64(want.PayloadBytes) {
+			t.Errorf("field %d: reported %+v, file has %d payloads of %d bytes", f, got, want.Payloads, want.PayloadBytes)
+		}
+	}
+	if rep.Fields[1].Payloads == 0 || rep.Rejected == 0 {
+		t.Fatalf("the samples should give payloads and rejects: %+v", rep)
+	}
+}

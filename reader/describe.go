@@ -86,8 +86,9 @@ func FlagNames(flags uint32) []string {
 	return out
 }
 
-// Describe summarises the file for `convert inspect`. It scans the metadata and allocation
-// tables once (O(samples × fields + entries)) and reads no payload.
+// Describe summarises the file for `convert inspect`. It scans the allocation table once and
+// the metadata table once per payload field (O(samples × fields + entries)), in place and
+// dropping what it has read from the resident set as it goes, and reads no payload.
 func (r *Reader) Describe() Description {
 	h := r.hdr
 	d := Description{
@@ -103,6 +104,7 @@ func (r *Reader) Describe() Description {
 	var lastPage uint64
 	havePage := false
 	for _, e := range r.AllocTable() {
+		r.touch(manifest.AllocEntrySize)
 		end, ok := add64(e.Ptr, uint64(e.Size))
 		if !ok || e.Size == 0 {
 			continue
@@ -125,6 +127,7 @@ func (r *Reader) Describe() Description {
 			MetadataSize: fd.MetadataSize, RowOffset: r.layout.Offsets[k], Arguments: fd.Arguments, HasPayload: r.hasPayload[k]}
 		if fi.HasPayload {
 			for i := range r.numSamples {
+				r.touch(uint64(r.rowSize))
 				ref := manifest.GetRef(r.Meta(i, k))
 				if ref.Size > 0 {
 					fi.Payloads++

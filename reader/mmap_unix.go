@@ -18,3 +18,7 @@ func mmapFile(f *os.File, size int64) ([]byte, error) {
 }
 
 func munmap(b []byte) error { return unix.Munmap(b) }
+
+// dropResident drops b's pages from the process's resident set. The file's pages stay in the
+// page cache; a later access maps them again.
+func dropResident(b []byte) { _ = unix.Madvise(b, unix.MADV_DONTNEED) }

@@ -26,6 +26,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"sync/atomic"
 
 	"github.com/mldf/convert/manifest"
 )
@@ -52,6 +53,24 @@ type Reader struct {
 	numSamples int
 	rowSize    int
 	closed     bool
+	touched    atomic.Uint64 // bytes of the map scanned since the last trim
+}
+
+// trimEvery is how many bytes of the mapped file a scan (Verify, Describe) reads between two
+// trims of the process's resident set.
+const trimEvery = 16 << 20
+
+// touch records that a scan read n bytes of the file; every trimEvery bytes it drops the
+// mapped pages from the resident set, so a scan of a file larger than memory keeps the
+// process's RSS bounded (the pages stay in the kernel's page cache). Slices handed out stay
+// valid: their pages are mapped again when read.
+func (r *Reader) touch(n uint64) {
+	m, ok := r.src.(*memBacking)
+	if !ok || !m.mapped || r.touched.Add(n) < trimEvery {
+		return
+	}
+	r.touched.Store(0)
+	dropResident(m.b)
 }
 
 // backing is where the file's bytes come from: a memory map or a byte slice (zero-copy), or

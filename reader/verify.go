@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/cespare/xxhash/v2"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mldf/convert/manifest"
@@ -88,8 +89,10 @@ func (r *Reader) Verify() (*VerifyReport, error) {
 // sample order), V6 (payload CRCs, or zero checks in a file without checksums), V7 (gaps),
 // then D1..D5 (in sample order). The report is filled as far as the checks went.
 //
-// Memory does not grow with the number of samples beyond one bit per allocation entry; the
-// tables and payloads are read in place (or in bounded chunks when the file is not mapped).
+// Memory does not grow with the number of samples: the tables and payloads are read in place
+// (or in bounded chunks when the file is not mapped), and what was read is dropped from the
+// resident set as the scans go. Only a file whose references do not visit the allocation
+// entries in order (no writer of this module makes one) costs one bit per entry.
 func (r *Reader) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 	if r.closed {
 		return nil, fmt.Errorf("%s: %w", r.name, ErrClosed)
@@ -103,7 +106,7 @@ func (r *Reader) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport
 
 	// V1: header checksum.
 	if rep.Checksummed {
-		got := manifest.HeaderChecksum(r.hdrBytes, r.descBytes, r.meta, r.alloc)
+		got := r.headerChecksum()
 		if got != h.Checksum {
 			return rep, r.ruleErr("V1", ErrChecksum,
 				"header checksum is %016x but the header, descriptors, metadata table and allocation table hash to %016x: one of them was altered",
@@ -117,6 +120,7 @@ func (r *Reader) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport
 	var prevEnd, lastPage uint64
 	havePage := false
 	for k := range n {
+		r.touch(manifest.AllocEntrySize)
 		e := r.AllocEntry(k)
 		end, ok := add64(e.Ptr, uint64(e.Size))
 		bad := func(rule, format string, args ...any) (*VerifyReport, error) {
@@ -155,62 +159,10 @@ func (r *Reader) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport
 		rep.PageFill = float64(rep.PayloadBytes) / float64(rep.DataRegionBytes)
 	}
 
-	// V5 (and R13 for every row): references and entries match one to one. One bit per
-	// entry records that it is referenced.
-	used := make([]uint64, (n+63)/64)
-	hint := 0
-	for i := range r.numSamples {
-		if i&4095 == 0 {
-			if err := ctx.Err(); err != nil {
-				return rep, err
-			}
-		}
-		for f := range r.fields {
-			if !r.hasPayload[f] {
-				continue
-			}
-			ref := manifest.GetRef(r.Meta(i, f))
-			if _, msg := r.checkRef(ref); msg != "" {
-				return rep, r.at(r.ruleErr("R13", ErrCorrupt, "%s", msg), i, f)
-			}
-			if ref.Size == 0 {
-				rep.EmptyPayloads++
-				continue
-			}
-			// Writers place payloads in row order: try the entry after the last match first.
-			k := hint
-			if k >= n || r.AllocEntry(k).Ptr != ref.Ptr {
-				k = sort.Search(n, func(k int) bool { return r.AllocEntry(k).Ptr >= ref.Ptr })
-			}
-			if k == n || r.AllocEntry(k).Ptr != ref.Ptr {
-				return rep, r.at(r.ruleErr("V5", ErrCorrupt,
-					"payload [%d, %d+%d) has no allocation entry at ptr %d", ref.Ptr, ref.Ptr, ref.Size, ref.Ptr), i, f)
-			}
-			if e := r.AllocEntry(k); e.Size != ref.Size {
-				err := r.at(r.ruleErr("V5", ErrCorrupt, "data_size %d but allocation entry at ptr %d has size %d", ref.Size, ref.Ptr, e.Size), i, f)
-				err.Entry = k
-				return rep, err
-			}
-			if used[k/64]&(1<<(k%64)) != 0 {
-				oi, of, _ := r.PayloadOwner(ref.Ptr) // an earlier row set the bit: found
-				err := r.at(r.ruleErr("V5", ErrCorrupt, "payload at ptr %d is also referenced by sample %d, field %d %q",
-					ref.Ptr, oi, of, r.fields[max(of, 0)].Name), i, f)
-				err.Entry = k
-				return rep, err
-			}
-			used[k/64] |= 1 << (k % 64)
-			hint = k + 1
-		}
+	// V5 (and R13 for every row): references and entries match one to one.
+	if err := r.checkRefs(ctx, rep); err != nil {
+		return rep, err
 	}
-	for k := range n {
-		if used[k/64]&(1<<(k%64)) == 0 {
-			e := r.AllocEntry(k)
-			err := r.ruleErr("V5", ErrCorrupt, "entry (ptr %d, size %d) is not referenced by any metadata row", e.Ptr, e.Size)
-			err.Entry = k
-			return rep, err
-		}
-	}
-	used = nil
 
 	// F1..F10: every field's arguments, then every value against its metadata.
 	if err := r.checkFields(ctx); err != nil {
@@ -226,6 +178,7 @@ func (r *Reader) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport
 			}
 		}
 		e := r.AllocEntry(k)
+		r.touch(manifest.AllocEntrySize + uint64(e.Size))
 		if !rep.Checksummed {
 			if e.Check != 0 {
 				oi, of, _ := r.PayloadOwner(e.Ptr)
@@ -262,6 +215,7 @@ func (r *Reader) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport
 		}
 		cur := h.DataPtr
 		for k := range n {
+			r.touch(manifest.AllocEntrySize)
 			e := r.AllocEntry(k)
 			if err := r.checkZero(cur, e.Ptr, "of the data region before the payload of allocation entry", k); err != nil {
 				return rep, err
@@ -283,6 +237,95 @@ func (r *Reader) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport
 		}
 	}
 	return rep, nil
+}
+
+// headerChecksum hashes the header, descriptors and tables as manifest.HeaderChecksum does,
+// a window at a time.
+func (r *Reader) headerChecksum() uint64 {
+	d := xxhash.New()
+	d.Write(r.hdrBytes[:manifest.HeaderChecksumOffset])
+	d.Write(r.descBytes)
+	for _, t := range [][]byte{r.meta, r.alloc} {
+		for len(t) > 0 {
+			n := min(len(t), trimEvery)
+			d.Write(t[:n])
+			r.touch(uint64(n))
+			t = t[n:]
+		}
+	}
+	return d.Sum64()
+}
+
+// checkRefs applies R13 to every reference and V5: references and allocation entries match
+// one to one. Writers place payloads in row order, so references usually visit the entries
+// in order: while they do, each entry is matched exactly once and no memory is needed. At
+// the first reference out of order it falls back to one bit per entry.
+func (r *Reader) checkRefs(ctx context.Context, rep *VerifyReport) error {
+	n := rep.Entries
+	var used []uint64 // nil while the references follow the entries in order
+	next := 0         // in order: the entry the next reference should match; else a hint
+	for i := range r.numSamples {
+		if i&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		r.touch(uint64(r.rowSize))
+		for f := range r.fields {
+			if !r.hasPayload[f] {
+				continue
+			}
+			ref := manifest.GetRef(r.Meta(i, f))
+			if _, msg := r.checkRef(ref); msg != "" {
+				return r.at(r.ruleErr("R13", ErrCorrupt, "%s", msg), i, f)
+			}
+			if ref.Size == 0 {
+				rep.EmptyPayloads++
+				continue
+			}
+			k := next
+			if k >= n || r.AllocEntry(k).Ptr != ref.Ptr {
+				if used == nil {
+					// Out of order: entries [0, next) were matched once each, in order.
+					used = make([]uint64, (n+63)/64)
+					for j := range next {
+						used[j/64] |= 1 << (j % 64)
+					}
+				}
+				k = sort.Search(n, func(k int) bool { return r.AllocEntry(k).Ptr >= ref.Ptr })
+			}
+			if k == n || r.AllocEntry(k).Ptr != ref.Ptr {
+				return r.at(r.ruleErr("V5", ErrCorrupt,
+					"payload [%d, %d+%d) has no allocation entry at ptr %d", ref.Ptr, ref.Ptr, ref.Size, ref.Ptr), i, f)
+			}
+			if e := r.AllocEntry(k); e.Size != ref.Size {
+				err := r.at(r.ruleErr("V5", ErrCorrupt, "data_size %d but allocation entry at ptr %d has size %d", ref.Size, ref.Ptr, e.Size), i, f)
+				err.Entry = k
+				return err
+			}
+			if used != nil {
+				if used[k/64]&(1<<(k%64)) != 0 {
+					oi, of, _ := r.PayloadOwner(ref.Ptr) // an earlier row set the bit: found
+					err := r.at(r.ruleErr("V5", ErrCorrupt, "payload at ptr %d is also referenced by sample %d, field %d %q",
+						ref.Ptr, oi, of, r.fields[max(of, 0)].Name), i, f)
+					err.Entry = k
+					return err
+				}
+				used[k/64] |= 1 << (k % 64)
+			}
+			next = k + 1
+		}
+	}
+	for k := range n {
+		if used == nil && k < next || used != nil && used[k/64]&(1<<(k%64)) != 0 {
+			continue
+		}
+		e := r.AllocEntry(k)
+		err := r.ruleErr("V5", ErrCorrupt, "entry (ptr %d, size %d) is not referenced by any metadata row", e.Ptr, e.Size)
+		err.Entry = k
+		return err
+	}
+	return nil
 }
 
 // PayloadOwner returns the first sample and field whose payload reference points at ptr, or
@@ -314,6 +357,7 @@ func (r *Reader) checkFields(ctx context.Context) error {
 				return err
 			}
 		}
+		r.touch(uint64(r.rowSize))
 		for f, fr := range r.rules {
 			if !r.hasPayload[f] || fr.Empty() {
 				continue
@@ -325,6 +369,7 @@ func (r *Reader) checkFields(ctx context.Context) error {
 				if p, err = r.payload(i, f, manifest.GetRef(m)); err != nil {
 					return err
 				}
+				r.touch(uint64(len(p)))
 			}
 			if err := fr.Check(m, p); err != nil {
 				return r.fieldErr(err, i, f)
@@ -412,6 +457,7 @@ func (r *Reader) decodeRange(dec PayloadDecoder, from, to int, decoded *atomic.I
 			if err := dec.Decode(&r.fields[f], r.rules[f], m, p); err != nil {
 				return i, r.fieldErr(err, i, f)
 			}
+			r.touch(uint64(len(p)))
 			decoded.Add(1)
 		}
 	}
@@ -427,6 +473,7 @@ func (r *Reader) checkZero(from, to uint64, where string, entry int) error {
 		if err != nil {
 			return fmt.Errorf("%s: reading gap at %d: %w", r.name, off, err)
 		}
+		r.touch(n)
 		if j := firstNonZero(b); j >= 0 {
 			if entry >= 0 {
 				where = fmt.Sprintf("%s %d", where, entry)

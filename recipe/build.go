@@ -27,8 +27,9 @@ type Plan struct {
 	Recipe   *Recipe
 	Source   sources.Source
 	Bindings []pipeline.Binding
-	// Inputs are the files the source reads (all of them, before sharding), in order.
-	Inputs []sources.Input
+	// Inputs are the files the source reads (all of them, before sharding), in order: a
+	// list read in order (a folder source's may hold 10^8 files).
+	Inputs sources.InputList
 	// Slice is the [lo, hi) range of Inputs this run converts (all of them unless sharded).
 	Slice [2]int
 	// Run, when set, replaces pipeline.Run (another container format, e.g. FFCV .beton).
@@ -39,10 +40,15 @@ type Plan struct {
 	classes map[string][]string // class names of class-label fields, by field name
 }
 
-// ranger is a source that can be cut to a contiguous range of its inputs (sharded runs).
-type ranger interface {
-	sources.Source
-	Inputs() []sources.Input
+// inputsOf returns the inputs of a source: a list (folder sources) or a slice (file sources).
+func inputsOf(src sources.Source) (sources.InputList, error) {
+	switch s := src.(type) {
+	case interface{ Inputs() sources.InputList }:
+		return s.Inputs(), nil
+	case interface{ Inputs() []sources.Input }:
+		return sources.Inputs(s.Inputs()), nil
+	}
+	return nil, fmt.Errorf("%w: source %T does not list its inputs", ErrRecipe, src)
 }
 
 // Build resolves a validated recipe (Defaults and Validate called) into a Plan. It opens the
@@ -52,7 +58,7 @@ func Build(r *Recipe) (*Plan, error) {
 		return buildCells(r) // scdl.go
 	}
 	p := &Plan{Recipe: r}
-	var src ranger
+	var src sources.Source
 	var err error
 	if r.Source.Type == "parquet" {
 		src, err = buildParquet(r, p)
@@ -62,13 +68,18 @@ func Build(r *Recipe) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.Inputs = src.Inputs()
-	p.Slice = [2]int{0, len(p.Inputs)}
+	if p.Inputs, err = inputsOf(src); err != nil {
+		return nil, err
+	}
+	p.Slice = [2]int{0, int(p.Inputs.Len())}
 	p.Source = src
 	if r.Shards > 1 {
-		lo, hi := sources.Slice(p.Inputs, r.Shard, r.Shards)
-		p.Slice = [2]int{lo, hi}
-		if p.Source, err = rangeOf(src, lo, hi); err != nil {
+		lo, hi, err := sources.SliceList(p.Inputs, r.Shard, r.Shards)
+		if err != nil {
+			return nil, fmt.Errorf("slice %d of %d: %w", r.Shard, r.Shards, err)
+		}
+		p.Slice = [2]int{int(lo), int(hi)}
+		if p.Source, err = rangeOf(src, int(lo), int(hi)); err != nil {
 			return nil, err
 		}
 	}
@@ -109,7 +120,7 @@ func Build(r *Recipe) (*Plan, error) {
 	return p, nil
 }
 
-func buildSource(r *Recipe) (ranger, error) {
+func buildSource(r *Recipe) (sources.Source, error) {
 	s := r.Source
 	switch s.Type {
 	case "images":
@@ -232,7 +243,7 @@ func (a *alternatives) Run(ctx context.Context, emit func(sample.Sample) error) 
 }
 
 // rangeOf cuts src to its inputs [lo, hi).
-func rangeOf(src ranger, lo, hi int) (sources.Source, error) {
+func rangeOf(src sources.Source, lo, hi int) (sources.Source, error) {
 	switch s := src.(type) {
 	case *imagefolder.Source:
 		return s.Range(lo, hi)

@@ -13,6 +13,7 @@ import (
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/pipeline"
+	"github.com/mldf/convert/sources"
 	"github.com/mldf/convert/sources/parquet"
 )
 
@@ -25,7 +26,7 @@ const ClassesSuffix = ".classes.json"
 // the mapping is recorded in p.Notes; a field's from may name a column, a struct member by
 // dotted path, or a Hugging Face Image/Audio struct (read as its bytes). Class names of
 // ClassLabel columns go with the int fields that read them.
-func buildParquet(r *Recipe, p *Plan) (ranger, error) {
+func buildParquet(r *Recipe, p *Plan) (sources.Source, error) {
 	files, err := parquet.Expand(r.Source.Inputs)
 	if err != nil {
 		return nil, fmt.Errorf("%w: source.inputs: %w", ErrRecipe, err)

@@ -76,8 +76,8 @@ func buildCells(r *Recipe) (*Plan, error) {
 		return nil, err
 	}
 	src := scdlsrc.New(inputs, sizes)
-	p := &Plan{Recipe: r, Source: src, Inputs: src.Inputs()}
-	p.Slice = [2]int{0, len(p.Inputs)}
+	p := &Plan{Recipe: r, Source: src, Inputs: sources.Inputs(src.Inputs())}
+	p.Slice = [2]int{0, int(p.Inputs.Len())}
 	if r.Format == "scdl" {
 		p.Run = func(ctx context.Context, cfg pipeline.Config) (pipeline.Report, error) {
 			defer src.Close()
@@ -86,7 +86,7 @@ func buildCells(r *Recipe) (*Plan, error) {
 		return p, nil
 	}
 	if r.Shards > 1 {
-		lo, hi := sources.Slice(p.Inputs, r.Shard, r.Shards)
+		lo, hi := sources.Slice(src.Inputs(), r.Shard, r.Shards)
 		p.Slice = [2]int{lo, hi}
 		if p.Source, err = src.Range(lo, hi); err != nil {
 			return nil, err

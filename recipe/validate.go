@@ -205,7 +205,7 @@ func (r *Recipe) Validate() error {
 		add(r.line("page_size"), "page_size %s: FFCV .beton needs at least %s", FormatSize(ps), FormatSize(MinBetonPageSize))
 	}
 	in(r.line("workers"), "workers", int64(r.Workers), 1, MaxWorkers, "0 = all cores")
-	in(r.line("chunk_size"), "chunk_size", int64(r.ChunkSize), 1, MaxChunkSize, fmt.Sprintf("0 = %d", pipeline.DefaultChunkSize))
+	in(r.line("chunk_size"), "chunk_size", int64(r.ChunkSize), 1, MaxChunkSize, fmt.Sprintf("0 = adaptive, %d samples or up to 1024 small ones", pipeline.DefaultChunkSize))
 	oneOf(r.line("on_error"), "on_error", r.OnError, []string{"skip", "fail"})
 	if _, _, err := ParseMaxErrors(r.MaxErrors); err != nil {
 		add(r.line("max_errors"), "max_errors: %v", err)

@@ -25,7 +25,10 @@ const (
 	KindJSON        // Bytes holds one compact JSON value
 )
 
-// Value is one column of a sample. Exactly the members its Kind names are meaningful.
+// Value is one column of a sample. Exactly the members its Kind names are meaningful. Bytes
+// are read-only once the sample is emitted: a source never changes or reuses them, so a field
+// may return them as its payload without a copy (and a source may let many values share one
+// buffer).
 type Value struct {
 	Kind  Kind
 	Bytes []byte

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,16 +88,46 @@ func partPath(output string, i, n int) string {
 // doneRecord is the completion record a task writes after its part: a re-run whose inputs and
 // recipe match it does nothing.
 type doneRecord struct {
-	Part           string          `json:"part"`
-	Shard          int             `json:"shard"`
-	Shards         int             `json:"shards"`
-	RecipeSHA256   string          `json:"recipe_sha256"`
-	Inputs         []sources.Input `json:"inputs"`
-	Samples        int64           `json:"samples"`
-	Rejected       int64           `json:"rejected"`
-	Checksum       string          `json:"checksum"` // the part's header xxhash64
-	ElapsedSeconds float64         `json:"elapsed_seconds"`
-	Version        string          `json:"version"`
+	Part           string       `json:"part"`
+	Shard          int          `json:"shard"`
+	Shards         int          `json:"shards"`
+	RecipeSHA256   string       `json:"recipe_sha256"`
+	Inputs         inputsRecord `json:"inputs"`
+	Samples        int64        `json:"samples"`
+	Rejected       int64        `json:"rejected"`
+	Checksum       string       `json:"checksum"` // the part's header xxhash64
+	ElapsedSeconds float64      `json:"elapsed_seconds"`
+	Version        string       `json:"version"`
+}
+
+// inputsRecord identifies a task's inputs without listing them (a slice of an image folder
+// may hold millions of files): their count, bytes and the SHA-256 of their paths and sizes.
+type inputsRecord struct {
+	Count  int64  `json:"count"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// sliceInputs describes inputs [lo, hi) of list.
+func sliceInputs(list sources.InputList, lo, hi int) (inputsRecord, error) {
+	h := sha256.New()
+	var rec inputsRecord
+	var num [8]byte
+	err := list.Each(func(i int64, in sources.Input) error {
+		if i < int64(lo) || i >= int64(hi) {
+			return nil
+		}
+		rec.Count++
+		rec.Bytes += in.Size
+		binary.LittleEndian.PutUint64(num[:], uint64(len(in.Path)))
+		h.Write(num[:])
+		io.WriteString(h, in.Path)
+		binary.LittleEndian.PutUint64(num[:], uint64(in.Size))
+		h.Write(num[:])
+		return nil
+	})
+	rec.SHA256 = hex.EncodeToString(h.Sum(nil))
+	return rec, err
 }
 
 // partChecksum returns the header checksum of a complete, valid part.
@@ -123,13 +156,8 @@ func upToDate(rec doneRecord, recPath string) (doneRecord, bool) {
 		return doneRecord{}, false
 	}
 	var old doneRecord
-	if json.Unmarshal(b, &old) != nil || old.RecipeSHA256 != rec.RecipeSHA256 || len(old.Inputs) != len(rec.Inputs) {
+	if json.Unmarshal(b, &old) != nil || old.RecipeSHA256 != rec.RecipeSHA256 || old.Inputs != rec.Inputs {
 		return doneRecord{}, false
-	}
-	for i := range old.Inputs {
-		if old.Inputs[i] != rec.Inputs[i] {
-			return doneRecord{}, false
-		}
 	}
 	sum, _, err := partChecksum(rec.Part)
 	return old, err == nil && sum == old.Checksum
@@ -143,8 +171,12 @@ func shardRejects(part string) string { return part + ".rejects.jsonl" }
 func runShard(ctx context.Context, plan *recipe.Plan, logger *slog.Logger, stdout, stderr io.Writer) error {
 	r := plan.Recipe
 	part := partPath(r.Output, r.Shard, r.Shards)
+	inputs, err := sliceInputs(plan.Inputs, plan.Slice[0], plan.Slice[1])
+	if err != nil {
+		return fmt.Errorf("inputs of %s: %w", part, err)
+	}
 	rec := doneRecord{Part: part, Shard: r.Shard, Shards: r.Shards, RecipeSHA256: shardRecipeHash(r),
-		Inputs: plan.Inputs[plan.Slice[0]:plan.Slice[1]], Version: version}
+		Inputs: inputs, Version: version}
 	recPath := part + ".done"
 	if old, ok := upToDate(rec, recPath); ok {
 		fmt.Fprintf(stdout, "%s is up to date (%s matches its inputs); nothing to do\n", part, recPath)

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"iter"
 
 	"github.com/mldf/convert/internal/outpath"
 	"github.com/mldf/convert/recipe"
+	"github.com/mldf/convert/sources"
 )
 
 // checkOutputs refuses, before any work, a conversion whose outputs (the data file, the
@@ -41,15 +43,19 @@ func checkOutputs(plan *recipe.Plan, cpuProfile string) error {
 	return outs.CheckInputs("input", planInputs(plan))
 }
 
+// errStopInputs ends a walk of the inputs early.
+var errStopInputs = errors.New("stop")
+
 // planInputs yields every input of the plan (all of them, also in a sharded run: another
 // task reads them) with its size.
 func planInputs(plan *recipe.Plan) iter.Seq2[string, int64] {
 	return func(yield func(string, int64) bool) {
-		for _, in := range plan.Inputs {
+		plan.Inputs.Each(func(_ int64, in sources.Input) error {
 			if !yield(in.Path, in.Size) {
-				return
+				return errStopInputs
 			}
-		}
+			return nil
+		})
 	}
 }
 

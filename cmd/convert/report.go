@@ -15,8 +15,8 @@ import (
 
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/pipeline"
-	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/recipe"
+	"github.com/mldf/convert/sources"
 )
 
 // runReport is the machine-readable report written beside the output.
@@ -92,12 +92,11 @@ func newReport(plan *recipe.Plan, rep pipeline.Report, runErr error) runReport {
 		out.SamplesPerSec = float64(rep.Samples) / s
 		out.MBInPerSec = float64(rep.BytesIn) / 1e6 / s
 	}
-	if runErr == nil && rep.Output != "" {
-		if rd, err := reader.Open(rep.Output); err == nil {
-			for _, f := range rd.Describe().Fields {
-				out.Fields = append(out.Fields, fieldReport{Name: f.Name, Type: f.TypeName, Payloads: f.Payloads, PayloadBytes: f.PayloadBytes})
-			}
-			rd.Close()
+	if runErr == nil {
+		// Counted by the pipeline as it wrote: reading a 10^8-row table back would cost
+		// minutes and its pages.
+		for _, f := range rep.Fields {
+			out.Fields = append(out.Fields, fieldReport{Name: f.Name, Type: f.Type.String(), Payloads: int(f.Payloads), PayloadBytes: uint64(f.PayloadBytes)})
 		}
 	}
 	return out
@@ -142,13 +141,18 @@ func writeFileAtomic(path string, v any) error {
 func printPlan(w io.Writer, p *recipe.Plan) error {
 	r := p.Recipe
 	var bytes int64
-	for _, in := range p.Inputs[p.Slice[0]:p.Slice[1]] {
-		bytes += in.Size
+	if err := p.Inputs.Each(func(i int64, in sources.Input) error {
+		if i >= int64(p.Slice[0]) && i < int64(p.Slice[1]) {
+			bytes += in.Size
+		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	fmt.Fprintf(w, "recipe OK\nsource     %s %s%v: %d inputs (%s)", r.Source.Type, r.Source.Path, r.Source.Inputs,
 		p.Slice[1]-p.Slice[0], human(uint64(bytes)))
 	if r.Shards > 0 {
-		fmt.Fprintf(w, ", slice %d of %d = inputs [%d, %d) of %d", r.Shard, r.Shards, p.Slice[0], p.Slice[1], len(p.Inputs))
+		fmt.Fprintf(w, ", slice %d of %d = inputs [%d, %d) of %d", r.Shard, r.Shards, p.Slice[0], p.Slice[1], p.Inputs.Len())
 	}
 	if n := p.Source.Len(); n >= 0 {
 		fmt.Fprintf(w, ", %d samples", n)

@@ -582,7 +582,11 @@ class Reader:
         CRC-32C, or zero checks in a file without checksums (V6), and zero gaps (V7), in that
         order, as the Go reader does. Raises ChecksumError or FormatError at the first
         violation; returns a dict summary otherwise. ``checksums=False`` skips V1 and the
-        CRC-32C computation of V6."""
+        CRC-32C computation of V6.
+
+        Unlike opening and reading, it holds numpy arrays of the whole tables (some 50 bytes
+        per payload and per row, and V1 copies the tables): for files of 10^8 samples use
+        ``convert verify``, which streams them."""
         self._check_open()
         b = self._buf
         checked = bool(self.flags & F.FLAG_CHECKSUMMED) and checksums

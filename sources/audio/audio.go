@@ -1,10 +1,13 @@
 // Package audio provides the sources of audio datasets: class folders (Speech Commands style),
 // NeMo-style JSONL manifests and LibriSpeech trees. Each lists its files up front in a
-// deterministic order and yields one sample per clip with an "audio" file value.
+// deterministic order and yields one sample per clip with an "audio" file value. The list is
+// kept by package sources/listing: in memory while small, sorted on disk beyond, so memory
+// does not grow with the number of clips (only with the clips that are errors).
 package audio
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +19,7 @@ import (
 	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
+	"github.com/mldf/convert/sources/listing"
 )
 
 // Errors of the audio sources, wrapped with the file (and line) they concern.
@@ -44,49 +48,175 @@ func IsAudioFile(name string) bool {
 	return false
 }
 
-// item is one listed sample: its values (without the audio value's size) and origin.
-type item struct {
-	key, origin string
-	values      map[string]sample.Value
-	size        int64
-	err         error
+// record is one listed sample as the list keeps it (on disk when large): what the source
+// found before the run. The source's decode turns it into a sample at run time.
+type record struct {
+	size  int64  // bytes the sample accounts for (0 for a file already counted)
+	err   int    // 1 + index in list.errs of the sample's error, or 0
+	first bool   // the sample is the first to use path: path is one of the inputs
+	path  string // the audio file
+	line  int64  // manifest line number
+	raw   []byte // manifest line
 }
 
-// list is the shared implementation of a source over a precomputed item list.
-type list struct {
-	items  []item
-	inputs []sources.Input
-}
-
-// Len returns the number of samples.
-func (l *list) Len() int64 { return int64(len(l.items)) }
-
-// Inputs returns the files the source reads, with their sizes, in sample order (a file
-// shared by several samples is listed once, at its first use).
-func (l *list) Inputs() []sources.Input { return l.inputs }
-
-// Run emits the samples in order.
-func (l *list) Run(ctx context.Context, emit func(sample.Sample) error) error {
-	for i, it := range l.items {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		s := sample.Sample{Index: int64(i), Key: it.key, Origin: it.origin, InputBytes: it.size, Err: it.err}
-		if it.err == nil {
-			s.Values = sample.ColumnsOf(it.values)
-		}
-		if err := emit(s); err != nil {
-			return err
-		}
+func (r *record) append(b []byte) []byte {
+	b = binary.AppendUvarint(b[:0], uint64(r.size))
+	b = binary.AppendUvarint(b, uint64(r.err))
+	first := byte(0)
+	if r.first {
+		first = 1
 	}
+	b = append(b, first)
+	b = binary.AppendUvarint(b, uint64(len(r.path)))
+	b = append(b, r.path...)
+	b = binary.AppendUvarint(b, uint64(r.line))
+	return append(b, r.raw...)
+}
+
+func (r *record) decode(b []byte, errs int) error {
+	var n int
+	next := func() uint64 {
+		if n < 0 {
+			return 0
+		}
+		v, m := binary.Uvarint(b[n:])
+		if m <= 0 {
+			n = -1
+			return 0
+		}
+		n += m
+		return v
+	}
+	r.size = int64(next())
+	r.err = int(next())
+	if n < 0 || n >= len(b) || r.err > errs {
+		return listing.ErrCorrupt
+	}
+	r.first = b[n] == 1
+	n++
+	pl := next()
+	if n < 0 || uint64(len(b)-n) < pl {
+		return listing.ErrCorrupt
+	}
+	r.path = string(b[n : n+int(pl)])
+	n += int(pl)
+	r.line = int64(next())
+	if n < 0 {
+		return listing.ErrCorrupt
+	}
+	r.raw = b[n:]
 	return nil
 }
 
-func (l *list) addInput(seen map[string]bool, path string, size int64) {
-	if !seen[path] {
-		seen[path] = true
-		l.inputs = append(l.inputs, sources.Input{Path: path, Size: size})
+// list is the shared implementation of the audio sources: one record per sample, kept in key
+// order by a listing (on disk beyond 32 MiB, so 10^7 clips cost a few megabytes of memory),
+// turned into samples by the source's decode as the run reads them.
+type list struct {
+	items  *listing.List
+	errs   []error // the listed samples' errors, by record.err - 1
+	inputs int64   // records with first set
+	// decoder returns, for one run, the function that builds a sample from its key and
+	// record (Index and the listed error are set by Run).
+	decoder func() func(key []byte, r *record) sample.Sample
+
+	b   *listing.Builder // while listing
+	buf []byte
+}
+
+func (l *list) start() { l.b = listing.NewBuilder(listing.Options{}) }
+
+// startUnsorted starts a list that keeps the order of add.
+func (l *list) startUnsorted() { l.b = listing.NewBuilder(listing.Options{Unsorted: true}) }
+
+// add lists one sample with its sort key; err, when set, is the sample's error.
+func (l *list) add(key []byte, r record, err error) error {
+	if err != nil {
+		l.errs = append(l.errs, err)
+		r.err = len(l.errs)
 	}
+	if r.first {
+		l.inputs++
+	}
+	l.buf = r.append(l.buf)
+	return l.b.Add(key, l.buf)
+}
+
+// finish ends the listing.
+func (l *list) finish() error {
+	var err error
+	l.items, err = l.b.Finish()
+	l.b = nil
+	return err
+}
+
+// Len returns the number of samples.
+func (l *list) Len() int64 { return l.items.Len() }
+
+// Inputs returns the files the source reads, with their sizes, in sample order (a file
+// shared by several samples is listed once, at its first use): read from the list.
+func (l *list) Inputs() sources.InputList { return inputList{l} }
+
+type inputList struct{ l *list }
+
+func (il inputList) Len() int64 { return il.l.inputs }
+
+func (il inputList) Each(fn func(int64, sources.Input) error) error {
+	var k int64
+	var r record
+	return il.l.items.Each(func(_ int64, _, data []byte) error {
+		if err := r.decode(data, len(il.l.errs)); err != nil {
+			return err
+		}
+		if !r.first {
+			return nil
+		}
+		k++
+		return fn(k-1, sources.Input{Path: r.path, Size: r.size})
+	})
+}
+
+// Run emits the samples in order.
+func (l *list) Run(ctx context.Context, emit func(sample.Sample) error) error {
+	var r record
+	decode := l.decoder()
+	return l.items.Each(func(i int64, key, data []byte) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := r.decode(data, len(l.errs)); err != nil {
+			return fmt.Errorf("audio source: sample %d: %w", i, err)
+		}
+		s := decode(key, &r)
+		s.Index = i
+		if r.err > 0 && s.Err == nil {
+			s.Err = l.errs[r.err-1]
+		}
+		return emit(s)
+	})
+}
+
+// recentFiles remembers the audio files recently named (in two generations of recentWindow),
+// so that a file shared by nearby manifest lines (the segments of one recording) is statted
+// and counted once, in bounded memory.
+type recentFiles struct {
+	cur, old map[string]struct{}
+}
+
+const recentWindow = 1 << 14
+
+func (r *recentFiles) has(path string) bool {
+	if _, ok := r.cur[path]; ok {
+		return true
+	}
+	_, ok := r.old[path]
+	return ok
+}
+
+func (r *recentFiles) add(path string) {
+	if r.cur == nil || len(r.cur) >= recentWindow {
+		r.old, r.cur = r.cur, make(map[string]struct{})
+	}
+	r.cur[path] = struct{}{}
 }
 
 // statAudio returns the size of the audio file at path, or an error naming it when it is
@@ -134,35 +264,41 @@ func OpenFolder(root string) (*Folder, error) {
 		}
 	}
 	sort.Strings(f.classes)
-	seen := map[string]bool{}
+	f.start()
+	var key []byte
 	for label, class := range f.classes {
-		var files []string
 		err := filepath.WalkDir(filepath.Join(root, class), func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
-			if !d.IsDir() && IsAudioFile(p) {
-				files = append(files, p)
+			if d.IsDir() || !IsAudioFile(p) {
+				return nil
 			}
-			return nil
+			// Key: the label, then the path (files of a class in sorted path order).
+			key = binary.BigEndian.AppendUint32(key[:0], uint32(label))
+			key = append(key, p...)
+			r := record{path: p, first: true}
+			r.size, err = statAudio(p)
+			return f.add(key, r, err)
 		})
 		if err != nil {
+			f.b.Abort()
 			return nil, fmt.Errorf("audio folder %s: %w", root, err)
 		}
-		sort.Strings(files)
-		for _, p := range files {
-			it := item{origin: p, values: map[string]sample.Value{
-				ColAudio: fileValue(p),
-				ColLabel: {Kind: sample.KindInt, Int: int64(label)},
-			}}
-			it.key, _ = filepath.Rel(root, p)
-			it.size, it.err = statAudio(p)
-			f.items = append(f.items, it)
-			f.addInput(seen, p, it.size)
-		}
 	}
-	if len(f.items) == 0 {
+	if err := f.finish(); err != nil {
+		return nil, fmt.Errorf("audio folder %s: %w", root, err)
+	}
+	if f.Len() == 0 {
 		return nil, fmt.Errorf("%w under %s (want %s/<class>/<file>.wav|.flac)", ErrNoAudio, root, root)
+	}
+	f.decoder = func() func([]byte, *record) sample.Sample {
+		return func(key []byte, r *record) sample.Sample {
+			rel, _ := filepath.Rel(root, r.path)
+			label := int64(binary.BigEndian.Uint32(key))
+			return sample.Sample{Key: rel, Origin: r.path, InputBytes: r.size,
+				Values: []sample.Column{{Name: ColAudio, Value: fileValue(r.path)}, {Name: ColLabel, Value: sample.Value{Kind: sample.KindInt, Int: label}}}}
+		}
 	}
 	return f, nil
 }

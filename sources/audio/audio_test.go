@@ -66,11 +66,9 @@ func TestFolder(t *testing.T) {
 		total += s.InputBytes
 	}
 	var in int64
-	for _, x := range f.Inputs() {
-		in += x.Size
-	}
-	if in != total || len(f.Inputs()) != 6 {
-		t.Errorf("inputs %v", f.Inputs())
+	f.Inputs().Each(func(_ int64, x sources.Input) error { in += x.Size; return nil })
+	if in != total || f.Inputs().Len() != 6 {
+		t.Errorf("inputs: %d bytes of %d files", in, f.Inputs().Len())
 	}
 	if _, err := OpenFolder(t.TempDir()); !errors.Is(err, ErrNoAudio) {
 		t.Errorf("empty folder: %v", err)
@@ -104,8 +102,10 @@ func TestManifest(t *testing.T) {
 	if out[1].InputBytes == 0 || out[2].InputBytes != 0 {
 		t.Errorf("shared file counted %d, %d", out[1].InputBytes, out[2].InputBytes)
 	}
-	if len(m.Inputs()) != 3 {
-		t.Errorf("inputs %v", m.Inputs())
+	var paths []string
+	m.Inputs().Each(func(_ int64, x sources.Input) error { paths = append(paths, filepath.Base(x.Path)); return nil })
+	if m.Inputs().Len() != 3 || strings.Join(paths, ",") != "a.wav,long.wav,b.flac" {
+		t.Errorf("inputs %d: %v", m.Inputs().Len(), paths)
 	}
 	if out[3].Origin != filepath.Join(fixtures, "manifest", "manifest.jsonl")+":4" {
 		t.Errorf("origin %q", out[3].Origin)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -18,77 +17,84 @@ import (
 // LibriSpeech is a LibriSpeech-layout source: root/<speaker>/<chapter>/<id>.flac with the
 // transcripts of a chapter in <speaker>-<chapter>.trans.txt ("<id> TEXT" per line). It emits
 // "audio", "text", and "speaker" and "chapter" as KindInt, in sorted path order. A clip with
-// no transcript line, or a malformed transcript, becomes a sample with Err set.
+// no transcript line, or a malformed transcript, becomes a sample with Err set. Transcripts
+// are read as the run reaches their chapter, one chapter at a time.
 type LibriSpeech struct {
 	list
 }
 
-// OpenLibriSpeech lists a LibriSpeech tree (a split folder such as train-clean-100) and reads
-// its transcripts.
+// OpenLibriSpeech lists a LibriSpeech tree (a split folder such as train-clean-100) and stats
+// its clips; the transcripts are read by Run.
 func OpenLibriSpeech(root string) (*LibriSpeech, error) {
-	var files []string
+	ls := &LibriSpeech{}
+	ls.start()
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && IsAudioFile(p) {
-			files = append(files, p)
+		if d.IsDir() || !IsAudioFile(p) {
+			return nil
 		}
-		return nil
+		r := record{path: p, first: true}
+		r.size, err = statAudio(p)
+		return ls.add([]byte(p), r, err)
 	})
 	if err != nil {
+		ls.b.Abort()
 		return nil, fmt.Errorf("librispeech %s: %w", root, err)
 	}
-	sort.Strings(files)
-	ls := &LibriSpeech{}
-	trans := map[string]map[string]string{} // transcript path -> id -> text
-	transErr := map[string]error{}
-	seen := map[string]bool{}
-	for _, p := range files {
-		it := item{origin: p}
-		it.key, _ = filepath.Rel(root, p)
+	if err := ls.finish(); err != nil {
+		return nil, fmt.Errorf("librispeech %s: %w", root, err)
+	}
+	if ls.Len() == 0 {
+		return nil, fmt.Errorf("%w under %s (want <speaker>/<chapter>/<id>.flac)", ErrNoAudio, root)
+	}
+	ls.decoder = func() func([]byte, *record) sample.Sample {
+		return ls.run(root)
+	}
+	return ls, nil
+}
+
+// run returns the decoder of one run. It keeps the transcript of the chapter being read
+// (clips come in path order, so a chapter's clips are together; one seen again is read again).
+func (ls *LibriSpeech) run(root string) func([]byte, *record) sample.Sample {
+	var (
+		transPath string
+		trans     map[string]string
+		transErr  error
+	)
+	return func(_ []byte, r *record) sample.Sample {
+		p := r.path
+		s := sample.Sample{Origin: p, InputBytes: r.size}
+		s.Key, _ = filepath.Rel(root, p)
 		chapterDir := filepath.Dir(p)
 		chapter, speaker := filepath.Base(chapterDir), filepath.Base(filepath.Dir(chapterDir))
 		tp := filepath.Join(chapterDir, speaker+"-"+chapter+".trans.txt")
-		if _, done := trans[tp]; !done && transErr[tp] == nil {
-			t, err := readTranscript(tp)
-			if err != nil {
-				transErr[tp] = err
-			} else {
-				trans[tp] = t
-			}
+		if tp != transPath {
+			transPath = tp
+			trans, transErr = readTranscript(tp)
 		}
 		id := strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
 		spk, err1 := strconv.ParseInt(speaker, 10, 64)
 		chp, err2 := strconv.ParseInt(chapter, 10, 64)
-		text, ok := trans[tp][id]
+		text, ok := trans[id]
 		switch {
-		case transErr[tp] != nil:
-			it.err = fmt.Errorf("%s: %w", p, transErr[tp])
+		case transErr != nil:
+			s.Err = fmt.Errorf("%s: %w", p, transErr)
 		case err1 != nil || err2 != nil:
-			it.err = fmt.Errorf("%s: %w: speaker/chapter folders %q/%q are not numbers", p, ErrTranscript, speaker, chapter)
+			s.Err = fmt.Errorf("%s: %w: speaker/chapter folders %q/%q are not numbers", p, ErrTranscript, speaker, chapter)
 		case !ok:
-			it.err = fmt.Errorf("%s: %w: no line for %q in %s", p, ErrTranscript, id, tp)
+			s.Err = fmt.Errorf("%s: %w: no line for %q in %s", p, ErrTranscript, id, tp)
 		default:
-			it.values = map[string]sample.Value{
-				ColAudio:   fileValue(p),
-				ColText:    {Kind: sample.KindString, Bytes: []byte(text)},
-				ColSpeaker: {Kind: sample.KindInt, Int: spk},
-				ColChapter: {Kind: sample.KindInt, Int: chp},
+			s.Values = []sample.Column{
+				{Name: ColAudio, Value: fileValue(p)},
+				{Name: ColChapter, Value: sample.Value{Kind: sample.KindInt, Int: chp}},
+				{Name: ColSpeaker, Value: sample.Value{Kind: sample.KindInt, Int: spk}},
+				{Name: ColText, Value: sample.Value{Kind: sample.KindString, Bytes: []byte(text)}},
 			}
 		}
-		if size, err := statAudio(p); err != nil && it.err == nil {
-			it.err = err
-		} else if err == nil {
-			it.size = size
-		}
-		ls.items = append(ls.items, it)
-		ls.addInput(seen, p, it.size)
+		return s
 	}
-	if len(ls.items) == 0 {
-		return nil, fmt.Errorf("%w under %s (want <speaker>/<chapter>/<id>.flac)", ErrNoAudio, root)
-	}
-	return ls, nil
 }
 
 // readTranscript reads a .trans.txt file into id -> text.

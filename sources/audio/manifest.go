@@ -1,9 +1,11 @@
 package audio
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -33,59 +35,88 @@ type Manifest struct {
 	path string
 }
 
-// OpenManifest reads and checks the whole manifest and stats every audio file it names.
+// OpenManifest reads and checks the whole manifest and stats every audio file it names. The
+// lines are listed (on disk when the manifest is large) and parsed again by Run. A file named
+// by nearby lines (the segments of one recording: within 16384 distinct files) is statted and
+// counted once.
 func OpenManifest(path string) (*Manifest, error) {
-	data, err := inputfile.ReadFile(path) // a named pipe is refused, not waited on
+	f, _, err := inputfile.OpenRegular(path) // a named pipe is refused, not waited on
 	if err != nil {
 		return nil, fmt.Errorf("audio manifest: %w", err)
 	}
+	defer f.Close()
 	m := &Manifest{path: path}
 	dir := filepath.Dir(path)
-	seen := map[string]bool{}
-	sizes := map[string]int64{}
+	var recent recentFiles
+	m.startUnsorted()
+	br := bufio.NewReaderSize(f, 1<<20)
 	lineNo := 0
-	for len(data) > 0 {
+	for {
+		line, rerr := br.ReadBytes('\n')
+		if rerr != nil && rerr != io.EOF {
+			m.b.Abort()
+			return nil, fmt.Errorf("audio manifest %s: %w", path, rerr)
+		}
+		if len(line) == 0 && rerr == io.EOF {
+			break
+		}
 		lineNo++
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
-		line = bytes.TrimRight(line, "\r")
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		origin := fmt.Sprintf("%s:%d", path, lineNo)
-		it := item{key: strconv.Itoa(lineNo), origin: origin}
-		it.values, err = parseManifestLine(line, dir)
-		if err != nil {
-			it.err = fmt.Errorf("%s: %w", origin, err)
-			it.values = nil
-			m.items = append(m.items, it)
-			continue
-		}
-		p := it.values[ColAudio].Path
-		size, ok := sizes[p]
-		if !ok {
-			var err error
-			if size, err = statAudio(p); err != nil {
-				it.err = fmt.Errorf("%s: %w", origin, err)
-				m.items = append(m.items, it)
-				continue
+		line = bytes.TrimRight(bytes.TrimSuffix(line, []byte("\n")), "\r")
+		if len(bytes.TrimSpace(line)) > 0 {
+			if err := m.addLine(line, lineNo, dir, &recent); err != nil {
+				m.b.Abort()
+				return nil, fmt.Errorf("audio manifest %s: %w", path, err)
 			}
-			sizes[p] = size
 		}
-		if !seen[p] {
-			it.size = size // a file shared by several segments counts once
+		if rerr == io.EOF {
+			break
 		}
-		m.addInput(seen, p, size)
-		m.items = append(m.items, it)
 	}
-	if len(m.items) == 0 {
+	if err := m.finish(); err != nil {
+		return nil, fmt.Errorf("audio manifest %s: %w", path, err)
+	}
+	if m.Len() == 0 {
 		return nil, fmt.Errorf("%w: manifest %s has no entries", ErrNoAudio, path)
 	}
+	m.decoder = func() func([]byte, *record) sample.Sample { return m.decode }
 	return m, nil
+}
+
+// addLine lists one manifest line: its number, the line itself (parsed again by Run), the
+// audio file it names and the file's size, or the line's error.
+func (m *Manifest) addLine(line []byte, lineNo int, dir string, recent *recentFiles) error {
+	origin := fmt.Sprintf("%s:%d", m.path, lineNo)
+	r := record{line: int64(lineNo), raw: line}
+	vals, err := parseManifestLine(line, dir)
+	if err != nil {
+		return m.add(nil, r, fmt.Errorf("%s: %w", origin, err))
+	}
+	r.path = vals[ColAudio].Path
+	if !recent.has(r.path) {
+		size, err := statAudio(r.path)
+		if err != nil {
+			return m.add(nil, r, fmt.Errorf("%s: %w", origin, err))
+		}
+		recent.add(r.path)
+		r.size, r.first = size, true // a file shared by several segments counts once
+	}
+	return m.add(nil, r, nil)
+}
+
+// decode builds the sample of a listed line.
+func (m *Manifest) decode(_ []byte, r *record) sample.Sample {
+	origin := fmt.Sprintf("%s:%d", m.path, r.line)
+	s := sample.Sample{Key: strconv.FormatInt(r.line, 10), Origin: origin, InputBytes: r.size}
+	if r.err > 0 {
+		return s
+	}
+	vals, err := parseManifestLine(r.raw, filepath.Dir(m.path))
+	if err != nil { // it parsed when listed: the list or the line changed
+		s.Err = fmt.Errorf("%s: %w", origin, err)
+		return s
+	}
+	s.Values = sample.ColumnsOf(vals)
+	return s
 }
 
 // Path returns the manifest's path.

@@ -1,13 +1,18 @@
 // Package imagefolder reads an ImageNet-style folder, root/<class>/.../<image>, as a source of
 // samples with an "image" file column and a "label" column (the class folder's index in sorted
 // order, as torchvision's ImageFolder), or a flat folder of images with the "image" column only.
-// It walks the tree once, up front, so the sample count and input sizes are known before a run.
+// It walks the tree once, up front, so the sample count and input sizes are known before a run;
+// the list of files is kept sorted on disk (package sources/listing), not in memory, so a
+// folder of 10^8 images costs a few megabytes.
 package imagefolder
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,6 +22,7 @@ import (
 	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
+	"github.com/mldf/convert/sources/listing"
 )
 
 // Column names of the samples.
@@ -59,23 +65,35 @@ type Options struct {
 	Layout Layout
 	// Extensions overrides DefaultExtensions (with or without the leading dot).
 	Extensions []string
+	// TempDir holds the sorted list of files while it does not fit in memory (32 MiB); ""
+	// means os.TempDir(). The list takes about 30 bytes per file plus the paths.
+	TempDir string
+
+	memLimit int // bytes of the list held in memory (tests); 0: the listing's default
 }
 
 // Source is an image-folder source. It is immutable after New and safe for concurrent use.
 type Source struct {
 	root    string
 	classes []string
-	files   []file
+	files   *listing.List // one record per image: see fileKey and fileData
+	errs    []error       // per-file problems (broken link, not a regular file), by record
 	ignored []string
 	flat    bool
 }
 
-type file struct {
-	rel   string // slash-separated path relative to root
-	path  string // path to open
-	size  int64
-	label int
-	err   error // per-sample problem (broken link, not a regular file)
+// A file's record in the list: its key orders the samples (label, then directory, then name:
+// the order of torchvision's sorted(os.walk(...)) within each class) and names the file; its
+// data holds the file's size and, when the file is a bad sample, 1 + its index in errs.
+//
+//	key:  uint32 big-endian label+1 (0 when flat) | directory relative to root | 0x00 | name
+//	data: uvarint size | uvarint error index + 1, or 0
+
+func fileKey(b []byte, label int, dirRel, name string) []byte {
+	b = binary.BigEndian.AppendUint32(b[:0], uint32(label+1))
+	b = append(b, dirRel...)
+	b = append(b, 0)
+	return append(b, name...)
 }
 
 // New walks root and returns the source. It follows symbolic links to directories and files,
@@ -94,7 +112,7 @@ func New(root string, opts Options) (*Source, error) {
 	if len(exts) == 0 {
 		exts = DefaultExtensions
 	}
-	w := walker{exts: map[string]bool{}}
+	w := &walker{exts: map[string]bool{}, list: listing.NewBuilder(listing.Options{Dir: opts.TempDir, MemLimit: opts.memLimit})}
 	for _, e := range exts {
 		e = strings.ToLower(e)
 		if !strings.HasPrefix(e, ".") {
@@ -103,63 +121,68 @@ func New(root string, opts Options) (*Source, error) {
 		w.exts[e] = true
 	}
 	s := &Source{root: root}
-	entries, err := readDir(root)
-	if err != nil {
+	if err := s.walk(w, st, opts.Layout); err != nil {
+		w.list.Abort()
 		return nil, err
 	}
-	var dirs []string
-	var rootFiles []string
-	for _, e := range entries {
+	if s.files, err = w.list.Finish(); err != nil {
+		return nil, fmt.Errorf("imagefolder: listing %s: %w", root, err)
+	}
+	s.errs = w.errs
+	return s, nil
+}
+
+func (s *Source) walk(w *walker, st os.FileInfo, layout Layout) error {
+	root := s.root
+	var dirs, rootFiles []string
+	err := eachEntry(root, func(e os.DirEntry) error {
 		if strings.HasPrefix(e.Name(), ".") {
-			continue
+			return nil
 		}
 		isDir, err := isDirFollow(filepath.Join(root, e.Name()), e)
 		if err != nil || !isDir {
 			if w.exts[strings.ToLower(filepath.Ext(e.Name()))] {
 				rootFiles = append(rootFiles, e.Name())
 			}
-			continue
+			return nil
 		}
 		dirs = append(dirs, e.Name())
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	switch opts.Layout {
+	switch layout {
 	case LayoutAuto:
 		s.flat = len(dirs) == 0
 	case LayoutClasses:
 	case LayoutFlat:
 		s.flat = true
 	default:
-		return nil, fmt.Errorf("%w %d", errLayoutOption, opts.Layout)
+		return fmt.Errorf("%w %d", errLayoutOption, layout)
 	}
 	if s.flat {
-		files, err := w.walk(root, "", -1, []os.FileInfo{st})
-		if err != nil {
-			return nil, err
-		}
-		s.files = files
-	} else {
-		sort.Strings(dirs)
-		s.classes = dirs
-		for i, d := range dirs {
-			cst, err := os.Stat(filepath.Join(root, d))
-			if err != nil {
-				return nil, fmt.Errorf("imagefolder: %w", err)
-			}
-			if containsDir([]os.FileInfo{st}, cst) {
-				return nil, fmt.Errorf("%w: %s leads back to %s", ErrSymlinkLoop, filepath.Join(root, d), root)
-			}
-			files, err := w.walk(filepath.Join(root, d), d, i, []os.FileInfo{st, cst})
-			if err != nil {
-				return nil, err
-			}
-			s.files = append(s.files, files...)
-		}
-		for _, n := range rootFiles {
-			s.ignored = append(s.ignored, filepath.Join(root, n))
-		}
-		sort.Strings(s.ignored)
+		return w.walk(root, "", -1, []os.FileInfo{st})
 	}
-	return s, nil
+	sort.Strings(dirs)
+	s.classes = dirs
+	for i, d := range dirs {
+		cst, err := os.Stat(filepath.Join(root, d))
+		if err != nil {
+			return fmt.Errorf("imagefolder: %w", err)
+		}
+		if containsDir([]os.FileInfo{st}, cst) {
+			return fmt.Errorf("%w: %s leads back to %s", ErrSymlinkLoop, filepath.Join(root, d), root)
+		}
+		if err := w.walk(filepath.Join(root, d), d, i, []os.FileInfo{st, cst}); err != nil {
+			return err
+		}
+	}
+	for _, n := range rootFiles {
+		s.ignored = append(s.ignored, filepath.Join(root, n))
+	}
+	sort.Strings(s.ignored)
+	return nil
 }
 
 func containsDir(ancestors []os.FileInfo, st os.FileInfo) bool {
@@ -171,12 +194,31 @@ func containsDir(ancestors []os.FileInfo, st os.FileInfo) bool {
 	return false
 }
 
-func readDir(dir string) ([]os.DirEntry, error) {
-	entries, err := os.ReadDir(dir)
+// dirBatch is how many directory entries are read at a time: a directory of millions of
+// files is never held whole.
+const dirBatch = 4096
+
+// eachEntry calls fn for every entry of dir, in directory order (not sorted).
+func eachEntry(dir string, fn func(os.DirEntry) error) error {
+	f, err := os.Open(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w %s: %w", ErrUnreadable, dir, err)
+		return fmt.Errorf("%w %s: %w", ErrUnreadable, dir, err)
 	}
-	return entries, nil
+	defer f.Close()
+	for {
+		entries, err := f.ReadDir(dirBatch)
+		for _, e := range entries {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w %s: %w", ErrUnreadable, dir, err)
+		}
+	}
 }
 
 // isDirFollow reports whether e (in its parent directory, at path) is a directory, following
@@ -192,40 +234,34 @@ func isDirFollow(path string, e os.DirEntry) (bool, error) {
 	return st.IsDir(), nil
 }
 
+// walker adds the images below a directory to the list.
 type walker struct {
 	exts map[string]bool
+	list *listing.Builder
+	errs []error
+	key  []byte
+	data []byte
 }
 
-// walk lists the images below dir (rel is dir relative to the root) in torchvision's order:
-// the files of a directory, sorted by name, come before those of its subdirectories, and
-// directories are visited in sorted path order. ancestors holds the directories on the path
-// from the root, to detect symbolic-link loops.
+// pending is a directory still to list: its path, its path relative to the root and the
+// directories on the way to it from the root (to detect symbolic-link loops).
 type pending struct {
 	dir, rel  string
 	ancestors []os.FileInfo
 }
 
-func (w *walker) walk(dir, rel string, label int, ancestors []os.FileInfo) ([]file, error) {
-	// Collect (directory, files) groups, then sort groups by relative path: the same order as
-	// sorted(os.walk(...)).
-	type group struct {
-		rel   string
-		files []file
-	}
-	var groups []group
+// walk lists the images below dir (rel is dir relative to the root) into the list with the
+// given label; the list's key puts them in torchvision's order. ancestors holds the
+// directories on the path from the root, to detect symbolic-link loops.
+func (w *walker) walk(dir, rel string, label int, ancestors []os.FileInfo) error {
 	stack := []pending{{dir, rel, ancestors}}
 	for len(stack) > 0 {
 		p := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		entries, err := readDir(p.dir)
-		if err != nil {
-			return nil, err
-		}
-		g := group{rel: p.rel}
-		for _, e := range entries {
+		err := eachEntry(p.dir, func(e os.DirEntry) error {
 			name := e.Name()
 			if strings.HasPrefix(name, ".") {
-				continue
+				return nil
 			}
 			path := filepath.Join(p.dir, name)
 			r := name
@@ -236,60 +272,63 @@ func (w *walker) walk(dir, rel string, label int, ancestors []os.FileInfo) ([]fi
 				st, err := os.Stat(path)
 				if err != nil {
 					if w.exts[strings.ToLower(filepath.Ext(name))] {
-						g.files = append(g.files, file{rel: r, path: path, label: label,
-							err: fmt.Errorf("%w: %s: %w", ErrBrokenLink, path, err)})
+						return w.add(label, p.rel, name, 0, fmt.Errorf("%w: %s: %w", ErrBrokenLink, path, err))
 					}
-					continue
+					return nil
 				}
 				if st.IsDir() {
-					if err := w.pushDir(&stack, path, r, p.ancestors, st); err != nil {
-						return nil, err
-					}
-					continue
+					return w.pushDir(&stack, path, r, p.ancestors, st)
 				}
 				if !w.exts[strings.ToLower(filepath.Ext(name))] {
-					continue
+					return nil
 				}
-				g.files = append(g.files, w.regular(path, r, label, st))
-				continue
+				return w.regular(label, p.rel, name, path, st)
 			}
 			if e.IsDir() {
 				st, err := os.Stat(path)
 				if err != nil {
-					return nil, fmt.Errorf("%w %s: %w", ErrUnreadable, path, err)
+					return fmt.Errorf("%w %s: %w", ErrUnreadable, path, err)
 				}
-				if err := w.pushDir(&stack, path, r, p.ancestors, st); err != nil {
-					return nil, err
-				}
-				continue
+				return w.pushDir(&stack, path, r, p.ancestors, st)
 			}
 			if !w.exts[strings.ToLower(filepath.Ext(name))] {
-				continue
+				return nil
 			}
 			st, err := e.Info()
 			if err != nil {
-				g.files = append(g.files, file{rel: r, path: path, label: label, err: fmt.Errorf("imagefolder: %w", err)})
-				continue
+				return w.add(label, p.rel, name, 0, fmt.Errorf("imagefolder: %w", err))
 			}
-			g.files = append(g.files, w.regular(path, r, label, st))
+			return w.regular(label, p.rel, name, path, st)
+		})
+		if err != nil {
+			return err
 		}
-		sort.Slice(g.files, func(i, j int) bool { return g.files[i].rel < g.files[j].rel })
-		groups = append(groups, g)
 	}
-	sort.Slice(groups, func(i, j int) bool { return groups[i].rel < groups[j].rel })
-	var out []file
-	for _, g := range groups {
-		out = append(out, g.files...)
-	}
-	return out, nil
+	return nil
 }
 
-func (w *walker) regular(path, rel string, label int, st os.FileInfo) file {
-	f := file{rel: rel, path: path, size: st.Size(), label: label}
+func (w *walker) regular(label int, dirRel, name, path string, st os.FileInfo) error {
+	var err error
 	if !st.Mode().IsRegular() {
-		f.err = fmt.Errorf("%w: %s is a %s", ErrNotRegular, path, inputfile.TypeName(st.Mode()))
+		err = fmt.Errorf("%w: %s is a %s", ErrNotRegular, path, inputfile.TypeName(st.Mode()))
 	}
-	return f
+	return w.add(label, dirRel, name, st.Size(), err)
+}
+
+// add appends one image to the list.
+func (w *walker) add(label int, dirRel, name string, size int64, ferr error) error {
+	w.key = fileKey(w.key, label, dirRel, name)
+	w.data = binary.AppendUvarint(w.data[:0], uint64(max(size, 0)))
+	var e uint64
+	if ferr != nil {
+		w.errs = append(w.errs, ferr)
+		e = uint64(len(w.errs))
+	}
+	w.data = binary.AppendUvarint(w.data, e)
+	if err := w.list.Add(w.key, w.data); err != nil {
+		return fmt.Errorf("imagefolder: %w", err)
+	}
+	return nil
 }
 
 func (w *walker) pushDir(stack *[]pending, path, rel string, ancestors []os.FileInfo, st os.FileInfo) error {
@@ -323,25 +362,79 @@ func (s *Source) Columns() []string {
 func (s *Source) Ignored() []string { return append([]string(nil), s.ignored...) }
 
 // Len implements sources.Source: the number of images found.
-func (s *Source) Len() int64 { return int64(len(s.files)) }
+func (s *Source) Len() int64 { return s.files.Len() }
 
-// Inputs returns every image path with its size, in sample order.
-func (s *Source) Inputs() []sources.Input {
-	in := make([]sources.Input, len(s.files))
-	for i, f := range s.files {
-		in[i] = sources.Input{Path: f.path, Size: f.size}
+// entry is one listed image, decoded from its record.
+type entry struct {
+	label      int
+	size       int64
+	err        error
+	dirRel, nm []byte
+}
+
+// decode reads an image's record.
+func (s *Source) decode(key, data []byte) (entry, error) {
+	var e entry
+	if len(key) < 4 {
+		return e, fmt.Errorf("%w: record key of %d bytes", listing.ErrCorrupt, len(key))
 	}
-	return in
+	e.label = int(binary.BigEndian.Uint32(key)) - 1
+	rest := key[4:]
+	z := bytes.IndexByte(rest, 0)
+	if z < 0 {
+		return e, fmt.Errorf("%w: record key without a separator", listing.ErrCorrupt)
+	}
+	e.dirRel, e.nm = rest[:z], rest[z+1:]
+	size, n := binary.Uvarint(data)
+	ei, m := binary.Uvarint(data[max(n, 0):])
+	if n <= 0 || m <= 0 || ei > uint64(len(s.errs)) {
+		return e, fmt.Errorf("%w: bad record data", listing.ErrCorrupt)
+	}
+	e.size = int64(size)
+	if ei > 0 {
+		e.err = s.errs[ei-1]
+	}
+	return e, nil
+}
+
+// relPath joins a record's directory and name.
+func relPath(dirRel, name []byte) string {
+	if len(dirRel) == 0 {
+		return string(name)
+	}
+	return string(dirRel) + "/" + string(name)
+}
+
+// Inputs returns every image path with its size, in sample order: read from the list as it
+// is walked, not held.
+func (s *Source) Inputs() sources.InputList { return inputList{s} }
+
+type inputList struct{ s *Source }
+
+func (l inputList) Len() int64 { return l.s.Len() }
+
+func (l inputList) Each(fn func(int64, sources.Input) error) error {
+	return l.s.files.Each(func(i int64, key, data []byte) error {
+		e, err := l.s.decode(key, data)
+		if err != nil {
+			return err
+		}
+		return fn(i, sources.Input{Path: filepath.Join(l.s.root, relPath(e.dirRel, e.nm)), Size: e.size})
+	})
 }
 
 // Range returns a source of samples lo..hi-1 of s (a contiguous slice of Inputs, for sharded
 // runs). Its samples are indexed from 0; labels and classes are those of s.
 func (s *Source) Range(lo, hi int) (*Source, error) {
-	if lo < 0 || hi < lo || hi > len(s.files) {
-		return nil, fmt.Errorf("%w: [%d, %d) of %d samples", ErrRange, lo, hi, len(s.files))
+	if lo < 0 || hi < lo || int64(hi) > s.Len() {
+		return nil, fmt.Errorf("%w: [%d, %d) of %d samples", ErrRange, lo, hi, s.Len())
+	}
+	files, err := s.files.Slice(int64(lo), int64(hi))
+	if err != nil {
+		return nil, err
 	}
 	r := *s
-	r.files = s.files[lo:hi:hi]
+	r.files = files
 	return &r, nil
 }
 
@@ -350,21 +443,23 @@ func (s *Source) Range(lo, hi int) (*Source, error) {
 // class folders, the "label" column as a KindInt value. A broken link or a non-regular file is
 // a sample with Err set.
 func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error {
-	for i, f := range s.files {
+	return s.files.Each(func(i int64, key, data []byte) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		e, err := s.decode(key, data)
+		if err != nil {
+			return fmt.Errorf("imagefolder: %s: %w", s.root, err)
+		}
+		rel := relPath(e.dirRel, e.nm)
+		path := filepath.Join(s.root, filepath.FromSlash(rel))
 		vals := make([]sample.Column, 1, 2)
-		vals[0] = sample.Column{Name: ColumnImage, Value: sample.Value{Kind: sample.KindFile, Path: f.path, Name: filepath.Base(f.path)}}
+		vals[0] = sample.Column{Name: ColumnImage, Value: sample.Value{Kind: sample.KindFile, Path: path, Name: filepath.Base(path)}}
 		if !s.flat {
-			vals = append(vals, sample.Column{Name: ColumnLabel, Value: sample.Value{Kind: sample.KindInt, Int: int64(f.label)}})
+			vals = append(vals, sample.Column{Name: ColumnLabel, Value: sample.Value{Kind: sample.KindInt, Int: int64(e.label)}})
 		}
-		smp := sample.Sample{Index: int64(i), Key: f.rel, Origin: f.path, Values: vals, InputBytes: f.size, Err: f.err}
-		if err := emit(smp); err != nil {
-			return err
-		}
-	}
-	return nil
+		return emit(sample.Sample{Index: i, Key: rel, Origin: path, Values: vals, InputBytes: e.size, Err: e.err})
+	})
 }
 
 var _ sources.Source = (*Source)(nil)

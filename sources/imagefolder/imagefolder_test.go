@@ -3,13 +3,16 @@ package imagefolder
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"sort"
 	"testing"
 
 	"github.com/mldf/convert/sample"
+	"github.com/mldf/convert/sources"
 )
 
 func touch(t *testing.T, root string, rels ...string) {
@@ -75,8 +78,8 @@ func TestClassesOrderAndLabels(t *testing.T) {
 			t.Errorf("%s: InputBytes %d", x.Key, x.InputBytes)
 		}
 	}
-	if s.Len() != int64(len(want)) || len(s.Inputs()) != len(want) {
-		t.Errorf("Len %d, Inputs %d", s.Len(), len(s.Inputs()))
+	if s.Len() != int64(len(want)) || s.Inputs().Len() != int64(len(want)) {
+		t.Errorf("Len %d, Inputs %d", s.Len(), s.Inputs().Len())
 	}
 	if got := s.Ignored(); len(got) != 1 || filepath.Base(got[0]) != "stray.jpg" {
 		t.Errorf("ignored %v", got)
@@ -229,10 +232,49 @@ func TestDemoDataset(t *testing.T) {
 		t.Errorf("len %d", s.Len())
 	}
 	var total int64
-	for _, in := range s.Inputs() {
-		total += in.Size
-	}
+	s.Inputs().Each(func(_ int64, in sources.Input) error { total += in.Size; return nil })
 	if total < 100<<10 || total > 1<<20 {
 		t.Errorf("demo set is %d bytes", total)
+	}
+}
+
+// TestSpilledList: a list too large for memory (here 512 bytes) is sorted on disk, with the
+// same samples in the same order, and ranges of it too.
+func TestSpilledList(t *testing.T) {
+	root := t.TempDir()
+	var rels []string
+	for i := range 300 {
+		rels = append(rels, fmt.Sprintf("c%d/sub%s/img%03d.jpg", i%3, []string{"", "-2", "/deeper"}[i%3], 299-i))
+	}
+	rels = append(rels, "c0/a.jpg", "c2/z.png")
+	touch(t, root, rels...)
+	mem, err := New(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	disk, err := New(root, Options{memLimit: 512, TempDir: tmp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := collect(t, mem), collect(t, disk)
+	if !reflect.DeepEqual(a, b) || len(a) != 302 {
+		t.Fatalf("spilled list differs: %d vs %d samples", len(a), len(b))
+	}
+	if !sort.SliceIsSorted(a, func(i, j int) bool { return a[i].Value(ColumnLabel).Int < a[j].Value(ColumnLabel).Int }) {
+		t.Fatal("labels out of order")
+	}
+	r, err := disk.Range(100, 250)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := collect(t, r)
+	for i, x := range got {
+		if x.Key != a[100+i].Key || x.Index != int64(i) {
+			t.Fatalf("range sample %d: %s, want %s", i, x.Key, a[100+i].Key)
+		}
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+		t.Fatalf("named temporary files left: %v", entries)
 	}
 }

@@ -138,7 +138,7 @@ func BenchmarkExtract(b *testing.B) {
 	for b.Loop() {
 		var arena arena
 		for _, l := range lines {
-			if _, _, err := x.extract(sc, l, &arena); err != nil {
+			if _, _, err := x.extract(sc, l, &arena, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -181,5 +181,37 @@ func reportCPU(b *testing.B, bytes int64, start time.Duration) {
 	cpu := (cpuTime() - start).Seconds()
 	if cpu > 0 {
 		b.ReportMetric(float64(bytes)*float64(b.N)/1e6/cpu, "MB/cpu-s")
+	}
+}
+
+// tinyLines is the scale benchmark's shape: n short lines of an int and a one-word string.
+func tinyLines(n int) []byte {
+	var buf bytes.Buffer
+	for i := range n {
+		fmt.Fprintf(&buf, "{\"id\": %d, \"word\": \"w%d\"}\n", i, i%1000)
+	}
+	return buf.Bytes()
+}
+
+// BenchmarkSourceTiny measures the source on 1 M tiny lines (an int and a short string) and
+// reports the allocations per line: the parse must allocate per chunk, not per line.
+func BenchmarkSourceTiny(b *testing.B) {
+	const n = 1_000_000
+	p := filepath.Join(b.TempDir(), "tiny.jsonl")
+	if err := os.WriteFile(p, tinyLines(n), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cols := []Column{{Key: "id", Kind: sample.KindInt, Required: true}, {Key: "word", Kind: sample.KindString, Required: true}}
+	for _, w := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			src := mustNew(b, []string{p}, cols, Options{Workers: w})
+			b.SetBytes(size(b, p))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := src.Run(context.Background(), func(s sample.Sample) error { return s.Err }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

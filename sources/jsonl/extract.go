@@ -25,6 +25,7 @@ var (
 var (
 	ErrColumn  = errors.New("jsonl: invalid column")
 	ErrNoFiles = errors.New("jsonl: no input files")
+	ErrRange   = errors.New("jsonl: file range out of bounds")
 )
 
 // LineError is a per-line failure, carried by Sample.Err: the pipeline applies the recipe's
@@ -116,31 +117,31 @@ func newExtractor(cols []Column) (*extractor, error) {
 	return x, nil
 }
 
-// extract maps line to its values, appending decoded bytes to *arena. It returns the key
-// and error of the first failure.
-func (x *extractor) extract(s *scanner, line []byte, arena *arena) ([]sample.Column, string, error) {
+// extract appends line's values to vals, and their decoded bytes to *arena. It returns the
+// key and error of the first failure (vals is then returned as it stands: the caller drops
+// what this line appended).
+func (x *extractor) extract(s *scanner, line []byte, arena *arena, vals []sample.Column) ([]sample.Column, string, error) {
 	if err := s.scan(x.root, line, len(x.cols)); err != nil {
 		var se *syntaxError
 		if errors.As(err, &se) && se.utf8 {
-			return nil, se.key, fmt.Errorf("%w: %v", ErrUTF8, se)
+			return vals, se.key, fmt.Errorf("%w: %v", ErrUTF8, se)
 		}
-		return nil, "", fmt.Errorf("%w: %v", ErrSyntax, err)
+		return vals, "", fmt.Errorf("%w: %v", ErrSyntax, err)
 	}
-	vals := make([]sample.Column, 0, len(x.cols))
 	for ci, c := range x.cols {
 		sp := s.spans[ci]
 		if !sp.found || line[sp.start] == 'n' {
 			if c.Required {
 				if sp.found {
-					return nil, c.Key, fmt.Errorf("%w (value is null)", ErrMissing)
+					return vals, c.Key, fmt.Errorf("%w (value is null)", ErrMissing)
 				}
-				return nil, c.Key, ErrMissing
+				return vals, c.Key, ErrMissing
 			}
 			continue
 		}
 		v, err := convert(c.Kind, line[sp.start:sp.end], arena)
 		if err != nil {
-			return nil, c.Key, err
+			return vals, c.Key, err
 		}
 		vals = append(vals, sample.Column{Name: c.name(), Value: v})
 	}
@@ -163,24 +164,28 @@ func convert(kind sample.Kind, raw []byte, arena *arena) (sample.Value, error) {
 		if c != '"' {
 			return wrong()
 		}
-		b, err := unescape(arena.space(len(raw)), raw[1:len(raw)-1])
+		if kind == sample.KindString {
+			b, err := unescape(arena.space(len(raw)), raw[1:len(raw)-1])
+			if err != nil {
+				return sample.Value{}, fmt.Errorf("%w: %v", ErrUTF8, err)
+			}
+			return sample.Value{Kind: sample.KindString, Bytes: arena.commit(b)}, nil
+		}
+		b, err := unescape(arena.tmp[:0], raw[1:len(raw)-1])
 		if err != nil {
 			return sample.Value{}, fmt.Errorf("%w: %v", ErrUTF8, err)
 		}
-		if kind == sample.KindString {
-			b = arena.commit(b)
-			return sample.Value{Kind: sample.KindString, Bytes: b}, nil
-		}
+		arena.tmp = b
 		enc := base64.StdEncoding
 		if len(b)%4 != 0 {
 			enc = base64.RawStdEncoding
 		}
-		out := make([]byte, enc.DecodedLen(len(b)))
+		out := arena.space(enc.DecodedLen(len(b)))[:enc.DecodedLen(len(b))]
 		n, err := enc.Decode(out, b)
 		if err != nil {
 			return sample.Value{}, fmt.Errorf("%w: not base64: %v", ErrValue, err)
 		}
-		return sample.Value{Kind: sample.KindBytes, Bytes: out[:n:n]}, nil
+		return sample.Value{Kind: sample.KindBytes, Bytes: arena.commit(out[:n])}, nil
 	case sample.KindInt:
 		switch c {
 		case 't':
@@ -239,13 +244,23 @@ func compact(dst, raw []byte) []byte {
 const arenaBlock = 256 << 10
 
 // arena hands out the memory of the extracted values of one chunk in blocks, so a chunk's
-// values cost a few allocations instead of one each, and no block is ever copied.
-type arena struct{ buf []byte }
+// values cost a few allocations instead of one each, and no block is ever copied. Blocks are
+// at most arenaBlock bytes (or one larger value), so a value kept alive longer than its
+// chunk pins little besides itself.
+type arena struct {
+	buf   []byte
+	block int    // size of the next block; 0 means arenaBlock
+	tmp   []byte // scratch for a value being decoded in two steps (base64)
+}
 
 // space returns an empty slice with room for n bytes, for a value being built.
 func (a *arena) space(n int) []byte {
 	if cap(a.buf)-len(a.buf) < n {
-		a.buf = make([]byte, 0, max(n, arenaBlock))
+		if a.block <= 0 {
+			a.block = arenaBlock
+		}
+		a.buf = make([]byte, 0, max(n, a.block))
+		a.block = arenaBlock
 	}
 	return a.buf[len(a.buf):len(a.buf)]
 }

@@ -45,7 +45,7 @@ func FuzzExtract(f *testing.F) {
 	sc := &scanner{}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		var arena arena
-		vals, _, err := x.extract(sc, line, &arena)
+		vals, _, err := x.extract(sc, line, &arena, nil)
 		trimmed := bytes.TrimLeft(line, " \t\r\n")
 		valid := json.Valid(line) && utf8.Valid(line) && len(trimmed) > 0 && trimmed[0] == '{'
 		if !valid {

@@ -6,9 +6,15 @@
 // lines (ChunkSize, 4 MiB by default), counting newlines so every chunk knows its first line
 // number; Workers goroutines parse chunks; the caller's goroutine emits the samples chunk by
 // chunk in order. The samples, their order, keys and errors depend only on the input, never
-// on the worker count or the chunk size. The bytes in flight are bounded by a weighted
-// semaphore (2 × (Workers + 1) × ChunkSize, or one overlong line), and chunk buffers are
-// recycled: memory does not grow with the file.
+// on the worker count or the chunk size. A read buffer is handed to the parsers in pieces of
+// at most ChunkLines lines, so a buffer of tiny lines does not become one huge batch of
+// samples. What is in flight, read or parsed, is bounded by a weighted semaphore
+// (2 × (Workers + 1) × ChunkSize, or one overlong line): a piece weighs its bytes plus the
+// estimated size of its parsed samples, and holds its weight until its last sample is
+// emitted. Read buffers are recycled, and a piece's samples share a few allocations (one
+// slice of samples, one of columns, one string of origins, the value bytes in 256 KiB
+// blocks): memory does not grow with the file, and allocations grow with the pieces, not
+// the lines.
 //
 // Each line is validated completely (RFC 8259 JSON, UTF-8 everywhere, nesting at most 10000)
 // in one pass by a small scanner that records where the wanted values lie and skips the
@@ -35,6 +41,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -51,8 +59,11 @@ const (
 	// DefaultMaxLineSize is the longest line accepted (256 MiB). A longer line becomes a
 	// per-line ErrLineTooLong error; it is skipped without being held in memory.
 	DefaultMaxLineSize = 256 << 20
-	// DefaultChunkSize is the size of the line-aligned chunks handed to the parsers.
+	// DefaultChunkSize is the size of the line-aligned chunks read at once.
 	DefaultChunkSize = 4 << 20
+	// DefaultChunkLines is the most lines handed to a parser at once: a 4 MiB chunk of
+	// 30-byte lines is cut into pieces of this many lines.
+	DefaultChunkLines = 4096
 )
 
 // Options tune a Source. The zero value is usable.
@@ -62,8 +73,10 @@ type Options struct {
 	Workers int
 	// MaxLineSize is the longest line accepted, in bytes; 0 means DefaultMaxLineSize.
 	MaxLineSize int
-	// ChunkSize is the read and parse unit; 0 means DefaultChunkSize.
+	// ChunkSize is the read unit; 0 means DefaultChunkSize.
 	ChunkSize int
+	// ChunkLines is the most lines one parse unit holds; 0 means DefaultChunkLines.
+	ChunkLines int
 }
 
 // Source is a streaming sources.Source over JSONL files.
@@ -94,6 +107,9 @@ func New(paths []string, cols []Column, opt Options) (*Source, error) {
 	}
 	if opt.ChunkSize <= 0 {
 		opt.ChunkSize = DefaultChunkSize
+	}
+	if opt.ChunkLines <= 0 {
+		opt.ChunkLines = DefaultChunkLines
 	}
 	files, err := expand(paths)
 	if err != nil {
@@ -156,6 +172,16 @@ func expand(paths []string) ([]string, error) {
 // Inputs returns the files the source reads, in order, with their sizes on disk.
 func (s *Source) Inputs() []sources.Input { return append([]sources.Input(nil), s.inputs...) }
 
+// Range returns a source over files lo..hi-1 of s (a contiguous slice of Inputs, for sharded
+// runs), with the same columns and options. Its samples are indexed from 0; origins still
+// name each file and line.
+func (s *Source) Range(lo, hi int) (sources.Source, error) {
+	if lo < 0 || hi < lo || hi > len(s.inputs) {
+		return nil, fmt.Errorf("%w: [%d, %d) of %d files", ErrRange, lo, hi, len(s.inputs))
+	}
+	return &Source{inputs: s.inputs[lo:hi:hi], ext: s.ext, opt: s.opt}, nil
+}
+
 // Len returns -1: the number of lines is not known before reading them.
 func (s *Source) Len() int64 { return -1 }
 
@@ -163,12 +189,34 @@ func (s *Source) Len() int64 { return -1 }
 type chunk struct {
 	file    string
 	data    []byte
-	buf     []byte // the buffer data lies in, recycled after the parse
+	blk     *block // the read buffer data lies in, recycled after its last piece is parsed
 	line    int64  // number of the first line of data (1-based)
+	lines   int    // newlines in data (the last line of a file may have none)
 	tooLong bool   // data is empty: line `line` exceeded the limit and was skipped
 	weight  int64
 	samples []sample.Sample
 	done    chan struct{}
+}
+
+// block is a read buffer shared by the pieces cut from it. refs counts the pieces not yet
+// parsed, plus one for the reader while it is cutting.
+type block struct {
+	buf  []byte
+	refs atomic.Int32
+}
+
+// release drops one reference and recycles the buffer with the last.
+func (b *block) release(pool *bufPool) {
+	if b != nil && b.refs.Add(-1) == 0 {
+		pool.put(b.buf)
+	}
+}
+
+// sampleCost estimates the heap bytes of one parsed line beyond its values' bytes: the
+// sample, its columns and its origin string ("file:line").
+func (s *Source) sampleCost(file string) int64 {
+	return int64(unsafe.Sizeof(sample.Sample{})) + int64(len(s.ext.cols))*int64(unsafe.Sizeof(sample.Column{})) +
+		int64(len(file)) + 12
 }
 
 // Run reads the files in order and emits one sample per non-blank line. Read and
@@ -189,7 +237,7 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 		defer close(order)
 		defer close(work)
 		send := func(c *chunk) error {
-			c.weight = min(int64(len(c.data)), budget)
+			c.weight = min(int64(len(c.data))+int64(c.lines+1)*s.sampleCost(c.file), budget)
 			if err := sem.Acquire(gctx, c.weight); err != nil {
 				return err
 			}
@@ -219,8 +267,8 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 			sc := &scanner{}
 			for c := range work {
 				s.parse(sc, c)
-				pool.put(c.buf)
-				c.buf = nil
+				c.blk.release(pool)
+				c.blk = nil
 				close(c.done)
 			}
 			return nil
@@ -359,7 +407,8 @@ func (s *Source) readFile(ctx context.Context, path string, pool *bufPool, send 
 				pool.put(buf)
 				return send(&chunk{file: path, line: line, tooLong: true})
 			}
-			return send(&chunk{file: path, data: data, buf: buf, line: line})
+			_, err := s.sendLines(path, &block{buf: buf}, data, line, pool, send)
+			return err
 		}
 		i := bytes.LastIndexByte(data, '\n')
 		if i < 0 {
@@ -386,12 +435,44 @@ func (s *Source) readFile(ctx context.Context, path string, pool *bufPool, send 
 			continue
 		}
 		nb, nn := newBuf(data[i+1:])
-		if err := send(&chunk{file: path, data: data[:i+1], buf: buf, line: line}); err != nil {
+		if line, err = s.sendLines(path, &block{buf: buf}, data[:i+1], line, pool, send); err != nil {
 			return err
 		}
-		line += int64(bytes.Count(data[:i+1], []byte{'\n'}))
 		buf, n = nb, nn
 	}
+}
+
+// sendLines sends data, whole lines of path starting at line (the last one may lack its
+// newline at the end of the file) lying in blk, as pieces of at most ChunkLines lines, in
+// order. blk's buffer is recycled once every piece is parsed. It returns the number of the
+// line after data.
+func (s *Source) sendLines(path string, blk *block, data []byte, line int64, pool *bufPool, send func(*chunk) error) (int64, error) {
+	blk.refs.Store(1) // the reader's own reference, while it cuts
+	defer blk.release(pool)
+	limit := s.opt.ChunkLines
+	total := bytes.Count(data, []byte{'\n'})
+	for len(data) > 0 {
+		end, nl := len(data), total
+		if total > limit {
+			end, nl = cutLines(data, limit)
+		}
+		blk.refs.Add(1)
+		if err := send(&chunk{file: path, data: data[:end], blk: blk, line: line, lines: nl}); err != nil {
+			return line, err
+		}
+		data, total, line = data[end:], total-nl, line+int64(nl)
+	}
+	return line, nil
+}
+
+// cutLines returns the length of the first k lines of data (k ≥ 1; data holds more than k
+// newlines) and k.
+func cutLines(data []byte, k int) (int, int) {
+	end := 0
+	for range k {
+		end += bytes.IndexByte(data[end:], '\n') + 1
+	}
+	return end, k
 }
 
 // readFull reads until b is full or the stream ends; it returns io.EOF only at a clean end
@@ -426,15 +507,24 @@ func discardLine(r io.Reader) ([]byte, bool, error) {
 	}
 }
 
-// parse turns a chunk's lines into samples.
+// parse turns a chunk's lines into samples. The samples share one slice of columns, one
+// string of origins and the arena's blocks of value bytes: a few allocations per chunk, not
+// per line.
 func (s *Source) parse(sc *scanner, c *chunk) {
 	if c.tooLong {
 		c.samples = []sample.Sample{s.errSample(c.file, c.line, 0, "", fmt.Errorf("%w: longer than the limit of %d bytes", ErrLineTooLong, s.opt.MaxLineSize))}
 		return
 	}
-	var arena arena
 	data := c.data
-	c.samples = make([]sample.Sample, 0, bytes.Count(data, []byte{'\n'})+1)
+	n := c.lines + 1 // the last line may lack its newline
+	arena := arena{block: min(arenaBlock, len(data))}
+	c.samples = make([]sample.Sample, 0, n)
+	cols := make([]sample.Column, 0, n*len(s.ext.cols))
+	// Origins ("file:line") are written one after the other into one builder: each is a
+	// substring of its contents, which a Builder never moves or changes once written.
+	var origins strings.Builder
+	origins.Grow(n * (len(c.file) + 2 + len(strconv.FormatInt(c.line+int64(n), 10))))
+	var num [20]byte
 	ln := c.line
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
@@ -454,14 +544,22 @@ func (s *Source) parse(sc *scanner, c *chunk) {
 			ln++
 			continue
 		}
-		vals, key, err := s.ext.extract(sc, line, &arena)
+		at := len(cols)
+		var key string
+		var err error
+		cols, key, err = s.ext.extract(sc, line, &arena, cols)
 		if err != nil {
+			cols = cols[:at]
 			c.samples = append(c.samples, s.errSample(c.file, ln, n, key, err))
 			ln++
 			continue
 		}
-		origin := c.file + ":" + strconv.FormatInt(ln, 10)
-		c.samples = append(c.samples, sample.Sample{Key: origin, Origin: origin, Values: vals, InputBytes: n})
+		o := origins.Len()
+		origins.WriteString(c.file)
+		origins.WriteByte(':')
+		origins.Write(strconv.AppendInt(num[:0], ln, 10))
+		origin := origins.String()[o:]
+		c.samples = append(c.samples, sample.Sample{Key: origin, Origin: origin, Values: cols[at:len(cols):len(cols)], InputBytes: n})
 		ln++
 	}
 	c.data = nil

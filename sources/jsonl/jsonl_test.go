@@ -290,7 +290,7 @@ func TestValueKinds(t *testing.T) {
 			t.Fatal(err)
 		}
 		var arena arena
-		vals, key, err := x.extract(&scanner{}, []byte(line), &arena)
+		vals, key, err := x.extract(&scanner{}, []byte(line), &arena, nil)
 		if !errors.Is(err, c.err) || (err != nil && key != c.col.Key) {
 			t.Errorf("%s as %d: error %v (key %q), want %v", c.col.Key, c.col.Kind, err, key, c.err)
 			continue
@@ -350,7 +350,7 @@ func TestBadLines(t *testing.T) {
 	}
 	for _, c := range cases {
 		var arena arena
-		_, _, err := x.extract(&scanner{}, []byte(c.line), &arena)
+		_, _, err := x.extract(&scanner{}, []byte(c.line), &arena, nil)
 		if !errors.Is(err, c.err) || (err == nil) != (c.err == nil) {
 			t.Errorf("%s: error %v, want %v", c.name, err, c.err)
 		}
@@ -429,7 +429,8 @@ func TestWorkerCountInvariant(t *testing.T) {
 	if len(base) < 5000 {
 		t.Fatalf("only %d samples", len(base))
 	}
-	for _, o := range []Options{{Workers: 2, ChunkSize: 4 << 10}, {Workers: 4, ChunkSize: 1000}, {Workers: 8, ChunkSize: 100}, {Workers: 3}} {
+	for _, o := range []Options{{Workers: 2, ChunkSize: 4 << 10}, {Workers: 4, ChunkSize: 1000}, {Workers: 8, ChunkSize: 100}, {Workers: 3},
+		{Workers: 2, ChunkLines: 1}, {Workers: 3, ChunkSize: 64 << 10, ChunkLines: 7}} {
 		got := collect(t, mustNew(t, []string{path}, cols, o))
 		if len(got) != len(base) {
 			t.Fatalf("%+v: %d samples, want %d", o, len(got), len(base))
@@ -571,5 +572,41 @@ func TestNewChecksFiles(t *testing.T) {
 	empty := write(t, "empty.jsonl", nil)
 	if got := collect(t, mustNew(t, []string{empty}, cols, Options{})); len(got) != 0 {
 		t.Errorf("empty file: %d samples", len(got))
+	}
+}
+
+// TestRange: a range of the files gives their lines, indexed from 0, origins unchanged.
+func TestRange(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range 3 {
+		p := filepath.Join(dir, fmt.Sprintf("f%d.jsonl", i))
+		if err := os.WriteFile(p, []byte(fmt.Sprintf("{\"t\": \"a%d\"}\n{\"t\": \"b%d\"}\n", i, i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	src := mustNew(t, paths, []Column{{Key: "t", Kind: sample.KindString}}, Options{})
+	r, err := src.Range(1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if err := r.Run(context.Background(), func(s sample.Sample) error {
+		if s.Index != int64(len(got)) {
+			t.Fatalf("index %d", s.Index)
+		}
+		got = append(got, string(s.Value("t").Bytes)+"@"+filepath.Base(s.Origin))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, ",") != "a1@f1.jsonl:1,b1@f1.jsonl:2,a2@f2.jsonl:1,b2@f2.jsonl:2" {
+		t.Fatalf("got %v", got)
+	}
+	for _, c := range [][2]int{{-1, 1}, {2, 1}, {0, 4}} {
+		if _, err := src.Range(c[0], c[1]); !errors.Is(err, ErrRange) {
+			t.Errorf("Range%v: %v", c, err)
+		}
 	}
 }

@@ -8,7 +8,10 @@
 // are kept as bytes); a member whose base name has no dot, or starts with one, is skipped as
 // WebDataset does; the members of a sample must be adjacent. A key seen again after another
 // key, or an extension seen twice in one sample, makes that sample an error (Sample.Err) for
-// the pipeline's policy. Keys are checked within a shard, not across shards.
+// the pipeline's policy. Keys are checked within a shard, not across shards, with bounded
+// memory: a shard whose keys increase (as WebDataset writers emit them) is checked exactly
+// however long it is; in a shard whose keys are out of order, a key that comes back is
+// caught when it comes back within KeyWindow samples (and may be missed beyond twice that).
 //
 // A broken tar stream (a garbage tar header, a truncated uncompressed archive) ends its shard:
 // the samples before it are emitted, then one error sample naming the shard and the offset in
@@ -37,6 +40,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"runtime"
@@ -88,6 +92,9 @@ const (
 	// DefaultReadAheadBytes is the default bound on the bytes of samples one shard holds
 	// ready ahead of the consumer: 64 MiB.
 	DefaultReadAheadBytes = 64 << 20
+	// KeyWindow is how many recent keys of a shard are remembered (as 64-bit hashes, in two
+	// generations) to catch a key that comes back in a shard whose keys are not in order.
+	KeyWindow = 1 << 15
 )
 
 // Options tune a Source. The zero value selects the defaults.
@@ -305,7 +312,40 @@ type shardReader struct {
 	send func(sample.Sample) error
 	max  int64
 	cur  *sample.Sample
-	seen map[string]struct{}
+	keys keySet
+}
+
+// keySet finds the keys of a shard that come back after other keys, in bounded memory. A key
+// greater than every earlier key is new; only one that is not (keys out of order) is looked
+// up among the hashes of the last KeyWindow to 2 × KeyWindow keys. So a shard whose keys
+// increase is checked exactly at any length, and memory stays under about 2 MB a shard.
+type keySet struct {
+	window   int // keys per generation: KeyWindow
+	max      string
+	any      bool
+	seed     maphash.Seed
+	cur, old map[uint64]struct{}
+}
+
+// repeated records key and reports whether it was seen before.
+func (k *keySet) repeated(key string) bool {
+	if k.cur == nil {
+		k.seed, k.cur = maphash.MakeSeed(), make(map[uint64]struct{})
+	}
+	h := maphash.String(k.seed, key)
+	dup := false
+	if !k.any || key > k.max {
+		k.max, k.any = strings.Clone(key), true
+	} else {
+		_, inCur := k.cur[h]
+		_, inOld := k.old[h]
+		dup = inCur || inOld
+	}
+	k.cur[h] = struct{}{}
+	if len(k.cur) >= k.window {
+		k.old, k.cur = k.cur, make(map[uint64]struct{}, k.window)
+	}
+	return dup
 }
 
 func (sr *shardReader) flush() error {
@@ -385,7 +425,7 @@ func corrupt(path string, d *decompressed, off int64) error {
 // samples in member order. want, when not nil, names the extensions to read; other members
 // are skipped unread. It returns an error wrapping ErrCorrupt when a decompressor fails.
 func walk(ctx context.Context, path string, f io.Reader, maxMember int64, want map[string]bool, send func(sample.Sample) error) error {
-	sr := &shardReader{path: path, send: send, max: maxMember, seen: make(map[string]struct{})}
+	sr := &shardReader{path: path, send: send, max: maxMember, keys: keySet{window: KeyWindow}}
 	br := bufio.NewReaderSize(f, 512<<10)
 	var r io.Reader = br
 	var dec *decompressed
@@ -455,11 +495,10 @@ func walk(ctx context.Context, path string, f io.Reader, maxMember int64, want m
 			// Origin is for messages: a key of up to a MiB (a pax name) is shortened there;
 			// Key keeps it whole.
 			sr.cur = &sample.Sample{Key: key, Origin: path + ":" + quote.S(key), Values: make([]sample.Column, 0, 4)}
-			if _, dup := sr.seen[key]; dup {
+			if sr.keys.repeated(key) {
 				sr.cur.Err = fmt.Errorf("%w: %s: key %s appears again at member %s (tar offset %d), apart from its first run",
 					ErrDuplicateKey, path, quote.Q(key), quote.Q(hdr.Name), dataStart-512)
 			}
-			sr.seen[key] = struct{}{}
 		}
 		cur := sr.cur
 		if cur.Err != nil {

@@ -516,3 +516,41 @@ func TestRange(t *testing.T) {
 		t.Fatalf("Range(2, 5) = %v", err)
 	}
 }
+
+// TestKeySet: keys in increasing order are checked exactly at any distance without being
+// remembered beyond the window; out of order, a key that comes back within the window is
+// caught.
+func TestKeySet(t *testing.T) {
+	k := keySet{window: 4}
+	for i := range 100 {
+		if k.repeated(fmt.Sprintf("k%04d", i)) {
+			t.Fatalf("increasing key %d reported as repeated", i)
+		}
+	}
+	if len(k.cur)+len(k.old) > 8 {
+		t.Fatalf("remembers %d hashes, want at most 2 windows", len(k.cur)+len(k.old))
+	}
+	if !k.repeated("k0098") {
+		t.Fatal("a recent key that comes back out of order was not caught")
+	}
+	if !k.repeated("k0099") {
+		t.Fatal("the last key coming back was not caught")
+	}
+	if k.repeated("k0100") {
+		t.Fatal("a new key was reported as repeated")
+	}
+	// Beyond the window, out of order: not caught (the documented bound); no false alarm.
+	if k.repeated("k0050") {
+		t.Fatal("a key from beyond the window was reported")
+	}
+	// Out of order from the start, within the window: exact.
+	k = keySet{window: 64}
+	for _, key := range []string{"b", "a", "c"} {
+		if k.repeated(key) {
+			t.Fatalf("%s reported as repeated", key)
+		}
+	}
+	if !k.repeated("a") || !k.repeated("b") {
+		t.Fatal("repeated keys out of order not caught")
+	}
+}
