@@ -63,7 +63,7 @@ func createOutput(target string, wrap WrapFunc, named bool) (*Output, error) {
 	if err := checkTarget(target); err != nil {
 		return nil, fmt.Errorf("create output %s: %w", target, err)
 	}
-	removeLeftovers(dir, base)
+	RemoveLeftovers(dir, base)
 	o := &Output{target: target}
 	var f *os.File
 	err := errNamed
@@ -83,8 +83,8 @@ func createOutput(target string, wrap WrapFunc, named bool) (*Output, error) {
 			return nil, fmt.Errorf("create output %s: %w", target, err)
 		}
 	}
-	// Held until the file is closed (or the process dies): removeLeftovers skips it.
-	lockFile(f)
+	// Held until the file is closed (or the process dies): RemoveLeftovers skips it.
+	HoldTemp(f)
 	o.os, o.File = f, f
 	if wrap != nil {
 		o.File = wrap(f, "output")
@@ -208,11 +208,11 @@ func checkTarget(target string) error {
 	return nil
 }
 
-// removeLeftovers removes ".BASE.tmp-*" files in dir that no running process holds: the
-// temporary files of earlier runs to the same target that were killed. It reads the directory
-// in batches, so a large directory costs time, not memory. Errors are ignored: a leftover
-// that cannot be removed is only clutter.
-func removeLeftovers(dir, base string) {
+// RemoveLeftovers removes ".BASE.tmp-*" files and directories in dir that no running process
+// holds (see HoldTemp): the temporary outputs of earlier runs to the same target that were
+// killed. It reads the directory in batches, so a large directory costs time, not memory.
+// Errors are ignored: a leftover that cannot be removed is only clutter.
+func RemoveLeftovers(dir, base string) {
 	d, err := os.Open(dir)
 	if err != nil {
 		return
@@ -223,7 +223,7 @@ func removeLeftovers(dir, base string) {
 		ents, err := d.ReadDir(1024)
 		for _, e := range ents {
 			name := e.Name()
-			if !e.Type().IsRegular() || len(name) <= len(prefix) || name[:len(prefix)] != prefix || !isTmpSuffix(name[len(prefix):]) {
+			if !(e.Type().IsRegular() || e.IsDir()) || len(name) <= len(prefix) || name[:len(prefix)] != prefix || !isTmpSuffix(name[len(prefix):]) {
 				continue
 			}
 			path := filepath.Join(dir, name)
@@ -232,7 +232,11 @@ func removeLeftovers(dir, base string) {
 				continue
 			}
 			if tryLock(f) {
-				os.Remove(path)
+				if e.IsDir() {
+					os.RemoveAll(path)
+				} else {
+					os.Remove(path)
+				}
 			}
 			f.Close()
 		}

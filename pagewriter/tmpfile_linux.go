@@ -34,9 +34,9 @@ func linkUnnamed(f *os.File, path string) error {
 
 func procPath(f *os.File) string { return fmt.Sprintf("/proc/self/fd/%d", f.Fd()) }
 
-// lockFile takes a shared flock on f, held while f is open: a process cleaning leftovers
-// (removeLeftovers) then knows the file is in use.
-func lockFile(f *os.File) { _ = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) }
+// HoldTemp takes a shared flock on f (a temporary file or directory), held while f is open:
+// a process cleaning leftovers (RemoveLeftovers) then knows it is in use.
+func HoldTemp(f *os.File) { _ = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) }
 
 // tryLock reports whether f is not locked by anyone (taking an exclusive lock, released when
 // f is closed).

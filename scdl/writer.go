@@ -92,8 +92,15 @@ func Write(ctx context.Context, path string, inputs []Input, opt Options) (rep R
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return rep, fmt.Errorf("create %s: %w", path, err)
 	}
+	// A killed earlier run leaves its temporary directory behind; remove those no running
+	// process holds, then hold ours (a shared lock on the open directory) until we return.
+	pagewriter.RemoveLeftovers(parent, filepath.Base(path))
 	if w.tmp, err = os.MkdirTemp(parent, "."+filepath.Base(path)+".tmp-*"); err != nil {
 		return rep, fmt.Errorf("create %s: %w", path, err)
+	}
+	if hold, herr := os.Open(w.tmp); herr == nil {
+		pagewriter.HoldTemp(hold)
+		defer hold.Close()
 	}
 	defer func() {
 		if err != nil {

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sort"
 	"testing"
+
+	"github.com/mldf/convert/pagewriter"
 )
 
 // readDir returns every file of dir (relative path → bytes).
@@ -358,5 +360,44 @@ func TestWriteInterruptedMidwayLeavesNothing(t *testing.T) {
 		if !bytes.Equal(after[name], b) {
 			t.Fatalf("%s changed", name)
 		}
+	}
+}
+
+// A run killed with SIGKILL leaves its temporary directory; the next run to the same archive
+// removes it, but not the temporary directory of a run still going (it holds a lock on it).
+func TestWriteRemovesKilledRunsLeftovers(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "x")
+	dead := filepath.Join(parent, ".x.tmp-1234567")
+	live := filepath.Join(parent, ".x.tmp-7654321")
+	other := filepath.Join(parent, ".y.tmp-1234567")
+	for _, d := range []string{dead, live, other} {
+		if err := os.MkdirAll(filepath.Join(d, "features"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "data.npy"), []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hold, err := os.Open(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close()
+	pagewriter.HoldTemp(hold)
+
+	if _, err := Write(context.Background(), dir, []Input{randomInput("ok", 2, 100, 30, 0.2)}, Options{Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dead); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the killed run's leftover %s is still there (%v)", dead, err)
+	}
+	for _, d := range []string{live, other} {
+		if _, err := os.Stat(filepath.Join(d, "data.npy")); err != nil {
+			t.Errorf("%s was touched: %v", d, err)
+		}
+	}
+	if _, err := Open(dir); err != nil {
+		t.Fatal(err)
 	}
 }
