@@ -143,7 +143,7 @@ func (o *Output) Commit() error {
 	}
 	// The file is in place; a failing directory sync means the rename may not survive a
 	// power loss, which the caller should hear about, but the file stays.
-	if err := syncDir(filepath.Dir(o.target)); err != nil {
+	if err := SyncDir(filepath.Dir(o.target)); err != nil {
 		return fmt.Errorf("sync directory of %s: %w", o.target, err)
 	}
 	return nil
@@ -257,7 +257,9 @@ func isTmpSuffix(s string) bool {
 	return true
 }
 
-func syncDir(dir string) error {
+// SyncDir fsyncs the directory dir, so a rename or a new name in it is durable. File
+// systems that cannot sync a directory (os.ErrInvalid) are not an error.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package scdl
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/compress/snappy"
 	"github.com/parquet-go/parquet-go/encoding"
+
+	"github.com/mldf/convert/pagewriter"
 )
 
 // A feature index directory holds its blocks as parquet tables (what pyarrow's
@@ -234,7 +235,7 @@ func (fi *featureIndex) finish() error {
 	if err := writeFileSync(filepath.Join(fi.dir, FeatureVersionFile), encodeStringNPY(LibraryVersion)); err != nil {
 		return err
 	}
-	return syncDir(fi.dir)
+	return pagewriter.SyncDir(fi.dir)
 }
 
 func (fi *featureIndex) info() FeatureIndexInfo {
@@ -254,18 +255,6 @@ func writeFileSync(path string, b []byte) error {
 		err = cerr
 	}
 	return err
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err
-	}
-	return nil
 }
 
 // Table is a feature table read back from an archive: its columns with all their values.

@@ -602,7 +602,7 @@ func (w *writer) finish() error {
 		return err
 	}
 	w.bytesOut = dirSize(w.tmp)
-	return syncDir(w.tmp)
+	return pagewriter.SyncDir(w.tmp)
 }
 
 // narrowRows copies the uint64 spill into row_ptr.npy as dtype t and removes the spill.
@@ -745,7 +745,7 @@ func dirSize(dir string) int64 {
 // exist; otherwise the old archive is moved aside first and removed after.
 func publish(tmp, path string) error {
 	if err := os.Rename(tmp, path); err == nil {
-		return syncDir(filepath.Dir(path))
+		return pagewriter.SyncDir(filepath.Dir(path))
 	} else if _, serr := os.Stat(path); serr != nil {
 		return fmt.Errorf("publish %s: %w", path, err)
 	}
@@ -762,5 +762,5 @@ func publish(tmp, path string) error {
 	if err := os.RemoveAll(old); err != nil && !strings.Contains(err.Error(), "no such file") {
 		return fmt.Errorf("publish %s: remove the old archive: %w", path, err)
 	}
-	return syncDir(filepath.Dir(path))
+	return pagewriter.SyncDir(filepath.Dir(path))
 }
