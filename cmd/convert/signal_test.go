@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -113,9 +114,10 @@ func TestSignalsStopAndCleanUp(t *testing.T) {
 	}
 }
 
-// kill -9 at any moment of a run, from start-up to the report, leaves nothing new at the
+// kill -9 at any moment of a run, from start-up to the report, leaves nothing partial at the
 // output's paths (the data file, the rejects log, the report): each is written to a temporary
-// file (unnamed on Linux) and renamed at the end. A temporary file a kill leaves (in the
+// file (unnamed on Linux) and renamed at the end, in that order, so a kill leaves nothing new
+// or a complete output (verified) with or without its side files. A temporary file a kill leaves (in the
 // instant between naming and renaming, or planted here as from an earlier kill) is removed by
 // the next run to the same output.
 func TestKill9LeavesNothing(t *testing.T) {
@@ -172,10 +174,32 @@ func TestKill9LeavesNothing(t *testing.T) {
 			continue
 		}
 		killed++
+		// The three files are published one after the other, each atomically: the output
+		// (complete, verified), then its rejects, then the report. A kill in the instants
+		// between those renames leaves a prefix of that order, never a partial file.
+		var present []bool
+		for _, p := range paths {
+			_, err := os.Stat(p)
+			present = append(present, err == nil)
+		}
 		ents, _ := os.ReadDir(outDir)
 		for _, e := range ents {
-			if !strings.HasPrefix(e.Name(), ".") || !strings.Contains(e.Name(), ".tmp-") {
-				t.Fatalf("kill -9 after %v (of %v) left %s", after, full, e.Name())
+			name := e.Name()
+			if strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-") {
+				continue
+			}
+			i := slices.Index(paths, filepath.Join(outDir, name))
+			if i < 0 || (i > 0 && !present[i-1]) {
+				t.Fatalf("kill -9 after %v (of %v) left %s (present: %v)", after, full, name, present)
+			}
+		}
+		if present[0] {
+			if b, err := exec.Command(bin, "verify", out).CombinedOutput(); err != nil {
+				t.Fatalf("kill -9 after %v left an output that does not verify: %v\n%s", after, err, b)
+			}
+			t.Logf("kill -9 after %v: landed between the publications (present: %v)", after, present)
+			for _, p := range paths {
+				os.Remove(p)
 			}
 		}
 	}
