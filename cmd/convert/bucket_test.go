@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mldf/convert/internal/s3test"
+	"github.com/mldf/convert/objstore"
+)
+
+// startS3 starts versitygw with a bucket "bkt", points the AWS chain at it and returns it.
+func startS3(t *testing.T) *s3test.Server {
+	t.Helper()
+	srv := s3test.Start(t)
+	srv.MakeBucket(t, "bkt")
+	s3test.Env(t, srv.Endpoint, s3test.SecretKey)
+	return srv
+}
+
+// object returns the bytes of s3://bkt/key as stored by versitygw (its posix backend keeps
+// one file per object), failing the test when it is missing.
+func object(t *testing.T, srv *s3test.Server, key string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(srv.Dir, "bkt", key))
+	if err != nil {
+		t.Fatalf("object s3://bkt/%s: %v", key, err)
+	}
+	return b
+}
+
+func noObject(t *testing.T, srv *s3test.Server, key string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(srv.Dir, "bkt", key)); err == nil {
+		t.Errorf("object s3://bkt/%s exists, want none", key)
+	}
+}
+
+// genJSONL writes n lines of random text (about 700 bytes each, so that 30000 lines span
+// several 16 MiB upload parts); line bad (if ≥ 0) is malformed.
+func genJSONL(t *testing.T, path string, n, bad int) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(3, 5))
+	var b bytes.Buffer
+	const letters = "abcdefghijklmnopqrstuvwxyz     "
+	for i := range n {
+		if i == bad {
+			b.WriteString("{not json\n")
+			continue
+		}
+		text := make([]byte, 200+rng.IntN(1000))
+		for j := range text {
+			text[j] = letters[rng.IntN(len(letters))]
+		}
+		line, _ := json.Marshal(map[string]any{"id": i, "text": string(text)})
+		b.Write(append(line, '\n'))
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// jsonlRecipe writes a recipe converting in (JSONL) with the given output lines.
+func jsonlRecipe(t *testing.T, dir, in string) string {
+	t.Helper()
+	r := fmt.Sprintf(`source:
+  type: jsonl
+  inputs: [%q]
+fields:
+  - name: text
+    type: text
+  - name: id
+    type: int
+output: unused.mldf
+max_errors: 10
+`, in)
+	p := filepath.Join(dir, "recipe.yaml")
+	if err := os.WriteFile(p, []byte(r), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestBucketOutputSameBytes converts the same JSONL (MLDF) and image folder (.beton) to a
+// local file and to s3://: the object holds exactly the local file's bytes, and the report
+// and rejects go to the bucket too.
+func TestBucketOutputSameBytes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an S3 server")
+	}
+	srv := startS3(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	genJSONL(t, in, 30000, 77)
+	rec := jsonlRecipe(t, dir, in)
+	local := filepath.Join(dir, "local.mldf")
+	if _, stderr, err := run(t, "run", rec, "--output", local); err != nil {
+		t.Fatalf("local run: %v\n%s", err, stderr)
+	}
+	url := "s3://bkt/out/train.mldf"
+	stdout, stderr, err := run(t, "run", rec, "--output", url, "--workers", "3")
+	if err != nil {
+		t.Fatalf("bucket run: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, "wrote "+url) {
+		t.Errorf("summary does not name the URL:\n%s", stdout)
+	}
+	want, _ := os.ReadFile(local)
+	got := object(t, srv, "out/train.mldf")
+	if len(want) < 20<<20 || !bytes.Equal(got, want) {
+		t.Fatalf("object (%d bytes) differs from the local file (%d bytes)", len(got), len(want))
+	}
+	rejects := object(t, srv, "out/train.mldf.rejects.jsonl")
+	if wantRej, _ := os.ReadFile(local + ".rejects.jsonl"); !bytes.Equal(rejects, wantRej) || len(rejects) == 0 {
+		t.Errorf("rejects object %q, local %q", rejects, wantRej)
+	}
+	var rep runReport
+	if err := json.Unmarshal(object(t, srv, "out/train.mldf.report.json"), &rep); err != nil || !rep.OK || rep.Output != url || rep.Rejected != 1 {
+		t.Errorf("report: %+v (%v)", rep, err)
+	}
+
+	// .beton from an image folder.
+	imgs := filepath.Join(dir, "imgs")
+	genImageFolder(t, imgs, 3, 300, 64)
+	bl := filepath.Join(dir, "local.beton")
+	args := []string{"images", imgs, "", "--format", "beton", "--mode", "raw", "--page-size", "2MiB"}
+	args[2] = bl
+	if _, stderr, err := run(t, args...); err != nil {
+		t.Fatalf("local beton: %v\n%s", err, stderr)
+	}
+	args[2] = "s3://bkt/out/train.beton"
+	if _, stderr, err := run(t, args...); err != nil {
+		t.Fatalf("bucket beton: %v\n%s", err, stderr)
+	}
+	want, _ = os.ReadFile(bl)
+	if got := object(t, srv, "out/train.beton"); len(want) < 10<<20 || !bytes.Equal(got, want) {
+		t.Fatalf(".beton object (%d bytes) differs from the local file (%d bytes)", len(got), len(want))
+	}
+	// No leftovers: the uploads completed, none is pending.
+	c := objstore.New()
+	defer c.Close()
+	if inc, err := c.ListIncomplete(context.Background(), "s3://bkt/"); err != nil || len(inc) != 0 {
+		t.Errorf("incomplete uploads left: %v %v", inc, err)
+	}
+}
+
+// TestBucketOutputRefusedUpFront: a missing bucket or a wrong secret fails before any work
+// with one error naming the URL, and nothing is written; an output equal to an input URL is
+// refused by the alias check.
+func TestBucketOutputRefusedUpFront(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an S3 server")
+	}
+	srv := startS3(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	genJSONL(t, in, 10, -1)
+	rec := jsonlRecipe(t, dir, in)
+	_, _, err := run(t, "run", rec, "--output", "s3://nobucket/x.mldf")
+	var oe *objstore.Error
+	if !errors.Is(err, objstore.ErrNotFound) || !errors.As(err, &oe) || !strings.Contains(err.Error(), "s3://nobucket/x.mldf") {
+		t.Errorf("missing bucket: %v", err)
+	}
+	s3test.Env(t, srv.Endpoint, "wrong-secret")
+	_, _, err = run(t, "run", rec, "--output", "s3://bkt/x.mldf")
+	if !errors.Is(err, objstore.ErrDenied) || !strings.Contains(err.Error(), "s3://bkt/x.mldf") {
+		t.Errorf("wrong secret: %v", err)
+	}
+	noObject(t, srv, "x.mldf")
+	noObject(t, srv, "x.mldf.report.json")
+	_, _, err = run(t, "run", rec, "--output", "s3://bkt/x.mldf", "--report", "s3://bkt/x.mldf")
+	if err == nil || !strings.Contains(err.Error(), "would be overwritten") {
+		t.Errorf("report = output: %v", err)
+	}
+}
