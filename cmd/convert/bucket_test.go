@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mldf/convert/internal/s3test"
 	"github.com/mldf/convert/objstore"
@@ -257,5 +260,86 @@ func TestBucketShardedRunAndMerge(t *testing.T) {
 		if a[i] != b[i] {
 			t.Fatalf("sample %d differs from the single-machine run", i)
 		}
+	}
+}
+
+// waitIncomplete polls until an incomplete upload to url is listed.
+func waitIncomplete(t *testing.T, c *objstore.Client, url string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		inc, err := c.ListIncomplete(context.Background(), url)
+		if err == nil && len(inc) > 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no upload to %s started", url)
+}
+
+// A SIGKILLed run leaves no object, only an incomplete upload, which `convert storage
+// ls-incomplete` lists and the next run to the key aborts; SIGTERM and SIGINT abort the
+// upload themselves.
+func TestBucketKilledRunLeavesNoObject(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts an S3 server")
+	}
+	srv := startS3(t)
+	dir := t.TempDir()
+	bin := buildConvert(t, dir)
+	data := filepath.Join(dir, "data")
+	writeNoiseFolder(t, data, 300, 256)
+	c := objstore.New()
+	defer c.Close()
+	ctx := context.Background()
+	const url = "s3://bkt/run/x.mldf"
+	start := func() *exec.Cmd {
+		cmd := exec.Command(bin, "images", data, url, "--mode", "png", "--workers", "1")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitIncomplete(t, c, url)
+		time.Sleep(300 * time.Millisecond)
+		return cmd
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		cmd := start()
+		cmd.Process.Signal(sig)
+		if err := cmd.Wait(); err == nil {
+			t.Fatalf("%v: the run succeeded", sig)
+		}
+		noObject(t, srv, "run/x.mldf")
+		if inc, err := c.ListIncomplete(ctx, url); err != nil || len(inc) != 0 {
+			t.Errorf("%v: the upload was not aborted: %v %v", sig, inc, err)
+		}
+	}
+	cmd := start()
+	cmd.Process.Kill()
+	cmd.Wait()
+	noObject(t, srv, "run/x.mldf")
+	noObject(t, srv, "run/x.mldf.report.json")
+	stdout, _, err := run(t, "storage", "ls-incomplete", "s3://bkt/run/")
+	if err != nil || !strings.Contains(stdout, url) || !strings.Contains(stdout, "1 incomplete uploads") {
+		t.Fatalf("ls-incomplete after kill -9: %v\n%s", err, stdout)
+	}
+	if _, stderr, err := run(t, "images", data, url, "--mode", "png"); err != nil {
+		t.Fatalf("next run: %v\n%s", err, stderr)
+	}
+	if inc, err := c.ListIncomplete(ctx, url); err != nil || len(inc) != 0 {
+		t.Errorf("the next run did not abort the killed run's upload: %v %v", inc, err)
+	}
+	if _, err := reader.Verify(filepath.Join(srv.Dir, "bkt", "run", "x.mldf")); err != nil {
+		t.Errorf("the next run's object does not verify: %v", err)
+	}
+	// abort-incomplete: a killed run's upload again, removed by the command.
+	cmd = start()
+	cmd.Process.Kill()
+	cmd.Wait()
+	stdout, _, err = run(t, "storage", "abort-incomplete", url)
+	if err != nil || !strings.Contains(stdout, "aborted 1 ") {
+		t.Errorf("abort-incomplete: %v\n%s", err, stdout)
+	}
+	if inc, err := c.ListIncomplete(ctx, url); err != nil || len(inc) != 0 {
+		t.Errorf("abort-incomplete left %v %v", inc, err)
 	}
 }
