@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mldf/convert/internal/s3test"
+	"github.com/mldf/convert/merge"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/reader"
 )
@@ -247,6 +248,26 @@ func TestBucketShardedRunAndMerge(t *testing.T) {
 	if _, err := reader.Verify(filepath.Join(srv.Dir, "bkt", "ds", "train.mldf")); err != nil {
 		t.Errorf("merged object does not verify: %v", err)
 	}
+	// Local parts merged into a bucket: their data is uploaded, the bytes are the same.
+	localParts, _ := filepath.Glob(filepath.Join(dir, "local", "train.part-*-of-00004.mldf"))
+	if _, stderr, err := run(t, append([]string{"merge", "s3://bkt/fromlocal.mldf"}, localParts...)...); err != nil {
+		t.Fatalf("merge of local parts into the bucket: %v\n%s", err, stderr)
+	}
+	if got := object(t, srv, "fromlocal.mldf"); !bytes.Equal(got, want) {
+		t.Errorf("merge of local parts into the bucket: %d bytes, differs from the local merge", len(got))
+	}
+	// Parts in a bucket are not merged into a local file; an explicit payload check is refused.
+	var bucketParts []string
+	for i := range 4 {
+		bucketParts = append(bucketParts, fmt.Sprintf("s3://bkt/ds/train.part-%05d-of-00004.mldf", i))
+	}
+	if _, _, err := run(t, append([]string{"merge", filepath.Join(dir, "x.mldf")}, bucketParts...)...); !errors.Is(err, merge.ErrUnsupported) {
+		t.Errorf("bucket parts merged into a local file: %v", err)
+	}
+	if _, _, err := run(t, append([]string{"merge", "s3://bkt/ds/again.mldf", "--check-parts"}, bucketParts...)...); !errors.Is(err, merge.ErrUnsupported) {
+		t.Errorf("--check-parts for a bucket merge: %v", err)
+	}
+	noObject(t, srv, "ds/again.mldf")
 	// The parts' samples, in order, are the single-machine run's.
 	single := filepath.Join(dir, "single.mldf")
 	if _, stderr, err := run(t, "run", rec, "--output", single); err != nil {
