@@ -104,7 +104,7 @@ func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags
 	st := newStorage()
 	defer st.Close()
 	st.abortOlderThan = rf.abortOlderThan
-	if err := checkBucketOutputs(ctx, st, r); err != nil {
+	if err := checkBucketOutputs(ctx, st, plan); err != nil {
 		return err
 	}
 	if !isObject(r.Output) {
@@ -142,7 +142,8 @@ func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags
 // or this task's part, the report, the rejects, the completion record) can be written, and
 // refuses a bucket output for the formats that write a folder (scdl). Every such output is
 // written through objstore and appears only when complete.
-func checkBucketOutputs(ctx context.Context, st *storage, r *recipe.Recipe) error {
+func checkBucketOutputs(ctx context.Context, st *storage, plan *recipe.Plan) error {
+	r := plan.Recipe
 	out, report, rejects, done := r.Output, r.Report, r.Rejects, ""
 	if r.Shards > 0 {
 		out = partPath(r.Output, r.Shard, r.Shards)
@@ -150,6 +151,9 @@ func checkBucketOutputs(ctx context.Context, st *storage, r *recipe.Recipe) erro
 	}
 	if isObject(out) && r.Format == "scdl" {
 		return fmt.Errorf("output %s: format scdl writes a folder of files, not one object: convert to a local folder and copy it", out)
+	}
+	if isObject(out) && plan.WritesClasses() {
+		return fmt.Errorf("output %s: the class names of the string labels (OUTPUT%s) are written only beside a local output: convert to a local file and copy it", out, recipe.ClassesSuffix)
 	}
 	return st.checkWrite(ctx, out, report, rejects, done)
 }
