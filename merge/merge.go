@@ -3,6 +3,11 @@
 // it) and compatible with the others, then copies the data regions page-aligned with
 // copy_file_range where the kernel allows, rebases the tables and recomputes the checksum.
 //
+// Parts and output may be bucket URLs (s3://, gs://, az://): the parts are then listed and
+// read through objstore, and the merged object is a multipart upload of server-side copies
+// of their data regions plus the tables made here, the same bytes as a local merge
+// (object.go; docs/STORAGE.md, "Merge in a bucket").
+//
 // The merged file holds the parts' samples in part order with the same payload bytes and
 // metadata; only the payload offsets differ from a single-machine run (each part's data region
 // starts on a page boundary). Memory use is bounded: tables are streamed in fixed-size chunks.
