@@ -33,7 +33,7 @@ func (s *entryStream) entry() (e manifest.AllocEntry, k int64, ok bool, err erro
 	}
 	if k >= s.at+s.have {
 		n := min(int64(len(s.buf))/es, s.p.entries-k)
-		if _, err := s.p.f.ReadAt(s.buf[:n*es], int64(s.p.hdr.AllocTablePtr)+k*es); err != nil {
+		if _, err := s.p.r.ReadAt(s.buf[:n*es], int64(s.p.hdr.AllocTablePtr)+k*es); err != nil {
 			return e, k, false, fmt.Errorf("merge: read allocation table of %s: %w", s.p.path, err)
 		}
 		s.at, s.have = k, n

@@ -3,6 +3,11 @@
 // it) and compatible with the others, then copies the data regions page-aligned with
 // copy_file_range where the kernel allows, rebases the tables and recomputes the checksum.
 //
+// Parts and output may be bucket URLs (s3://, gs://, az://): the parts are then listed and
+// read through objstore, and the merged object is a multipart upload of server-side copies
+// of their data regions plus the tables made here, the same bytes as a local merge
+// (object.go; docs/STORAGE.md, "Merge in a bucket").
+//
 // The merged file holds the parts' samples in part order with the same payload bytes and
 // metadata; only the payload offsets differ from a single-machine run (each part's data region
 // starts on a page boundary). Memory use is bounded: tables are streamed in fixed-size chunks.
@@ -13,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -20,6 +26,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/reader"
 )
@@ -34,6 +41,7 @@ var (
 	ErrMismatch     = errors.New("merge: part does not match its completion record")
 	ErrIncompatible = errors.New("merge: parts are not compatible")
 	ErrCorruptPart  = errors.New("merge: corrupt part")
+	ErrUnsupported  = errors.New("merge: not supported")
 )
 
 // CopyMethod selects how data regions are copied.
@@ -59,6 +67,9 @@ type Options struct {
 	// copied. Without it the data is copied with copy_file_range where the kernel allows,
 	// never read by the merge.
 	TrustParts bool
+	// Store reaches parts and outputs named by bucket URLs (s3://, gs://, az://); nil means
+	// a client of the merge's own (objstore.New), made only when needed.
+	Store *objstore.Client
 }
 
 // Report describes a merge.
@@ -69,6 +80,7 @@ type Report struct {
 	Entries      int64 // allocation entries (non-empty payloads)
 	DataBytes    int64 // bytes of the parts' data regions copied
 	RangeCopied  int64 // of DataBytes, copied with copy_file_range
+	ServerCopied int64 // of DataBytes, copied by the object store (server-side part copies)
 	Size         int64 // output file size
 	Checksum     uint64
 	RecipeSHA256 string
@@ -82,6 +94,10 @@ func (r Report) CopyMethodName() string {
 	switch {
 	case r.DataBytes == 0:
 		return "nothing to copy"
+	case r.ServerCopied > 0:
+		return fmt.Sprintf("server-side copy, %.1f MB through the client", float64(r.DataBytes-r.ServerCopied)/1e6)
+	case r.ServerCopied == 0 && isObject(r.Output):
+		return "through the client"
 	case r.RangeCopied == r.DataBytes:
 		return "copy_file_range"
 	case r.RangeCopied == 0:
@@ -99,7 +115,9 @@ func Merge(out string, parts []string) (Report, error) {
 type part struct {
 	path    string
 	index   int
-	f       *os.File
+	f       *os.File           // a local part
+	obj     *objstore.ReaderAt // a part in a bucket
+	r       io.ReaderAt        // f or obj
 	hdr     manifest.Header
 	rec     Record
 	descs   []byte
@@ -126,10 +144,27 @@ func MergeWith(ctx context.Context, out string, parts []string, opt Options) (re
 	if err != nil {
 		return rep, err
 	}
+	remote := isObject(out)
+	for _, p := range ps {
+		remote = remote || isObject(p.path)
+	}
+	if remote && opt.Store == nil {
+		opt.Store = objstore.New()
+		defer opt.Store.Close()
+	}
+	if remote && !isObject(out) {
+		return rep, fmt.Errorf("merge %s: %w: the parts are in a bucket; merge into the bucket (an s3://, gs:// or az:// output)", out, ErrUnsupported)
+	}
+	if remote && !opt.TrustParts {
+		return rep, fmt.Errorf("merge %s: %w: checking every payload's CRC-32C would read the parts' data through this machine; merge with the server-side copy (TrustParts) and verify the result", out, ErrUnsupported)
+	}
 	defer func() {
 		for _, p := range ps {
 			if p.f != nil {
 				p.f.Close()
+			}
+			if p.obj != nil {
+				p.obj.Close()
 			}
 		}
 	}()
@@ -137,7 +172,11 @@ func MergeWith(ctx context.Context, out string, parts []string, opt Options) (re
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		if err := checkPart(p, opt); err != nil {
+		check := checkPart
+		if isObject(p.path) {
+			check = func(p *part, opt Options) error { return checkObjectPart(ctx, p, opt) }
+		}
+		if err := check(p, opt); err != nil {
 			return rep, err
 		}
 	}
@@ -146,7 +185,11 @@ func MergeWith(ctx context.Context, out string, parts []string, opt Options) (re
 	}
 	rep.Parts = len(ps)
 	rep.RecipeSHA256 = ps[0].rec.RecipeSHA256
-	if err := write(ctx, out, ps, opt, &rep); err != nil {
+	w := write
+	if remote {
+		w = writeObject
+	}
+	if err := w(ctx, out, ps, opt, &rep); err != nil {
 		return rep, err
 	}
 	rep.Elapsed = time.Since(start)
@@ -246,12 +289,19 @@ func checkPart(p *part, opt Options) error {
 		return fmt.Errorf("part %d: %w: %s changed while being read", p.index, ErrCorruptPart, p.path)
 	}
 	p.descs = make([]byte, int(p.hdr.NumFields)*manifest.FieldDescSize)
+	p.r = p.f
 	if _, err := p.f.ReadAt(p.descs, int64(p.hdr.FieldDescPtr)); err != nil {
 		return fmt.Errorf("part %d: read descriptors of %s: %w", p.index, p.path, err)
 	}
 
+	return checkRecord(p, ReadRecord)
+}
+
+// checkRecord reads p's completion record with read and checks that it describes p, then
+// that p's tables hash to its header checksum.
+func checkRecord(p *part, read func(string) (Record, error)) (err error) {
 	recPath := p.path + ".done"
-	if p.rec, err = ReadRecord(recPath); err != nil {
+	if p.rec, err = read(recPath); err != nil {
 		return fmt.Errorf("part %d: %w", p.index, err)
 	}
 	r := p.rec
@@ -287,7 +337,7 @@ const chunkSize = 1 << 20
 // tableChecksum recomputes p's header checksum from the file, streaming its tables.
 func tableChecksum(p *part) (uint64, error) {
 	hdr := make([]byte, manifest.HeaderSize)
-	if _, err := p.f.ReadAt(hdr, manifest.HeaderOffset); err != nil {
+	if _, err := p.r.ReadAt(hdr, manifest.HeaderOffset); err != nil {
 		return 0, fmt.Errorf("part %d: read header of %s: %w", p.index, p.path, err)
 	}
 	d := xxhash.New()
@@ -297,7 +347,7 @@ func tableChecksum(p *part) (uint64, error) {
 	buf := make([]byte, chunkSize)
 	for off := int64(p.hdr.MetadataPtr); off < end; {
 		n := min(end-off, chunkSize)
-		if _, err := p.f.ReadAt(buf[:n], off); err != nil {
+		if _, err := p.r.ReadAt(buf[:n], off); err != nil {
 			return 0, fmt.Errorf("part %d: read tables of %s at %d: %w", p.index, p.path, off, err)
 		}
 		d.Write(buf[:n])
@@ -335,12 +385,13 @@ func checkCompatible(ps []*part) error {
 
 func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
 
-// write lays the parts out and writes the merged file.
-func write(ctx context.Context, out string, ps []*part, opt Options, rep *Report) (err error) {
+// plan lays the parts out: each part's data region on the next page boundary (p.shift), then
+// the rows and the allocation entries of all parts. It returns the merged header (checksum
+// 0), its rows, entries and size.
+func plan(ps []*part) (h manifest.Header, rows, entries, size int64) {
 	a := ps[0]
 	page := int64(a.hdr.PageSize)
 	cursor := int64(a.hdr.DataPtr)
-	var rows, entries int64
 	for _, p := range ps {
 		if p.dataLen() > 0 {
 			at := alignUp(cursor, page)
@@ -352,10 +403,28 @@ func write(ctx context.Context, out string, ps []*part, opt Options, rep *Report
 	}
 	meta := cursor
 	alloc := meta + rows*a.rowSize
-	size := alloc + entries*manifest.AllocEntrySize
-	h := a.hdr
+	size = alloc + entries*manifest.AllocEntrySize
+	h = a.hdr
 	h.NumSamples = uint64(rows)
 	h.MetadataPtr, h.AllocTablePtr, h.Checksum = uint64(meta), uint64(alloc), 0
+	return h, rows, entries, size
+}
+
+// preamble returns the merged file's bytes before its data region's first payload: the
+// signature, h and the field descriptors (the rest up to data_ptr is zero).
+func preamble(h manifest.Header, descs []byte) []byte {
+	pre := make([]byte, int(h.FieldDescPtr)+len(descs))
+	copy(pre, manifest.Signature)
+	h.Put(pre[manifest.HeaderOffset:])
+	copy(pre[h.FieldDescPtr:], descs)
+	return pre
+}
+
+// write lays the parts out and writes the merged file.
+func write(ctx context.Context, out string, ps []*part, opt Options, rep *Report) (err error) {
+	a := ps[0]
+	h, rows, entries, size := plan(ps)
+	meta := int64(h.MetadataPtr)
 
 	o, err := pagewriter.CreateOutput(out, nil)
 	if err != nil {
@@ -367,10 +436,7 @@ func write(ctx context.Context, out string, ps []*part, opt Options, rep *Report
 		}
 	}()
 	tmp := o.TempPath()
-	pre := make([]byte, int(h.FieldDescPtr)+len(a.descs))
-	copy(pre, manifest.Signature)
-	h.Put(pre[manifest.HeaderOffset:])
-	copy(pre[h.FieldDescPtr:], a.descs)
+	pre := preamble(h, a.descs)
 	if _, err := o.WriteAt(pre, 0); err != nil {
 		return fmt.Errorf("merge: write %s: %w", tmp, err)
 	}
@@ -400,7 +466,7 @@ func write(ctx context.Context, out string, ps []*part, opt Options, rep *Report
 	d := xxhash.New()
 	d.Write(pre[manifest.HeaderOffset : manifest.HeaderOffset+manifest.HeaderChecksumOffset])
 	d.Write(a.descs)
-	tw := tableWriter{o: o, off: meta, d: d, buf: make([]byte, 0, chunkSize), name: tmp}
+	tw := tableWriter{out: o.WriteAt, off: meta, d: d, buf: make([]byte, 0, chunkSize), name: tmp}
 	in := make([]byte, chunkSize)
 	for _, p := range ps {
 		if err := rebaseRows(p, &tw, in); err != nil {
@@ -436,7 +502,7 @@ func write(ctx context.Context, out string, ps []*part, opt Options, rep *Report
 
 // tableWriter appends table bytes at off through a buffer, hashing them.
 type tableWriter struct {
-	o    *pagewriter.Output
+	out  func(b []byte, off int64) (int, error)
 	off  int64
 	d    *xxhash.Digest
 	buf  []byte
@@ -458,7 +524,7 @@ func (t *tableWriter) flush() error {
 		return nil
 	}
 	t.d.Write(t.buf)
-	if _, err := t.o.WriteAt(t.buf, t.off); err != nil {
+	if _, err := t.out(t.buf, t.off); err != nil {
 		return fmt.Errorf("merge: write tables of %s at %d: %w", t.name, t.off, err)
 	}
 	t.off += int64(len(t.buf))
@@ -476,7 +542,7 @@ func rebaseRows(p *part, tw *tableWriter, in []byte) error {
 	for first := int64(0); first < total; first += per {
 		n := min(per, total-first)
 		b := in[:n*rs]
-		if _, err := p.f.ReadAt(b, int64(p.hdr.MetadataPtr)+first*rs); err != nil {
+		if _, err := p.r.ReadAt(b, int64(p.hdr.MetadataPtr)+first*rs); err != nil {
 			return fmt.Errorf("merge: read metadata of %s: %w", p.path, err)
 		}
 		for i := range n {
@@ -513,7 +579,7 @@ func rebaseEntries(p *part, tw *tableWriter, in []byte) error {
 	for first := int64(0); first < p.entries; first += per {
 		n := min(per, p.entries-first)
 		b := in[:n*es]
-		if _, err := p.f.ReadAt(b, int64(p.hdr.AllocTablePtr)+first*es); err != nil {
+		if _, err := p.r.ReadAt(b, int64(p.hdr.AllocTablePtr)+first*es); err != nil {
 			return fmt.Errorf("merge: read allocation table of %s: %w", p.path, err)
 		}
 		for k := range n {

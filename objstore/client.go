@@ -34,6 +34,18 @@ type config struct {
 	maxBackoff   time.Duration
 	stall        time.Duration
 	writeBufSize int
+
+	noPartChecksums bool
+}
+
+// WithoutPartChecksums uploads S3 parts without a CRC32 (as AWS_REQUEST_CHECKSUM_CALCULATION=
+// when_required does) for this client only. Uploads that mix uploaded parts with
+// server-side copies (a merge) use it: some S3-compatible servers (versitygw v1.8) report a
+// copied part's checksum as the source object's composite checksum, which Complete then
+// refuses. The copied bytes never leave the server; uploaded ones are still covered by the
+// request signature (SigV4) and, over HTTPS, by TLS.
+func WithoutPartChecksums() Option {
+	return func(c *config) { c.noPartChecksums = true }
 }
 
 // WithBlockSize sets the size of each ranged GET of a streaming read (default 4 MiB). A

@@ -75,7 +75,7 @@ func (c *Client) openS3(ctx context.Context, bucket string) (store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cloudStore{b: b, native: &s3Native{cl: cl, bucket: bucket, checksums: env.checksums}}, nil
+	return &cloudStore{b: b, native: &s3Native{cl: cl, bucket: bucket, checksums: env.checksums && !c.cfg.noPartChecksums}}, nil
 }
 
 type s3Native struct {

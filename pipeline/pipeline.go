@@ -24,6 +24,7 @@ import (
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/mldf"
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
@@ -134,7 +135,12 @@ type Config struct {
 	// output (a temporary file renamed at the end, so kill -9 leaves nothing at the path) and
 	// published when the run ends, failed or not, if it holds a line; a run that rejected
 	// nothing leaves no rejects file (and removes one an earlier run left at the path).
+	// A bucket URL (s3://, gs://, az://) is written through Store, as one object that
+	// appears only when complete.
 	RejectsPath string
+	// Store writes a RejectsPath that is a bucket URL; nil means a client of Run's own
+	// (objstore.New), made only when needed.
+	Store *objstore.Client
 	// Progress, when set, is called about every 500ms from one goroutine, and once at the end.
 	Progress func(Progress)
 	// Logger receives warnings about rejected samples; nil discards them.
@@ -303,7 +309,12 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		r.hasRef = append(r.hasRef, ref)
 	}
 	if cfg.RejectsPath != "" {
-		rej, err := openRejects(cfg.RejectsPath)
+		store := cfg.Store
+		if store == nil && isObject(cfg.RejectsPath) {
+			store = objstore.New()
+			defer store.Close()
+		}
+		rej, err := openRejects(ctx, store, cfg.RejectsPath)
 		if err != nil {
 			return Report{}, err
 		}
@@ -693,20 +704,42 @@ func (r *runner) account(p *pending) error {
 }
 
 // rejectsFile is the rejects JSONL being written: a pagewriter.Output (a temporary file until
-// close publishes it).
+// close publishes it), or for a bucket URL an objstore.Writer (an object that appears at close).
 type rejectsFile struct {
-	out   *pagewriter.Output
+	out   *pagewriter.Output // local path
+	obj   *objstore.Writer   // bucket URL
+	store *objstore.Client
+	ctx   context.Context
 	w     *bufio.Writer
 	path  string
 	lines bool // a line was written
 }
 
-func openRejects(path string) (*rejectsFile, error) {
-	out, err := pagewriter.CreateOutput(path, nil)
+// isObject reports whether path is a bucket URL rather than a local path or file:// URL.
+func isObject(path string) bool {
+	l, err := objstore.Parse(path)
+	return err == nil && !l.IsLocal()
+}
+
+func openRejects(ctx context.Context, store *objstore.Client, path string) (*rejectsFile, error) {
+	f := &rejectsFile{store: store, ctx: ctx, path: path}
+	if isObject(path) {
+		obj, err := store.Create(ctx, path)
+		if err != nil {
+			return nil, fmt.Errorf("rejects file: %w", err)
+		}
+		f.obj, f.w = obj, bufio.NewWriterSize(obj, 64<<10)
+		return f, nil
+	}
+	if l, err := objstore.Parse(path); err == nil {
+		f.path = l.Key // a file:// URL names a local path
+	}
+	out, err := pagewriter.CreateOutput(f.path, nil)
 	if err != nil {
 		return nil, fmt.Errorf("rejects file: %w", err)
 	}
-	return &rejectsFile{out: out, w: bufio.NewWriter(io.NewOffsetWriter(out, 0)), path: path}, nil
+	f.out, f.w = out, bufio.NewWriter(io.NewOffsetWriter(out, 0))
+	return f, nil
 }
 
 // write appends one line.
@@ -716,17 +749,38 @@ func (f *rejectsFile) write(line []byte) error {
 	return err
 }
 
+func (f *rejectsFile) abort() error {
+	if f.obj != nil {
+		f.obj.Abort()
+		return nil
+	}
+	return f.out.Abort()
+}
+
+func (f *rejectsFile) commit() error {
+	if f.obj != nil {
+		return f.obj.Close()
+	}
+	return f.out.Commit()
+}
+
 // close publishes the file if it holds a line; otherwise it discards it and removes an older
 // rejects file at the path, which would describe another run. With discard (an interrupted
 // run) it only discards the file, leaving the path as it was.
 func (f *rejectsFile) close(discard bool) error {
 	if discard {
-		f.out.Abort()
+		f.abort()
 		return nil
 	}
 	if !f.lines {
-		if err := f.out.Abort(); err != nil {
+		if err := f.abort(); err != nil {
 			return fmt.Errorf("rejects file %s: %w", f.path, err)
+		}
+		if f.obj != nil {
+			if err := f.store.Remove(context.WithoutCancel(f.ctx), f.path); err != nil {
+				return fmt.Errorf("rejects file %s: remove the one of an earlier run: %w", f.path, err)
+			}
+			return nil
 		}
 		if fi, err := os.Lstat(f.path); err == nil && fi.Mode()&(fs.ModeDir|fs.ModeDevice|fs.ModeCharDevice|fs.ModeNamedPipe|fs.ModeSocket) == 0 {
 			if err := os.Remove(f.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -736,10 +790,10 @@ func (f *rejectsFile) close(discard bool) error {
 		return nil
 	}
 	if err := f.w.Flush(); err != nil {
-		f.out.Abort()
+		f.abort()
 		return fmt.Errorf("rejects file %s: %w", f.path, err)
 	}
-	if err := f.out.Commit(); err != nil {
+	if err := f.commit(); err != nil {
 		return fmt.Errorf("rejects file %s: %w", f.path, err)
 	}
 	return nil

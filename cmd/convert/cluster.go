@@ -130,9 +130,17 @@ func sliceInputs(list sources.InputList, lo, hi int) (inputsRecord, error) {
 	return rec, err
 }
 
-// partChecksum returns the header checksum of a complete, valid part.
-func partChecksum(path string) (string, int64, error) {
-	r, err := reader.Open(path)
+// partChecksum returns the header checksum of a complete, valid part. A part in a bucket
+// exists only once its upload completed; its header is read with one ranged request.
+func partChecksum(ctx context.Context, st *storage, path string) (string, int64, error) {
+	if isObject(path) {
+		h, err := st.objectHeader(ctx, path)
+		if err != nil {
+			return "", 0, err
+		}
+		return fmt.Sprintf("%016x", h.Checksum), int64(h.NumSamples), nil
+	}
+	r, err := reader.Open(localPath(path))
 	if err != nil {
 		return "", 0, err
 	}
@@ -150,8 +158,8 @@ func shardRecipeHash(r *recipe.Recipe) string {
 
 // upToDate reports whether the task's record matches this run and its part is intact, and
 // returns the record.
-func upToDate(rec doneRecord, recPath string) (doneRecord, bool) {
-	b, err := os.ReadFile(recPath)
+func upToDate(ctx context.Context, st *storage, rec doneRecord, recPath string) (doneRecord, bool) {
+	b, err := st.readSmall(ctx, recPath)
 	if err != nil {
 		return doneRecord{}, false
 	}
@@ -159,7 +167,7 @@ func upToDate(rec doneRecord, recPath string) (doneRecord, bool) {
 	if json.Unmarshal(b, &old) != nil || old.RecipeSHA256 != rec.RecipeSHA256 || old.Inputs != rec.Inputs {
 		return doneRecord{}, false
 	}
-	sum, _, err := partChecksum(rec.Part)
+	sum, _, err := partChecksum(ctx, st, rec.Part)
 	return old, err == nil && sum == old.Checksum
 }
 
@@ -168,7 +176,7 @@ func shardReport(part string) string  { return part + ".report.json" }
 func shardRejects(part string) string { return part + ".rejects.jsonl" }
 
 // runShard converts this task's slice into its part file and writes the completion record.
-func runShard(ctx context.Context, plan *recipe.Plan, logger *slog.Logger, stdout, stderr io.Writer) error {
+func runShard(ctx context.Context, st *storage, plan *recipe.Plan, logger *slog.Logger, stdout, stderr io.Writer) error {
 	r := plan.Recipe
 	part := partPath(r.Output, r.Shard, r.Shards)
 	inputs, err := sliceInputs(plan.Inputs, plan.Slice[0], plan.Slice[1])
@@ -178,13 +186,17 @@ func runShard(ctx context.Context, plan *recipe.Plan, logger *slog.Logger, stdou
 	rec := doneRecord{Part: part, Shard: r.Shard, Shards: r.Shards, RecipeSHA256: shardRecipeHash(r),
 		Inputs: inputs, Version: version}
 	recPath := part + ".done"
-	if old, ok := upToDate(rec, recPath); ok {
+	if old, ok := upToDate(ctx, st, rec, recPath); ok {
 		fmt.Fprintf(stdout, "%s is up to date (%s matches its inputs); nothing to do\n", part, recPath)
 		fmt.Fprintf(stdout, "%s rejected\n", plural(old.Rejected, "sample"))
 		return rejectsAccepted(r, old.Rejected)
 	}
 	// A stale record must not outlive a part we are about to replace.
-	if err := os.Remove(recPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if isObject(recPath) {
+		if err := st.client.Remove(ctx, recPath); err != nil {
+			return err
+		}
+	} else if err := os.Remove(localPath(recPath)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	shardPlan := *plan
@@ -193,19 +205,19 @@ func runShard(ctx context.Context, plan *recipe.Plan, logger *slog.Logger, stdou
 	rr.Rejects = shardRejects(part)
 	shardPlan.Recipe = &rr
 	start := time.Now()
-	rep, err := runPlan(ctx, &shardPlan, part, logger, stderr)
-	if werr := writeReport(ctx, &shardPlan, rep, err); werr != nil && err == nil {
+	rep, err := runPlan(ctx, st, &shardPlan, part, logger, stderr)
+	if werr := writeReport(ctx, st, &shardPlan, rep, err); werr != nil && err == nil {
 		err = werr
 	}
 	if err != nil {
 		return err
 	}
-	if rec.Checksum, rec.Samples, err = partChecksum(part); err != nil {
+	if rec.Checksum, rec.Samples, err = partChecksum(ctx, st, part); err != nil {
 		return fmt.Errorf("part %s: %w", part, err)
 	}
 	rec.ElapsedSeconds = time.Since(start).Seconds()
 	rec.Rejected = rep.Rejected
-	if err := writeFileAtomic(recPath, rec); err != nil {
+	if err := writeFileAtomic(ctx, st, recPath, rec); err != nil {
 		return err
 	}
 	printSummary(stdout, rep, rr.Rejects)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/mldf/convert/recipe"
 )
@@ -56,6 +57,7 @@ type runFlags struct {
 	workers, chunkSize, shard, shards                                        int
 	cpuProfile                                                               string
 	checksums, dryRun                                                        bool
+	abortOlderThan                                                           time.Duration
 	fs                                                                       *flag.FlagSet
 }
 
@@ -75,6 +77,8 @@ func bindRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.IntVar(&f.shard, "shard", -1, "this task's slice (default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)")
 	fs.IntVar(&f.shards, "shards", 0, "number of slices (default: SLURM_ARRAY_TASK_COUNT)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "validate and print the plan without writing")
+	fs.DurationVar(&f.abortOlderThan, "abort-incomplete-older-than", 0,
+		"bucket output: before uploading, abort the incomplete uploads (of killed runs) to the same key started more than this long ago; 0 = all of them")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (go tool pprof)")
 	return f
 }

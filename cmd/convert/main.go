@@ -38,6 +38,7 @@ func commands() map[string]command {
 		"index":    {cmdIndex, "index SHARD.tar [...] -o FOLD.taridx: write a TARIDX index"},
 		"merge":    {cmdMerge, "merge OUT.mldf PARTS...: join the parts of a sharded run"},
 		"cat":      {cmdCat, "cat FILE --sample N --field F: write one payload to stdout"},
+		"storage":  {cmdStorage, "storage ls-incomplete URL | abort-incomplete URL [--older-than D]: list or abort the uploads killed runs left"},
 		"export":   {cmdExport, "export FILE DIR --format folder|webdataset|parquet: write samples back out"},
 	}
 }

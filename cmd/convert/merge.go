@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mldf/convert/merge"
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/recipe"
 )
@@ -53,7 +54,27 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		recipePath = pos[0]
 		out = r.Output
 	}
-	if len(parts) == 0 {
+	// Without part checksums: see objstore.WithoutPartChecksums (server-side copies).
+	st := &storage{client: objstore.New(objstore.WithoutPartChecksums())}
+	defer st.Close()
+	opt.Store = st.client
+	if isObject(out) {
+		// In a bucket the data regions are copied server-side, unread: checking their
+		// CRC-32C would pull every byte through this machine (verify the result instead).
+		explicit := false
+		fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "check-parts" })
+		opt.TrustParts = opt.TrustParts || !explicit
+		if *verifyOut {
+			return fmt.Errorf("%w: merge --verify reads a local file; run convert verify %s after the merge", errUsage, out)
+		}
+	}
+	switch {
+	case len(parts) > 0:
+	case isObject(out):
+		if parts, err = merge.FindObjectParts(ctx, st.client, out); err != nil {
+			return err
+		}
+	default:
 		if parts, err = merge.FindParts(out); err != nil {
 			return err
 		}
@@ -66,9 +87,11 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	classes, err := recipe.PartClasses(parts) // class-label names beside the parts (parquet)
-	if err != nil {
-		return err
+	var classes map[string][]string
+	if !isObject(parts[0]) { // class-label names beside the parts (parquet); not read from buckets yet
+		if classes, err = recipe.PartClasses(parts); err != nil {
+			return err
+		}
 	}
 	rep, err := merge.MergeWith(ctx, out, parts, opt)
 	if err != nil {

@@ -7,13 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"syscall"
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/recipe"
 	"github.com/mldf/convert/sources"
@@ -104,7 +101,7 @@ func newReport(plan *recipe.Plan, rep pipeline.Report, runErr error) runReport {
 
 // writeReport writes the run's report JSON atomically to the recipe's report path. An
 // interrupted run (SIGINT, SIGTERM) writes none: it leaves nothing behind.
-func writeReport(ctx context.Context, plan *recipe.Plan, rep pipeline.Report, runErr error) error {
+func writeReport(ctx context.Context, st *storage, plan *recipe.Plan, rep pipeline.Report, runErr error) error {
 	path := plan.Recipe.Report
 	if path == "" || ctx.Err() != nil {
 		return nil
@@ -112,29 +109,18 @@ func writeReport(ctx context.Context, plan *recipe.Plan, rep pipeline.Report, ru
 	if rep.Output == "" {
 		rep.Output = plan.Recipe.Output
 	}
-	return writeFileAtomic(path, newReport(plan, rep, runErr))
+	return writeFileAtomic(ctx, st, path, newReport(plan, rep, runErr))
 }
 
-// writeFileAtomic writes v as indented JSON to path through a pagewriter.Output: a temporary
-// file (unnamed on Linux, so kill -9 leaves nothing) renamed onto path. path must be a new name
-// or a regular file (checkOutputs refuses anything else before the run).
-func writeFileAtomic(path string, v any) error {
+// writeFileAtomic writes v as indented JSON to path (a local path or a bucket URL)
+// atomically: nothing is at path until the whole file is (storage.writeSmall). path must be
+// a new name or a regular file (checkOutputs refuses anything else before the run).
+func writeFileAtomic(ctx context.Context, st *storage, path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	o, err := pagewriter.CreateOutput(path, nil)
-	if err != nil {
-		return err
-	}
-	if _, err := o.WriteAt(append(b, '\n'), 0); err != nil {
-		o.Abort()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return o.Commit()
+	return st.writeSmall(ctx, path, append(b, '\n'))
 }
 
 // printPlan prints what a run would do, without doing it (validate, run --dry-run).

@@ -83,6 +83,7 @@ func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags
 		return err
 	}
 	ff.apply(r)
+	r.Output, r.Report, r.Rejects = localPath(r.Output), localPath(r.Report), localPath(r.Rejects) // file:// URLs
 	if err := shardFromEnv(r, rf, os.LookupEnv); err != nil {
 		return err
 	}
@@ -100,8 +101,16 @@ func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags
 	if rf.dryRun {
 		return printPlan(stdout, plan)
 	}
-	if err := os.MkdirAll(filepath.Dir(r.Output), 0o755); err != nil {
-		return fmt.Errorf("output folder: %w", err)
+	st := newStorage()
+	defer st.Close()
+	st.abortOlderThan = rf.abortOlderThan
+	if err := checkBucketOutputs(ctx, st, plan); err != nil {
+		return err
+	}
+	if !isObject(r.Output) {
+		if err := os.MkdirAll(filepath.Dir(r.Output), 0o755); err != nil {
+			return fmt.Errorf("output folder: %w", err)
+		}
 	}
 	logger := newLogger(r.LogFormat, stderr)
 	if rf.cpuProfile != "" {
@@ -116,10 +125,10 @@ func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags
 		defer pprof.StopCPUProfile()
 	}
 	if r.Shards > 0 {
-		return runShard(ctx, plan, logger, stdout, stderr)
+		return runShard(ctx, st, plan, logger, stdout, stderr)
 	}
-	rep, err := runPlan(ctx, plan, plan.Recipe.Output, logger, stderr)
-	if werr := writeReport(ctx, plan, rep, err); werr != nil && err == nil {
+	rep, err := runPlan(ctx, st, plan, plan.Recipe.Output, logger, stderr)
+	if werr := writeReport(ctx, st, plan, rep, err); werr != nil && err == nil {
 		err = werr
 	}
 	if err != nil {
@@ -127,6 +136,26 @@ func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags
 	}
 	printSummary(stdout, rep, r.Rejects)
 	return rejectsAccepted(r, rep.Rejected)
+}
+
+// checkBucketOutputs checks, before any work, that the bucket outputs of the run (the output
+// or this task's part, the report, the rejects, the completion record) can be written, and
+// refuses a bucket output for the formats that write a folder (scdl). Every such output is
+// written through objstore and appears only when complete.
+func checkBucketOutputs(ctx context.Context, st *storage, plan *recipe.Plan) error {
+	r := plan.Recipe
+	out, report, rejects, done := r.Output, r.Report, r.Rejects, ""
+	if r.Shards > 0 {
+		out = partPath(r.Output, r.Shard, r.Shards)
+		report, rejects, done = shardReport(out), shardRejects(out), out+".done"
+	}
+	if isObject(out) && r.Format == "scdl" {
+		return fmt.Errorf("output %s: format scdl writes a folder of files, not one object: convert to a local folder and copy it", out)
+	}
+	if isObject(out) && plan.WritesClasses() {
+		return fmt.Errorf("output %s: the class names of the string labels (OUTPUT%s) are written only beside a local output: convert to a local file and copy it", out, recipe.ClassesSuffix)
+	}
+	return st.checkWrite(ctx, out, report, rejects, done)
 }
 
 // rejectsAccepted returns a rejectedError (exit status 3) when a completed run rejected
@@ -139,7 +168,7 @@ func rejectsAccepted(r *recipe.Recipe, rejected int64) error {
 }
 
 // runPlan runs one conversion into output with a progress display on stderr.
-func runPlan(ctx context.Context, plan *recipe.Plan, output string, logger *slog.Logger, stderr io.Writer) (pipeline.Report, error) {
+func runPlan(ctx context.Context, st *storage, plan *recipe.Plan, output string, logger *slog.Logger, stderr io.Writer) (pipeline.Report, error) {
 	r := plan.Recipe
 	count, frac, _ := recipe.ParseMaxErrors(r.MaxErrors)
 	policy, err := pipeline.ParseErrorPolicy(r.OnError)
@@ -157,7 +186,7 @@ func runPlan(ctx context.Context, plan *recipe.Plan, output string, logger *slog
 		Source: plan.Source, Fields: plan.Bindings, Output: output,
 		PageSize: int(r.PageSize), Workers: r.Workers, ChunkSize: r.ChunkSize,
 		Checksums: *r.Checksums, OnError: policy, MaxErrors: count, MaxErrorFraction: frac,
-		RejectsPath: r.Rejects, Logger: logger,
+		RejectsPath: r.Rejects, Store: st.client, Sink: st.sink(ctx, output), Logger: logger,
 		Progress: func(p pipeline.Progress) { bar.Update(progress.Stats(p)) },
 	}
 	if plan.Run != nil {

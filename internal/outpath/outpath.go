@@ -4,7 +4,9 @@
 // Paths are compared two ways, so that no spelling gets past it: by where a rename onto the
 // path lands (the directory with its symbolic links resolved, plus the base name), and, for
 // files that exist, by device and inode (os.SameFile), which catches symbolic links, hard
-// links, "./x" against "x" and bind mounts alike.
+// links, "./x" against "x" and bind mounts alike. Bucket URLs (s3://, gs://, az://) are
+// compared by store, bucket and key (az:// and azblob:// are one store); file:// URLs are
+// the local paths they name.
 package outpath
 
 import (
@@ -14,6 +16,8 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+
+	"github.com/mldf/convert/objstore"
 )
 
 // Errors returned by Set's methods, wrapped with the paths concerned.
@@ -29,6 +33,7 @@ type file struct {
 	role, name string
 	loc        string      // real directory + base name: where a rename onto name lands
 	fi         os.FileInfo // the file name refers to, symbolic links followed; nil when new
+	object     bool        // loc is a bucket object ("s3://bucket/key"), not a local path
 }
 
 // Set holds the outputs of one command. The zero value is an empty set.
@@ -80,6 +85,15 @@ func (s *Set) AddDir(role, name string) error {
 // Check refuses when the file at name (an input, the recipe: a file that is read) is one of
 // the outputs. role names it in errors. A name that does not exist is no output's.
 func (s *Set) Check(role, name string) error {
+	if obj, ok := objectName(name); ok {
+		for _, o := range s.outs {
+			if o.object && o.loc == obj {
+				return aliasErr(o, role, name)
+			}
+		}
+		return nil
+	}
+	name = localName(name)
 	if !s.anyExists() {
 		return nil
 	}
@@ -109,11 +123,12 @@ func (s *Set) CheckInputs(role string, inputs iter.Seq2[string, int64]) error {
 			sizes[o.fi.Size()] = true
 		}
 	}
-	if len(sizes) == 0 {
+	objects := s.anyObject()
+	if len(sizes) == 0 && !objects {
 		return nil
 	}
 	for name, size := range inputs {
-		if !sizes[size] {
+		if !sizes[size] && !(objects && isObject(name)) {
 			continue
 		}
 		if err := s.Check(role, name); err != nil {
@@ -132,6 +147,39 @@ func (s *Set) anyExists() bool {
 	return false
 }
 
+func (s *Set) anyObject() bool {
+	for _, o := range s.outs {
+		if o.object {
+			return true
+		}
+	}
+	return false
+}
+
+// objectName returns the canonical name of a bucket URL ("s3://bucket/key"; az:// is
+// azblob://), and false for local paths and file:// URLs.
+func objectName(name string) (string, bool) {
+	l, err := objstore.Parse(name)
+	if err != nil || l.IsLocal() {
+		return "", false
+	}
+	return l.Scheme + "://" + l.Bucket + "/" + l.Key, true
+}
+
+// isObject reports whether name is a bucket URL.
+func isObject(name string) bool {
+	_, ok := objectName(name)
+	return ok
+}
+
+// localName turns a file:// URL into the path it names; other names are returned as they are.
+func localName(name string) string {
+	if l, err := objstore.Parse(name); err == nil && l.IsLocal() {
+		return l.Key
+	}
+	return name
+}
+
 func aliasErr(o file, role, name string) error {
 	return fmt.Errorf("%s %s is the %s %s: it %w; choose another %s path", o.role, o.name, role, name, ErrAlias, o.role)
 }
@@ -148,6 +196,11 @@ func same(a, b file) bool {
 // resolve finds where name lands and what it names now.
 func resolve(role, name string) (file, error) {
 	f := file{role: role, name: name}
+	if obj, ok := objectName(name); ok {
+		f.loc, f.object = obj, true
+		return f, nil
+	}
+	name = localName(name)
 	abs, err := filepath.Abs(name)
 	if err != nil {
 		return f, fmt.Errorf("%s %s: %w", role, name, err)

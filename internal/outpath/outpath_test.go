@@ -179,3 +179,46 @@ func TestAddDir(t *testing.T) {
 		}
 	}
 }
+
+// Bucket URLs are compared by store, bucket and key (az:// is azblob://); file:// URLs are
+// the local paths they name.
+func TestURLs(t *testing.T) {
+	d := tree(t)
+	cases := []struct {
+		outs    [][2]string // role, name
+		inputs  []string
+		wantErr string
+	}{
+		{outs: [][2]string{{"output", "s3://b/x.mldf"}, {"report", "s3://b/x.mldf.report.json"}}, inputs: []string{"s3://b/in/a.jpg", "s3://other/x.mldf", "gs://b/x.mldf"}},
+		{outs: [][2]string{{"output", "s3://b/x.mldf"}, {"report", "s3://b/x.mldf"}}, wantErr: "report s3://b/x.mldf is also the output"},
+		{outs: [][2]string{{"output", "az://c/x.mldf"}, {"report", "azblob://c/x.mldf"}}, wantErr: "is also the output"},
+		{outs: [][2]string{{"output", "s3://b/x.mldf"}}, inputs: []string{"s3://b/in/a.jpg", "s3://b/x.mldf"}, wantErr: "output s3://b/x.mldf is the input s3://b/x.mldf"},
+		{outs: [][2]string{{"output", "file://" + filepath.Join(d, "new.mldf")}, {"report", filepath.Join(d, "new.mldf")}}, wantErr: "is also the output"},
+		{outs: [][2]string{{"output", "file://" + filepath.Join(d, "hardlink")}}, inputs: []string{filepath.Join(d, "in/a.jpg")}, wantErr: "is the input"},
+		{outs: [][2]string{{"output", filepath.Join(d, "hardlink")}}, inputs: []string{"file://" + filepath.Join(d, "in/a.jpg")}, wantErr: "is the input"},
+	}
+	for i, c := range cases {
+		var s Set
+		var err error
+		for _, o := range c.outs {
+			if err = s.Add(o[0], o[1]); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = s.CheckInputs("input", func(yield func(string, int64) bool) {
+				for _, in := range c.inputs {
+					if !yield(in, 7) {
+						return
+					}
+				}
+			})
+		}
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("case %d: %v", i, err)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr) || !errors.Is(err, ErrAlias)):
+			t.Errorf("case %d: got %v, want %q", i, err, c.wantErr)
+		}
+	}
+}
