@@ -1,7 +1,7 @@
 package textfield
 
-// The common case of a segment, " word" or " word," (a space, ASCII letters, at most one
-// closing punctuation mark), is tokenized here instead of by tiktoken-go, whose
+// The common case of a segment, " word" or " word," (a space, letters, at most one closing
+// punctuation mark), is tokenized here instead of by tiktoken-go, whose
 // pre-tokenizer (a backtracking regular expression over runes) and per-call allocations cost
 // several microseconds a call. In the split patterns of r50k, p50k and cl100k such a segment
 // is one or two pre-tokens: " word" (`[^\r\n\p{L}\p{N}]?\p{L}+`, ` ?\p{L}+`) and the mark
@@ -13,6 +13,8 @@ package textfield
 import (
 	"hash/maphash"
 	"math"
+	"unicode"
+	"unicode/utf8"
 )
 
 // bpeVocab is a vocabulary's ranks (the rank of a token is its id), rebuilt from the codec
@@ -21,6 +23,7 @@ type bpeVocab struct {
 	seed  maphash.Seed
 	ranks idTable     // token bytes → rank
 	bytes [256]uint32 // the id of each single byte (every byte is a token)
+	pairs []uint32    // the rank of each two-byte token by its bytes (a<<8 | b), none when not one
 }
 
 // rank returns the rank of the token b, if b is one.
@@ -48,6 +51,12 @@ func (t *Tokenizer) loadVocab() *bpeVocab {
 		return nil
 	}
 	v := &bpeVocab{seed: maphash.MakeSeed()}
+	v.ranks.seed = v.seed
+	v.ranks.reserve(int(t.info.size))
+	v.pairs = make([]uint32, 1<<16)
+	for i := range v.pairs {
+		v.pairs[i] = none
+	}
 	var seen [256]bool
 	id := []uint{0}
 	for i := range t.info.size {
@@ -60,8 +69,11 @@ func (t *Tokenizer) loadVocab() *bpeVocab {
 		if !v.ranks.put(maphash.String(v.seed, s), []byte(s), rank[:]) {
 			return nil // a duplicate (or a huge token): not the vocabulary expected
 		}
-		if len(s) == 1 {
+		switch len(s) {
+		case 1:
 			v.bytes[s[0]], seen[s[0]] = i, true
+		case 2:
+			v.pairs[int(s[0])<<8|int(s[1])] = i
 		}
 	}
 	for _, ok := range seen {
@@ -81,8 +93,9 @@ func isFastPunct(c byte) bool {
 	return false
 }
 
-// fastForm reports whether seg has the form ` ?[A-Za-z]+[.,;:!?]?` that fastSegment
-// handles, and where its word ends.
+// fastForm reports whether seg has the form ` ?\p{L}+[.,;:!?]?` that fastSegment handles
+// (letters in the sense of Go's unicode.IsLetter, the tables tiktoken-go's pre-tokenizer
+// uses), and where its word ends.
 func fastForm(seg []byte) (end int, ok bool) {
 	if len(seg) > maxFastSegment {
 		return 0, false
@@ -92,8 +105,19 @@ func fastForm(seg []byte) (end int, ok bool) {
 		i = 1
 	}
 	word := i
-	for i < len(seg) && (seg[i]|0x20 >= 'a' && seg[i]|0x20 <= 'z') {
-		i++
+	for i < len(seg) {
+		if c := seg[i]; c < utf8.RuneSelf {
+			if c|0x20 < 'a' || c|0x20 > 'z' {
+				break
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(seg[i:])
+		if !unicode.IsLetter(r) { // a mark, a symbol, invalid UTF-8 (RuneError is no letter)
+			break
+		}
+		i += n
 	}
 	if i == word {
 		return 0, false
@@ -133,6 +157,9 @@ func (v *bpeVocab) merge(piece []byte, dst []uint32) []uint32 {
 	pair := func(k int) uint32 {
 		if k < 0 || k+2 >= len(bounds) {
 			return none
+		}
+		if a, b := bounds[k], bounds[k+2]; b-a == 2 {
+			return v.pairs[int(piece[a])<<8|int(piece[a+1])]
 		}
 		if r, ok := v.rank(piece[bounds[k]:bounds[k+2]]); ok {
 			return r

@@ -36,7 +36,8 @@ func TestFastForm(t *testing.T) {
 	}{
 		{" word", 5, true}, {"Word", 4, true}, {" word,", 5, true}, {" end.", 4, true}, {"x?", 1, true},
 		{" ", 0, false}, {"", 0, false}, {" 16", 0, false}, {" don't", 0, false}, {"  two", 0, false},
-		{" word..", 0, false}, {" café", 0, false}, {" a-b", 0, false}, {" word\n", 0, false}, {",", 0, false},
+		{" word..", 0, false}, {" café", 6, true}, {" кап,", 7, true}, {"e\u0301", 0, false}, {" —.", 0, false},
+		{" a-b", 0, false}, {" word\n", 0, false}, {",", 0, false}, {" \xff", 0, false}, {" 中文", 7, true},
 	} {
 		end, ok := fastForm([]byte(c.seg))
 		if ok != c.fast || ok && end != c.end {
@@ -46,8 +47,8 @@ func TestFastForm(t *testing.T) {
 }
 
 func TestIDTable(t *testing.T) {
-	var tab idTable
 	seed := maphash.MakeSeed()
+	tab := idTable{seed: seed}
 	key := func(i int) []byte { return fmt.Appendf(nil, "key %d", i) }
 	const n = 5000 // several grows
 	for i := range n {

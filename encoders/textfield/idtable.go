@@ -1,22 +1,31 @@
 package textfield
 
-import "bytes"
+import (
+	"bytes"
+	"hash/maphash"
+	"math/bits"
+)
 
 // idTable maps byte strings to short lists of ids with no pointers the garbage collector
 // would have to scan: an open-addressed table of slots holding a hash and offsets into two
 // slabs, one of key bytes and one of ids. A Go map of strings to slices of the same content
 // costs every garbage collection a visit to each of its keys and values (hundreds of
 // thousands here) and each lookup a cache miss more (the key lives in its own allocation).
-// It is not safe for concurrent use: callers lock, or only read once it is built.
+// It is not safe for concurrent use: callers lock, or only read once it is built. The
+// hash h that get and put take must be t.hash(key) (callers compute it once for several
+// uses); seed must be set before the first put.
 type idTable struct {
-	slots []idSlot // a power of two in length; h == 0 marks an empty slot
+	seed  maphash.Seed // the keys' hash: maphash.Bytes(seed, key)
+	slots []idSlot     // a power of two in length, at most half full; tag 0 marks an empty slot
 	keys  []byte
 	ids   []uint32
 	n     int // slots in use
 }
 
+// idSlot is 16 bytes: the key's tag (the low half of its hash, never 0), where its bytes
+// and ids lie in the slabs, and their counts.
 type idSlot struct {
-	h          uint64
+	tag        uint32
 	koff, ioff uint32
 	klen       uint16
 	n          uint16
@@ -28,8 +37,12 @@ const (
 	maxIDs   = 1<<16 - 1
 )
 
-// slotHash keeps hash values non-zero (zero marks an empty slot).
-func slotHash(h uint64) uint64 { return h | 1 }
+// tagOf is the tag of hash h: its low half, never zero (zero marks an empty slot).
+func tagOf(h uint64) uint32 { return uint32(h) | 1 }
+
+// home is the first slot to probe for hash h: from the hash's high half, independent of the
+// tag (and of the low bits callers shard by).
+func home(h uint64, mask uint32) uint32 { return uint32(h>>32) & mask }
 
 // get returns the ids of key (hash h) as a slice of the table's slab, valid until the next
 // put.
@@ -37,14 +50,13 @@ func (t *idTable) get(h uint64, key []byte) ([]uint32, bool) {
 	if len(t.slots) == 0 {
 		return nil, false
 	}
-	h = slotHash(h)
-	mask := uint64(len(t.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
+	tag, mask := tagOf(h), uint32(len(t.slots)-1)
+	for i := home(h, mask); ; i = (i + 1) & mask {
 		s := &t.slots[i]
-		if s.h == 0 {
+		if s.tag == 0 {
 			return nil, false
 		}
-		if s.h == h && int(s.klen) == len(key) && bytes.Equal(t.keys[s.koff:s.koff+uint32(s.klen)], key) {
+		if s.tag == tag && int(s.klen) == len(key) && bytes.Equal(t.keys[s.koff:s.koff+uint32(s.klen)], key) {
 			return t.ids[s.ioff : s.ioff+uint32(s.n) : s.ioff+uint32(s.n)], true
 		}
 	}
@@ -59,35 +71,46 @@ func (t *idTable) put(h uint64, key []byte, ids []uint32) bool {
 	if _, ok := t.get(h, key); ok {
 		return false
 	}
-	if 4*(t.n+1) > 3*len(t.slots) {
+	if 2*(t.n+1) > len(t.slots) {
 		t.grow()
 	}
-	t.insert(idSlot{h: slotHash(h), koff: uint32(len(t.keys)), ioff: uint32(len(t.ids)), klen: uint16(len(key)), n: uint16(len(ids))})
+	t.insert(h, idSlot{tag: tagOf(h), koff: uint32(len(t.keys)), ioff: uint32(len(t.ids)), klen: uint16(len(key)), n: uint16(len(ids))})
 	t.keys = append(t.keys, key...)
 	t.ids = append(t.ids, ids...)
 	t.n++
 	return true
 }
 
-func (t *idTable) insert(s idSlot) {
-	mask := uint64(len(t.slots) - 1)
-	i := s.h & mask
-	for t.slots[i].h != 0 {
+func (t *idTable) insert(h uint64, s idSlot) {
+	mask := uint32(len(t.slots) - 1)
+	i := home(h, mask)
+	for t.slots[i].tag != 0 {
 		i = (i + 1) & mask
 	}
 	t.slots[i] = s
 }
 
-// grow doubles the slots (1024 at first) and re-inserts the entries by their stored hash.
+// grow doubles the slots (1024 at first) and re-inserts the entries, hashing their keys
+// again with hash.
 func (t *idTable) grow() {
 	old := t.slots
 	t.slots = make([]idSlot, max(1024, 2*len(old)))
 	for _, s := range old {
-		if s.h != 0 {
-			t.insert(s)
+		if s.tag != 0 {
+			t.insert(t.hash(t.keys[s.koff:s.koff+uint32(s.klen)]), s)
 		}
 	}
 }
+
+// reserve sizes an empty table for n keys, so that it does not grow while they are put.
+func (t *idTable) reserve(n int) {
+	if t.n == 0 {
+		t.slots = make([]idSlot, max(1024, 1<<bits.Len(uint(2*n))))
+	}
+}
+
+// hash returns the hash of key that get and put take.
+func (t *idTable) hash(key []byte) uint64 { return maphash.Bytes(t.seed, key) }
 
 // len returns the number of keys.
 func (t *idTable) len() int { return t.n }

@@ -65,7 +65,11 @@ func NewTokenizer(name string) (*Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w %q: %v", ErrTokenizer, name, err)
 	}
-	return &Tokenizer{name: name, info: info, codec: c, seed: maphash.MakeSeed()}, nil
+	t := &Tokenizer{name: name, info: info, codec: c, seed: maphash.MakeSeed()}
+	for i := range t.cache {
+		t.cache[i].tab.seed = t.seed // the callers hash with t.seed
+	}
+	return t, nil
 }
 
 // Name returns the vocabulary name, as recorded in the field arguments.
