@@ -22,14 +22,19 @@ type idTable struct {
 	n     int // slots in use
 }
 
-// idSlot is 16 bytes: the key's tag (the low half of its hash, never 0), where its bytes
-// and ids lie in the slabs, and their counts.
+// idSlot is 32 bytes: the key's tag (the low half of its hash, never 0), the key itself
+// when it is at most inlineKey bytes long (else where it lies in the key slab), where its
+// ids lie, and their counts. A lookup of a short key reads one slot and the ids, no more.
 type idSlot struct {
 	tag        uint32
 	koff, ioff uint32
 	klen       uint16
 	n          uint16
+	key        [inlineKey]byte
 }
+
+// inlineKey is the longest key held in its slot.
+const inlineKey = 16
 
 // maxIDKey and maxIDs bound a key and its ids.
 const (
@@ -56,7 +61,7 @@ func (t *idTable) get(h uint64, key []byte) ([]uint32, bool) {
 		if s.tag == 0 {
 			return nil, false
 		}
-		if s.tag == tag && int(s.klen) == len(key) && bytes.Equal(t.keys[s.koff:s.koff+uint32(s.klen)], key) {
+		if s.tag == tag && int(s.klen) == len(key) && bytes.Equal(t.key(s), key) {
 			return t.ids[s.ioff : s.ioff+uint32(s.n) : s.ioff+uint32(s.n)], true
 		}
 	}
@@ -74,8 +79,14 @@ func (t *idTable) put(h uint64, key []byte, ids []uint32) bool {
 	if 2*(t.n+1) > len(t.slots) {
 		t.grow()
 	}
-	t.insert(h, idSlot{tag: tagOf(h), koff: uint32(len(t.keys)), ioff: uint32(len(t.ids)), klen: uint16(len(key)), n: uint16(len(ids))})
-	t.keys = append(t.keys, key...)
+	s := idSlot{tag: tagOf(h), ioff: uint32(len(t.ids)), klen: uint16(len(key)), n: uint16(len(ids))}
+	if len(key) <= inlineKey {
+		copy(s.key[:], key)
+	} else {
+		s.koff = uint32(len(t.keys))
+		t.keys = append(t.keys, key...)
+	}
+	t.insert(h, s)
 	t.ids = append(t.ids, ids...)
 	t.n++
 	return true
@@ -97,7 +108,7 @@ func (t *idTable) grow() {
 	t.slots = make([]idSlot, max(1024, 2*len(old)))
 	for _, s := range old {
 		if s.tag != 0 {
-			t.insert(t.hash(t.keys[s.koff:s.koff+uint32(s.klen)]), s)
+			t.insert(t.hash(t.key(&s)), s)
 		}
 	}
 }
@@ -111,6 +122,14 @@ func (t *idTable) reserve(n int) {
 
 // hash returns the hash of key that get and put take.
 func (t *idTable) hash(key []byte) uint64 { return maphash.Bytes(t.seed, key) }
+
+// key returns the key of slot s.
+func (t *idTable) key(s *idSlot) []byte {
+	if s.klen <= inlineKey {
+		return s.key[:s.klen]
+	}
+	return t.keys[s.koff : s.koff+uint32(s.klen)]
+}
 
 // len returns the number of keys.
 func (t *idTable) len() int { return t.n }
