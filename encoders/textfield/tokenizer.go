@@ -299,7 +299,8 @@ func splitsAfter(b []byte) bool {
 }
 
 // maxCached is the longest segment whose ids are cached, and cacheShards × shardEntries the
-// most entries kept in the shared cache (about 30 MB at most).
+// most entries kept in the shared cache (at most about 55 MB: 32 MB of slots, the ids, and
+// the keys longer than a slot holds).
 const (
 	maxCached    = 32
 	cacheShards  = 32
