@@ -4,11 +4,14 @@
 # 1 and 2 to TEXT_RAW (field type text from "text") and to TEXT_TOKENIZED (type tokens,
 # cl100k_base). Reports MB/s of JSONL input, peak RSS and output size (from each run's report
 # JSON) beside the time to read the file (cat > /dev/null, warm page cache).
-#   bench/text.sh [MB]         results: bench/out/text.md
+# WORDS, when given, is the median words per document (genjsonl -words): 14 gives fortune-sized
+# lines of about 270 bytes (the issue 16 target), the default about 2 KB lines.
+#   bench/text.sh [MB] [WORDS]     results: bench/out/text.md (text-wWORDS.md with WORDS)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mb=${1:-200}
-data=bench/data/corpus-${mb}mb.jsonl
+words=${2:-}
+data=bench/data/corpus-${mb}mb${words:+-w$words}.jsonl
 out=bench/out
 mkdir -p "$out" bench/data
 for tool in go jq bc; do
@@ -16,7 +19,7 @@ for tool in go jq bc; do
 done
 go build -o "$out/convert" ./cmd/convert
 if [ ! -f "$data" ]; then
-  go run ./bench/genjsonl -out "$data.tmp" -mb "$mb"
+  go run ./bench/genjsonl -out "$data.tmp" -mb "$mb" ${words:+-words "$words"}
   mv "$data.tmp" "$data"
 fi
 tmp=$(mktemp -d)
@@ -34,7 +37,7 @@ cat "$data" >/dev/null # warm the page cache
 t0=$(date +%s.%N); cat "$data" >/dev/null; t1=$(date +%s.%N)
 read_s=$(echo "$t1 - $t0" | bc -l)
 
-table="$out/text.md"
+table="$out/text${words:+-w$words}.md"
 {
   printf "Corpus: %s, %d lines, %.1f MB. Load average at start: %s.\n\n" "$data" "$lines" "$(echo "$bytes / 1000000" | bc -l)" "$(cut -d' ' -f1-3 /proc/loadavg)"
   echo "| conversion | workers | MB/s in | lines/s | peak RSS MiB | seconds | CPU s | MB / CPU-s | payload MB out | tokens |"

@@ -48,13 +48,14 @@ func payloadBytes(p [][]byte) (n int64) {
 }
 
 // BenchmarkPageWriter writes image-like payloads through the page writer (claim, coalesced
-// WriteAt, tables, checksums, fsync, rename), in chunks of 64 samples from 1 or 2 workers.
+// WriteAt, tables, checksums, fsync, rename), in chunks of 64 samples from 1 or 2 workers,
+// without and with the write-behind (the default), and with preallocation.
 func BenchmarkPageWriter(b *testing.B) {
 	pays := benchPayloads()
 	fields := []manifest.FieldDesc{{Name: "label", Type: manifest.TypeInt}, {Name: "image", Type: manifest.TypeImageJPEG}}
 	for _, workers := range []int{1, 2} {
-		for _, pre := range []bool{true, false} {
-			b.Run(fmt.Sprintf("workers=%d/prealloc=%v", workers, pre), func(b *testing.B) {
+		for _, opt := range []pagewriter.FileOptions{{NoWriteBehind: true}, {}, {Preallocate: true}} {
+			b.Run(fmt.Sprintf("workers=%d/prealloc=%v/writebehind=%v", workers, opt.Preallocate, !opt.NoWriteBehind), func(b *testing.B) {
 				b.SetBytes(payloadBytes(pays))
 				dir := b.TempDir()
 				var wait pagewriter.WaitStats
@@ -64,7 +65,7 @@ func BenchmarkPageWriter(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					w, err := pagewriter.New(pagewriter.LocalFile(path, pagewriter.FileOptions{Preallocate: pre}), c, pagewriter.Options{})
+					w, err := pagewriter.New(pagewriter.LocalFile(path, opt), c, pagewriter.Options{})
 					if err != nil {
 						b.Fatal(err)
 					}

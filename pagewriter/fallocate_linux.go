@@ -16,3 +16,10 @@ func preallocate(fd uintptr, off, n int64) (supported bool, err error) {
 	}
 	return true, err
 }
+
+// startWriteback asks the kernel to start writing the file's dirty pages to disk, without
+// waiting for them (sync_file_range with SYNC_FILE_RANGE_WRITE over the whole file). It is
+// a hint: errors show again at the final fsync.
+func startWriteback(fd uintptr) {
+	_ = unix.SyncFileRange(int(fd), 0, 0, unix.SYNC_FILE_RANGE_WRITE)
+}

@@ -31,18 +31,20 @@ func main() {
 		out  string
 		mb   float64
 		seed uint64
+		mw   float64
 	)
 	flag.StringVar(&out, "out", "", "output JSONL file (overwritten)")
 	flag.Float64Var(&mb, "mb", 200, "approximate size in MB (10^6 bytes); the last line ends past it")
 	flag.Uint64Var(&seed, "seed", 1, "random seed")
+	flag.Float64Var(&mw, "words", 0, "median words per document (log-normal); 0 means about 200 (2 KB lines), 20 gives fortune-sized lines of about 270 bytes")
 	flag.Parse()
-	if err := run(out, int64(mb*1e6), seed); err != nil {
+	if err := run(out, int64(mb*1e6), seed, mw); err != nil {
 		fmt.Fprintln(os.Stderr, "genjsonl:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string, size int64, seed uint64) error {
+func run(out string, size int64, seed uint64, medianWords float64) error {
 	if out == "" {
 		return errors.New("-out is required")
 	}
@@ -58,6 +60,9 @@ func run(out string, size int64, seed uint64) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	g := NewGenerator(seed)
+	if medianWords > 0 {
+		g.mu = math.Log(medianWords)
+	}
 	var id int64
 	for w.n < size {
 		if err := enc.Encode(g.Document(id)); err != nil {
@@ -130,6 +135,7 @@ type Generator struct {
 	vocab []string // common words, then derived words, shorter ones first
 	names []string // made-up proper names
 	zipf  *rand.Zipf
+	mu    float64 // log of the median number of words of a document (before the +5)
 }
 
 var (
@@ -183,7 +189,7 @@ func NewGenerator(seed uint64) *Generator {
 		}
 		names[i] = capitalize(b.String())
 	}
-	return &Generator{r: r, vocab: vocab, names: names, zipf: rand.NewZipf(r, 1.05, 2.7, uint64(len(vocab)-1))}
+	return &Generator{mu: 5.3, r: r, vocab: vocab, names: names, zipf: rand.NewZipf(r, 1.05, 2.7, uint64(len(vocab)-1))}
 }
 
 var emoji = []string{"🙂", "🚀", "👍", "🎉", "🤔", "🔥"}
@@ -211,7 +217,7 @@ func (g *Generator) Document(id int64) Document {
 	case p < 0.07:
 		lang = "fr"
 	}
-	words := int(math.Exp(5.3+0.9*r.NormFloat64())) + 5 // median ~200 words, long tail
+	words := int(math.Exp(g.mu+0.9*r.NormFloat64())) + 5 // median ~200 words by default, long tail
 	var b strings.Builder
 	sentence := 0
 	for n := 0; n < words; {

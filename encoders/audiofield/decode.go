@@ -108,38 +108,54 @@ const MaxDecodedSamples = 1 << 30
 // decoded samples against STREAMINFO (signed little-endian, ceil(bps/8) bytes per sample,
 // interleaved), every frame's CRCs and the sample count. It never panics on hostile input.
 func DecodeFLAC(b []byte) (c *Clip, info FLACInfo, err error) {
-	if err := checkStreamInfo(b); err != nil {
+	si, info, err := flacHeader(b)
+	if err != nil {
 		return nil, info, err
 	}
-	si, _, err := flacdec.ParseInfo(b)
+	samples, _, err := flacdec.DecodeOptions(b, flacdec.Options{MaxSamples: MaxDecodedSamples})
+	if err = flacError(err); err != nil {
+		return nil, info, err
+	}
+	return &Clip{SampleRate: si.SampleRate, Channels: si.Channels, BitDepth: si.BitsPerSample, Int: samples}, info, nil
+}
+
+// flacError maps an error of internal/flacdec to the package's errors.
+func flacError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flacdec.ErrTooLarge):
+		return fmt.Errorf("%w: %w", ErrTooLarge, err)
+	case errors.Is(err, flacdec.ErrMD5):
+		return fmt.Errorf("%w: %w: %w", ErrCorrupt, ErrMD5, err)
+	}
+	return fmt.Errorf("%w: %w", ErrCorrupt, err)
+}
+
+// flacHeader checks the metadata of a FLAC stream against the limits of the audio fields.
+func flacHeader(b []byte) (si flacdec.Info, info FLACInfo, err error) {
+	if err := checkStreamInfo(b); err != nil {
+		return si, info, err
+	}
+	si, _, err = flacdec.ParseInfo(b)
 	if err != nil {
-		return nil, info, fmt.Errorf("%w: %w", ErrCorrupt, err)
+		return si, info, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	bps, nch := si.BitsPerSample, si.Channels
 	switch {
 	case bps > 24:
-		return nil, info, fmt.Errorf("%w: %d-bit FLAC (the audio fields take 4..24 bits)", ErrUnsupported, bps)
+		return si, info, fmt.Errorf("%w: %d-bit FLAC (the audio fields take 4..24 bits)", ErrUnsupported, bps)
 	case si.SampleRate == 0:
-		return nil, info, fmt.Errorf("%w: STREAMINFO says %d bits, %d channels, %d Hz", ErrCorrupt, bps, nch, si.SampleRate)
+		return si, info, fmt.Errorf("%w: STREAMINFO says %d bits, %d channels, %d Hz", ErrCorrupt, bps, nch, si.SampleRate)
 	case si.SampleRate > MaxSampleRate:
-		return nil, info, fmt.Errorf("%w: STREAMINFO says %d Hz (accepted: 1..%d Hz)", ErrUnsupported, si.SampleRate, MaxSampleRate)
+		return si, info, fmt.Errorf("%w: STREAMINFO says %d Hz (accepted: 1..%d Hz)", ErrUnsupported, si.SampleRate, MaxSampleRate)
 	}
 	if si.TotalSamples > MaxDecodedSamples/uint64(nch) {
-		return nil, info, fmt.Errorf("%w: STREAMINFO declares %d samples per channel (limit %d in all)", ErrTooLarge, si.TotalSamples, MaxDecodedSamples)
+		return si, info, fmt.Errorf("%w: STREAMINFO declares %d samples per channel (limit %d in all)", ErrTooLarge, si.TotalSamples, MaxDecodedSamples)
 	}
 	info.MD5 = si.MD5
 	info.MD5Set = si.MD5Set()
-	samples, _, err := flacdec.DecodeOptions(b, flacdec.Options{MaxSamples: MaxDecodedSamples})
-	switch {
-	case err == nil:
-	case errors.Is(err, flacdec.ErrTooLarge):
-		return nil, info, fmt.Errorf("%w: %w", ErrTooLarge, err)
-	case errors.Is(err, flacdec.ErrMD5):
-		return nil, info, fmt.Errorf("%w: %w: %w", ErrCorrupt, ErrMD5, err)
-	default:
-		return nil, info, fmt.Errorf("%w: %w", ErrCorrupt, err)
-	}
-	return &Clip{SampleRate: si.SampleRate, Channels: nch, BitDepth: bps, Int: samples}, info, nil
+	return si, info, nil
 }
 
 // checkStreamInfo checks that the first metadata block is a 34-byte STREAMINFO, which the

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mldf/convert/internal/flacdec"
 	"github.com/mldf/convert/internal/flacenc"
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/internal/resample"
@@ -254,6 +255,11 @@ func (f *Field) encode(v sample.Value) ([]byte, manifest.AudioMeta, error) {
 		ext := strings.ToLower(filepath.Ext(v.Name + v.Path))
 		return nil, m, fmt.Errorf("%w (extension %q, starts with %q)", ErrFormat, ext, data[:min(4, len(data))])
 	}
+	if kind == ContainerFLAC && f.typ == manifest.TypeAudioCompressed && !f.opt.NoPassthrough {
+		if m, ok, err := f.flacPassthrough(data, v); ok || err != nil {
+			return data, m, err
+		}
+	}
 	var clip *Clip
 	if kind == ContainerFLAC {
 		clip, _, err = DecodeFLAC(data)
@@ -289,6 +295,30 @@ func (f *Field) encode(v sample.Value) ([]byte, manifest.AudioMeta, error) {
 	m.Codec = manifest.AudioCodecPCM
 	m.BitDepth = uint8(f.opt.BitDepth)
 	return pcmBytes(out, f.opt.Format), m, nil
+}
+
+// flacPassthrough stores a FLAC input as its original bytes when nothing would change them
+// (no segment, no downmix, no resampling, the same bit depth), checking it as DecodeFLAC
+// does (CRCs, sample count, MD5) without holding its samples. ok is false when the stream
+// must be decoded and converted instead (or its STREAMINFO does not state its length).
+func (f *Field) flacPassthrough(data []byte, v sample.Value) (m manifest.AudioMeta, ok bool, err error) {
+	si, _, err := flacHeader(data)
+	if err != nil || si.TotalSamples == 0 || si.TotalSamples > math.MaxUint32 {
+		return m, false, nil // DecodeFLAC reports the error, or finds the stream's true length
+	}
+	frames := int(si.TotalSamples)
+	if start, end, err := f.segment(frames, si.SampleRate, v); err != nil || start != 0 || end != frames {
+		return m, false, nil
+	}
+	if f.opt.Mono && si.Channels > 1 || f.opt.SampleRate > 0 && f.opt.SampleRate != si.SampleRate ||
+		f.opt.BitDepth != 0 && f.opt.BitDepth != si.BitsPerSample {
+		return m, false, nil
+	}
+	if _, err := flacdec.Verify(data, flacdec.Options{MaxSamples: MaxDecodedSamples}); err != nil {
+		return m, true, flacError(err)
+	}
+	return manifest.AudioMeta{NumSamples: uint32(frames), SampleRate: uint32(si.SampleRate), NumChannels: uint16(si.Channels),
+		Codec: manifest.AudioCodecFLAC, BitDepth: uint8(si.BitsPerSample)}, true, nil
 }
 
 // MaxSampleRate is the highest sample rate a source file may declare, and the highest

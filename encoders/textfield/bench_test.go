@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -112,5 +115,76 @@ func cpuTime() time.Duration {
 func reportCPU(b *testing.B, bytes int64, start time.Duration) {
 	if cpu := (cpuTime() - start).Seconds(); cpu > 0 {
 		b.ReportMetric(float64(bytes)*float64(b.N)/1e6/cpu, "MB/cpu-s")
+	}
+}
+
+// zipfCorpus returns about mb MB of English-like documents: words drawn from a Zipf law over
+// a vocabulary of 30 000 made-up words, with capitals, commas, full stops, numbers and a few
+// non-ASCII words, as bench/genjsonl writes them (the shape of a web-text corpus: a few
+// thousand words make most of the text, a long tail of rare ones).
+func zipfCorpus(mb int) [][]byte {
+	r := rand.New(rand.NewPCG(5, 6))
+	onsets := []string{"b", "c", "d", "f", "g", "h", "l", "m", "n", "p", "r", "s", "t", "v", "w", "st", "tr", "pl", "ch", "th", "sh", ""}
+	nuclei := []string{"a", "e", "i", "o", "u", "ea", "ou", "io", "é", "ö"}
+	codas := []string{"", "n", "r", "s", "t", "l", "nd", "st", "ng", "ck", "tion", "ment", "ly"}
+	vocab := strings.Fields("the of and to a in is that for it as was with be by on not he I this are or his from at")
+	for len(vocab) < 30000 {
+		var w strings.Builder
+		for range 1 + r.IntN(3) {
+			w.WriteString(onsets[r.IntN(len(onsets))] + nuclei[r.IntN(len(nuclei))] + codas[r.IntN(len(codas))])
+		}
+		vocab = append(vocab, w.String())
+	}
+	z := rand.NewZipf(r, 1.05, 2.7, uint64(len(vocab)-1))
+	var docs [][]byte
+	for n := 0; n < mb<<20; {
+		var d strings.Builder
+		for range 10 + r.IntN(60) {
+			w := vocab[z.Uint64()]
+			switch p := r.IntN(100); {
+			case p < 3:
+				w = strconv.Itoa(r.IntN(10000))
+			case p < 8 && w[0] >= 'a' && w[0] <= 'z':
+				w = strings.ToUpper(w[:1]) + w[1:]
+			}
+			if d.Len() > 0 {
+				d.WriteByte(' ')
+			}
+			d.WriteString(w)
+			switch p := r.IntN(100); {
+			case p < 6:
+				d.WriteByte(',')
+			case p < 12:
+				d.WriteByte('.')
+			}
+		}
+		docs = append(docs, []byte(d.String()))
+		n += d.Len()
+	}
+	return docs
+}
+
+// BenchmarkTokenizeZipf is one goroutine tokenizing 4 MB of Zipf-distributed text with
+// cl100k_base (MB/s of UTF-8 text); the tokenizer's caches stay warm across iterations, as
+// they are over most of a long run.
+func BenchmarkTokenizeZipf(b *testing.B) {
+	docs := zipfCorpus(4)
+	tok, err := NewTokenizer("cl100k_base")
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for _, d := range docs {
+		n += len(d)
+	}
+	b.SetBytes(int64(n))
+	defer reportCPU(b, int64(n), cpuTime())
+	var ids []uint32
+	for b.Loop() {
+		for _, d := range docs {
+			if ids, err = tok.Encode(d, ids[:0]); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -213,5 +215,88 @@ func BenchmarkSourceTiny(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// fortuneFile writes a ~64 MB JSONL file of fortune-sized lines (about 270 bytes, the shape of
+// bench/genjsonl -words 14: {"id", "text", "meta": {"lang", "score"}}), once per test binary.
+var fortuneOnce sync.Once
+var fortunePath string
+
+func fortuneFile(b *testing.B) string {
+	fortuneOnce.Do(func() {
+		r := rand.New(rand.NewPCG(3, 4))
+		words := strings.Fields(`the of and to a in is that for it as was with be by on not he I this are or his
+			from at which but have an they you were her she there been one all we their has would when if so no
+			will more can its who said what up out about into than them some other time could only new these two
+			model token data forêt Straße café дом naïve 42 1999 "quoted" O'Brien`)
+		var buf bytes.Buffer
+		var t strings.Builder
+		for id := 0; buf.Len() < 64<<20; id++ {
+			t.Reset()
+			for k := range 10 + r.IntN(40) {
+				if k > 0 {
+					t.WriteByte(' ')
+				}
+				t.WriteString(words[r.IntN(len(words))])
+			}
+			t.WriteByte('.')
+			text, _ := json.Marshal(t.String())
+			fmt.Fprintf(&buf, `{"id": %d, "text": %s, "meta": {"lang": "en", "score": 0.%04d}}`+"\n", id, text, r.IntN(10000))
+		}
+		dir, err := os.MkdirTemp("", "jsonl-bench")
+		if err != nil {
+			panic(err)
+		}
+		fortunePath = filepath.Join(dir, "fortune.jsonl")
+		if err := os.WriteFile(fortunePath, buf.Bytes(), 0o644); err != nil {
+			panic(err)
+		}
+	})
+	return fortunePath
+}
+
+// BenchmarkSourceFortune measures the source on fortune-sized lines (issue 16's JSONL →
+// TEXT_RAW shape): the "text" column of each line, with 1 and 2 parse workers.
+func BenchmarkSourceFortune(b *testing.B) {
+	p := fortuneFile(b)
+	cols := []Column{{Key: "text", Kind: sample.KindString, Required: true}}
+	for _, w := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			src := mustNew(b, []string{p}, cols, Options{Workers: w})
+			b.SetBytes(size(b, p))
+			b.ReportAllocs()
+			defer reportCPU(b, size(b, p), cpuTime())
+			for b.Loop() {
+				if err := src.Run(context.Background(), func(s sample.Sample) error { return s.Err }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkExtractFortune is the line → columns mapping alone on fortune-sized lines, on
+// one goroutine.
+func BenchmarkExtractFortune(b *testing.B) {
+	data, err := os.ReadFile(fortuneFile(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	data = data[:8<<20]
+	data = data[:bytes.LastIndexByte(data, '\n')]
+	lines := bytes.Split(data, []byte("\n"))
+	x, _ := newExtractor([]Column{{Key: "text", Kind: sample.KindString, Required: true}})
+	sc := &scanner{}
+	b.SetBytes(int64(len(data)))
+	defer reportCPU(b, int64(len(data)), cpuTime())
+	var vals []sample.Column
+	for b.Loop() {
+		var arena arena
+		for _, l := range lines {
+			if vals, _, err = x.extract(sc, l, &arena, vals[:0]); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }

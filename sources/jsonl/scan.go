@@ -389,28 +389,32 @@ const (
 
 // str validates a string starting at the '"' at s.i and leaves s.i after its closing quote.
 // It reports whether the string holds escapes. Eight bytes are checked at a time for the
-// bytes that need attention: '"', '\\', control characters; bytes >= 0x80 are remembered
-// and the string is then checked as UTF-8 in one call.
+// bytes that need attention: '"', '\\', control characters, and bytes >= 0x80, whose
+// UTF-8 sequence is validated where it stands: one pass over the string, ASCII at eight
+// bytes a step.
 func (s *scanner) str() (escaped bool, err error) {
 	b := s.b
-	start := s.i + 1
-	i := start
-	var high uint64
+	i := s.i + 1
 	for {
 		for i+8 <= len(b) {
 			x := binary.LittleEndian.Uint64(b[i:])
 			q := x ^ (lsb * '"')
 			bs := x ^ (lsb * '\\')
-			m := ((q - lsb) &^ q) | ((bs - lsb) &^ bs) | ((x - lsb*0x20) &^ x)
+			m := ((q - lsb) &^ q) | ((bs - lsb) &^ bs) | ((x - lsb*0x20) &^ x) | x
 			m &= msb
-			if m != 0 {
-				k := bits.TrailingZeros64(m) / 8
-				high |= x & (1<<(8*k) - 1) & msb
-				i += k
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) / 8
+			if b[i] < utf8.RuneSelf {
 				break
 			}
-			high |= x & msb
-			i += 8
+			n, err := s.rune(i)
+			if err != nil {
+				return false, err
+			}
+			i += n
 		}
 		if i >= len(b) {
 			s.i = i
@@ -420,17 +424,6 @@ func (s *scanner) str() (escaped bool, err error) {
 		switch {
 		case c == '"':
 			s.i = i + 1
-			if high != 0 && !utf8.Valid(b[start:i]) {
-				off := start
-				for off < i {
-					r, n := utf8.DecodeRune(b[off:i])
-					if r == utf8.RuneError && n == 1 {
-						break
-					}
-					off += n
-				}
-				return false, &syntaxError{off: off, utf8: true, key: s.lastKey, msg: "invalid UTF-8 in a string"}
-			}
 			return escaped, nil
 		case c == '\\':
 			escaped = true
@@ -454,13 +447,26 @@ func (s *scanner) str() (escaped bool, err error) {
 		case c < 0x20:
 			s.i = i
 			return false, s.fail(fmt.Sprintf("control character 0x%02x in a string", c))
-		default:
-			if c >= 0x80 {
-				high = msb
+		case c >= utf8.RuneSelf:
+			n, err := s.rune(i)
+			if err != nil {
+				return false, err
 			}
+			i += n
+		default:
 			i++
 		}
 	}
+}
+
+// rune validates the UTF-8 sequence starting at b[i] (a byte >= 0x80 inside a string) and
+// returns its length.
+func (s *scanner) rune(i int) (int, error) {
+	r, n := utf8.DecodeRune(s.b[i:])
+	if r == utf8.RuneError && n == 1 {
+		return 0, &syntaxError{off: i, utf8: true, key: s.lastKey, msg: "invalid UTF-8 in a string"}
+	}
+	return n, nil
 }
 
 func isHex4(b []byte) bool {
