@@ -94,6 +94,15 @@ func (r *Reader) Verify() (*VerifyReport, error) {
 // resident set as the scans go. Only a file whose references do not visit the allocation
 // entries in order (no writer of this module makes one) costs one bit per entry.
 func (r *Reader) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
+	rep, err := r.verify(ctx, o)
+	if ioErr := r.Err(); ioErr != nil {
+		// A rule "broken" by zero bytes standing in for a failed read is not the answer.
+		return rep, ioErr
+	}
+	return rep, err
+}
+
+func (r *Reader) verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 	if r.closed {
 		return nil, fmt.Errorf("%s: %w", r.name, ErrClosed)
 	}
@@ -245,12 +254,16 @@ func (r *Reader) headerChecksum() uint64 {
 	d := xxhash.New()
 	d.Write(r.hdrBytes[:manifest.HeaderChecksumOffset])
 	d.Write(r.descBytes)
-	for _, t := range [][]byte{r.meta, r.alloc} {
-		for len(t) > 0 {
-			n := min(len(t), trimEvery)
-			d.Write(t[:n])
-			r.touch(uint64(n))
-			t = t[n:]
+	for _, t := range []struct {
+		b        []byte
+		ptr, len uint64
+		what     string
+	}{{r.meta, r.hdr.MetadataPtr, r.metaLen, "metadata table"}, {r.alloc, r.hdr.AllocTablePtr, r.allocLen, "allocation table"}} {
+		for off := uint64(0); off < t.len; {
+			n := min(t.len-off, cacheBlock)
+			d.Write(r.table(t.b, t.ptr, int(off), int(n), t.what))
+			r.touch(n)
+			off += n
 		}
 	}
 	return d.Sum64()
