@@ -143,7 +143,7 @@ func buildSource(ctx context.Context, r *Recipe, store *objstore.Client) (source
 		}
 		return imagefolder.NewContext(ctx, s.Path, imagefolder.Options{Layout: layout, Store: store})
 	case "audio_folder":
-		return audio.OpenFolder(s.Path)
+		return audio.OpenFolderContext(ctx, s.Path, audio.FolderOptions{Store: store})
 	case "librispeech":
 		return audio.OpenLibriSpeech(s.Path)
 	case "nemo_manifest":

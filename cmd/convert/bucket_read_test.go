@@ -125,6 +125,13 @@ var bucketCases = []bucketCase{
 		upload: [][2]string{{"testdata/images", "s3://bkt/images"}},
 	},
 	{
+		name:   "audio folder",
+		local:  "  type: audio_folder\n  path: testdata/audio/commands\n",
+		bucket: "  type: audio_folder\n  path: s3://bkt/commands\n",
+		fields: "  - {name: audio, type: audio, sample_rate: 16000, channels: mono, sample_type: int16, max_duration: 1.0, on_long: truncate}\n  - {name: label, type: int}\n",
+		upload: [][2]string{{"testdata/audio/commands", "s3://bkt/commands"}},
+	},
+	{
 		name:   "images flat",
 		local:  "  type: images\n  flat: true\n  path: testdata/images\n",
 		bucket: "  type: images\n  flat: true\n  path: s3://bkt/images/\n",
