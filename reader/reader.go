@@ -335,6 +335,7 @@ func (r *Reader) Close() error {
 	}
 	r.closed = true
 	r.meta, r.alloc, r.descBytes, r.hdrBytes = nil, nil, nil, nil
+	r.metaLen, r.allocLen = 0, 0 // AllocEntry and friends see an empty table
 	if err := r.src.close(); err != nil {
 		return fmt.Errorf("%s: close: %w", r.name, err)
 	}

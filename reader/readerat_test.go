@@ -153,3 +153,23 @@ func TestOpenReaderAtReadError(t *testing.T) {
 		})
 	}
 }
+
+// TestClosedTables: after Close, the tables read as empty (no panic, no read).
+func TestClosedTables(t *testing.T) {
+	descs := []manifest.FieldDesc{{Name: "x", Type: manifest.TypeBytes}}
+	b := buildFile(t, 4096, descs, [][]tval{{{payload: []byte("a")}}, {{payload: []byte("b")}}}, true)
+	m, err := FromBytes("m", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenReaderAt("s3://b/x", bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []*Reader{m, r} {
+		x.Close()
+		if x.NumAllocEntries() != 0 || x.AllocEntry(0) != (manifest.AllocEntry{}) || x.Row(0) != nil || x.Err() != nil {
+			t.Fatalf("%s: tables after Close", x.Name())
+		}
+	}
+}
