@@ -179,7 +179,12 @@ func (r *Reader) verify(ctx context.Context, o VerifyOptions) (*VerifyReport, er
 	}
 	rep.FieldsChecked = true
 
-	// V6: payload CRC-32C; without checksums, every check is zero.
+	// V6: payload CRC-32C; without checksums, every check is zero. The gaps between payloads
+	// (V7) are read in the same pass, in file order, so that a file read through positional
+	// reads (a bucket) is fetched once; their first violation is reported in V7's turn.
+	checkGaps := h.VersionMinor <= manifest.VersionMinor // files of the minor versions this reader knows
+	var gapErr error
+	cur := h.DataPtr
 	for k := range n {
 		if k&4095 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -188,6 +193,10 @@ func (r *Reader) verify(ctx context.Context, o VerifyOptions) (*VerifyReport, er
 		}
 		e := r.AllocEntry(k)
 		r.touch(manifest.AllocEntrySize + uint64(e.Size))
+		if checkGaps && gapErr == nil {
+			gapErr = r.checkZero(cur, e.Ptr, "of the data region before the payload of allocation entry", k)
+			cur = e.Ptr + uint64(e.Size)
+		}
 		if !rep.Checksummed {
 			if e.Check != 0 {
 				oi, of, _ := r.PayloadOwner(e.Ptr)
@@ -214,7 +223,7 @@ func (r *Reader) verify(ctx context.Context, o VerifyOptions) (*VerifyReport, er
 	rep.ChecksumsOK = rep.Checksummed
 
 	// V7: gaps are zero (files of the minor versions this reader knows).
-	if h.VersionMinor <= manifest.VersionMinor {
+	if checkGaps {
 		descEnd := h.FieldDescPtr + uint64(len(r.descBytes))
 		if err := r.checkZero(manifest.PreambleSize, h.FieldDescPtr, "between the header and the field descriptors", -1); err != nil {
 			return rep, err
@@ -222,14 +231,8 @@ func (r *Reader) verify(ctx context.Context, o VerifyOptions) (*VerifyReport, er
 		if err := r.checkZero(descEnd, h.DataPtr, "between the field descriptors and the data region", -1); err != nil {
 			return rep, err
 		}
-		cur := h.DataPtr
-		for k := range n {
-			r.touch(manifest.AllocEntrySize)
-			e := r.AllocEntry(k)
-			if err := r.checkZero(cur, e.Ptr, "of the data region before the payload of allocation entry", k); err != nil {
-				return rep, err
-			}
-			cur = e.Ptr + uint64(e.Size)
+		if gapErr != nil { // between payloads, found by the V6 pass
+			return rep, gapErr
 		}
 		if err := r.checkZero(cur, h.MetadataPtr, "at the end of the data region", -1); err != nil {
 			return rep, err
