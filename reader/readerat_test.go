@@ -173,3 +173,37 @@ func TestClosedTables(t *testing.T) {
 		}
 	}
 }
+
+// FuzzOpenReaderAt: a file read through positional reads answers exactly as the same bytes
+// in memory: Open, Verify (error and report) and Describe.
+func FuzzOpenReaderAt(f *testing.F) {
+	g := golden(f)
+	f.Add(g)
+	f.Add(g[:manifest.PreambleSize])
+	for _, c := range hostileCases {
+		b := c.mut(append([]byte(nil), g...))
+		if c.rehash {
+			rehash(b)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, merr := FromBytes("f", b)
+		r, rerr := OpenReaderAt("f", bytes.NewReader(b), int64(len(b)))
+		if (merr == nil) != (rerr == nil) || merr != nil && merr.Error() != rerr.Error() {
+			t.Fatalf("open: in memory %v, positional %v", merr, rerr)
+		}
+		if merr != nil {
+			return
+		}
+		defer r.Close()
+		mrep, merr := m.Verify()
+		rrep, rerr := r.Verify()
+		if fmt.Sprint(merr) != fmt.Sprint(rerr) || fmt.Sprintf("%+v", mrep) != fmt.Sprintf("%+v", rrep) {
+			t.Fatalf("verify: in memory %+v %v, positional %+v %v", mrep, merr, rrep, rerr)
+		}
+		if fmt.Sprintf("%+v", m.Describe()) != fmt.Sprintf("%+v", r.Describe()) || r.Err() != nil {
+			t.Fatalf("describe differs (%v)", r.Err())
+		}
+	})
+}
