@@ -159,6 +159,21 @@ func TestBucketInputsSameBytes(t *testing.T) {
 			}
 		})
 	}
+	t.Run("convert images URL", func(t *testing.T) {
+		dir := t.TempDir()
+		lo, ro := filepath.Join(dir, "l.mldf"), filepath.Join(dir, "r.mldf")
+		if _, _, err := run(t, "images", "testdata/images", lo, "--workers", "2"); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := run(t, "images", "s3://bkt/images", ro, "--workers", "2"); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := os.ReadFile(lo)
+		b, _ := os.ReadFile(ro)
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Fatalf("convert images from the bucket: %d bytes, from disk %d", len(b), len(a))
+		}
+	})
 }
 
 // TestBucketInputsThroughFaults: cut bodies, 503s, 500s and 429s on the way change nothing.
