@@ -280,6 +280,15 @@ func TestBucketReadCommands(t *testing.T) {
 	if !bytes.Equal(got.Bytes(), want) || len(want) == 0 {
 		t.Fatalf("index beside the shard in the bucket: %d bytes, local %d", got.Len(), len(want))
 	}
+	// inspect and verify of the index in the bucket.
+	for _, args := range [][]string{{"inspect"}, {"inspect", "--json"}, {"inspect", "--sample", "2"}, {"verify"}} {
+		const u = "s3://bkt/wds/shard-000000.taridx"
+		lo, _, lerr := run(t, append([]string{args[0], lidx}, args[1:]...)...)
+		ro, _, rerr := run(t, append([]string{args[0], u}, args[1:]...)...)
+		if lerr != nil || rerr != nil || strings.ReplaceAll(ro, u, lidx) != lo {
+			t.Fatalf("%v of the index: bucket %v\n%s\nlocal %v\n%s", args, rerr, ro, lerr, lo)
+		}
+	}
 	ridx := filepath.Join(ldir, "r.taridx")
 	if _, _, err := run(t, "index", "s3://bkt/wds/shard-{000000..000001}.tar", "-o", ridx); err != nil {
 		t.Fatal(err)

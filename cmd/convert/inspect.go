@@ -61,7 +61,7 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	switch kind {
 	case "taridx":
-		return inspectTaridx(stdout, pos[0], *sampleN, *asJSON)
+		return inspectTaridx(ctx, c, stdout, pos[0], *sampleN, *asJSON)
 	case "beton":
 		return inspectBeton(stdout, pos[0], *sampleN, *asJSON)
 	}
@@ -139,7 +139,7 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	switch kind {
 	case "taridx":
-		return verifyTaridx(stdout, pos[0])
+		return verifyTaridx(ctx, c, stdout, pos[0])
 	case "beton":
 		return verifyBeton(stdout, pos[0])
 	}

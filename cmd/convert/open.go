@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/objstore"
@@ -74,8 +75,11 @@ func inputKind(ctx context.Context, c *objstore.Client, arg string) (string, err
 	if _, err := ra.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
 		return "", err
 	}
-	if string(head) == manifest.Signature {
+	switch {
+	case string(head) == manifest.Signature:
 		return "mldf", nil
+	case strings.HasPrefix(string(head), "TARIDX\x00"):
+		return "taridx", nil
 	}
-	return "", fmt.Errorf("%s: %w: only MLDF files are read from a bucket (copy a .taridx, .beton or SCDL archive to a local disk first)", arg, errRemoteKind)
+	return "", fmt.Errorf("%s: %w: MLDF files and TARIDX indexes are read from a bucket (copy a .beton or an SCDL archive to a local disk first)", arg, errRemoteKind)
 }

@@ -119,8 +119,8 @@ func addShard(ctx context.Context, c *objstore.Client, w *taridx.Writer, shard s
 	return w.AddShard(ra, ra.Size(), shard)
 }
 
-func inspectTaridx(w io.Writer, path string, row int, asJSON bool) error {
-	ix, err := taridx.Load(path)
+func inspectTaridx(ctx context.Context, c *objstore.Client, w io.Writer, path string, row int, asJSON bool) error {
+	ix, err := loadTaridx(ctx, c, path)
 	if err != nil {
 		return err
 	}
@@ -143,12 +143,44 @@ func inspectTaridx(w io.Writer, path string, row int, asJSON bool) error {
 	return d.WriteText(w)
 }
 
-func verifyTaridx(w io.Writer, path string) error {
-	ix, err := taridx.Load(path) // Load applies every reader rule of the spec
+func verifyTaridx(ctx context.Context, c *objstore.Client, w io.Writer, path string) error {
+	ix, err := loadTaridx(ctx, c, path) // Load and Parse apply every reader rule of the spec
 	if err != nil {
 		return err
 	}
 	d := ix.Describe()
 	fmt.Fprintf(w, "%s: OK: TARIDX %s, %d rows, %d stems, %d shards\n", path, d.Version, d.Rows, d.Stems, d.Shards)
 	return nil
+}
+
+// maxRemoteIndex bounds a .taridx read from a bucket (it is parsed in memory, as Load does).
+const maxRemoteIndex = 1 << 30
+
+// loadTaridx loads an index from a local path (taridx.Load) or an object in a bucket (read
+// whole, then taridx.Parse).
+func loadTaridx(ctx context.Context, c *objstore.Client, arg string) (*taridx.Index, error) {
+	path, local, err := localPath(arg)
+	if err != nil {
+		return nil, err
+	}
+	if local {
+		return taridx.Load(path)
+	}
+	r, err := c.Open(ctx, arg)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if r.Size() > maxRemoteIndex {
+		return nil, fmt.Errorf("%s: %w: a %d-byte index (at most %d is read from a bucket)", arg, errRemoteKind, r.Size(), int64(maxRemoteIndex))
+	}
+	b := make([]byte, r.Size())
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, err
+	}
+	ix, err := taridx.Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", arg, err)
+	}
+	return ix, nil
 }
