@@ -102,6 +102,11 @@ var _ sources.Source = (*Source)(nil)
 // start a valid gzip or zstd stream when it is compressed): New reports the first that does
 // not. A named pipe is accepted as an input and checked only when Run reads it; a device, a
 // socket or a directory is refused. The compression is recognised by the first bytes, not the name.
+//
+// Paths may be URLs (s3://, gs://, az://, azblob://, file://): patterns expand with
+// objstore's Client.Expand (brace ranges too, and globs against bucket listings), an object
+// is checked to exist (and the credentials to work) here, and its stream is checked when
+// Run reads it, with the next files fetched ahead (see sources.Streams).
 func New(paths []string, cols []Column, opt Options) (*Source, error) {
 	ext, err := newExtractor(cols)
 	if err != nil {
