@@ -88,7 +88,8 @@ func FlagNames(flags uint32) []string {
 
 // Describe summarises the file for `convert inspect`. It scans the allocation table once and
 // the metadata table once per payload field (O(samples × fields + entries)), in place and
-// dropping what it has read from the resident set as it goes, and reads no payload.
+// dropping what it has read from the resident set as it goes, and reads no payload. Over
+// positional reads (OpenReaderAt), a failed read leaves zeros in the summary: check Err.
 func (r *Reader) Describe() Description {
 	h := r.hdr
 	d := Description{
@@ -96,7 +97,7 @@ func (r *Reader) Describe() Description {
 		Flags: h.Flags, FlagNames: FlagNames(h.Flags), NumSamples: h.NumSamples, NumFields: len(r.fields),
 		PageSize: h.PageSize, FieldDescPtr: h.FieldDescPtr, DataPtr: h.DataPtr, MetadataPtr: h.MetadataPtr,
 		AllocTablePtr: h.AllocTablePtr, Checksum: h.Checksum, RowSize: r.rowSize,
-		DataRegionBytes: h.MetadataPtr - h.DataPtr, MetadataBytes: uint64(len(r.meta)),
+		DataRegionBytes: h.MetadataPtr - h.DataPtr, MetadataBytes: r.metaLen,
 		AllocEntries: r.NumAllocEntries(),
 	}
 	ps := uint64(h.PageSize)
@@ -236,6 +237,9 @@ func (r *Reader) Sample(i int) ([]FieldValue, error) {
 			v.Text = manifest.GetTextMeta(m)
 		}
 		out[f] = v
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -26,6 +26,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"github.com/mldf/convert/manifest"
@@ -43,8 +44,10 @@ type Reader struct {
 	hdr       manifest.Header
 	hdrBytes  []byte // the 64 header bytes
 	descBytes []byte // num_fields × 208 bytes
-	meta      []byte // the metadata table, num_samples × row size
-	alloc     []byte // the allocation table, to end of file
+	meta      []byte // the metadata table, num_samples × row size (nil: read when used)
+	alloc     []byte // the allocation table, to end of file (nil: read when used)
+	metaLen   uint64
+	allocLen  uint64
 
 	fields     []manifest.FieldDesc
 	rules      []*manifest.FieldRules // per field: rules F1..F10 (docs/FORMAT.md §10.2)
@@ -54,6 +57,9 @@ type Reader struct {
 	rowSize    int
 	closed     bool
 	touched    atomic.Uint64 // bytes of the map scanned since the last trim
+
+	errMu sync.Mutex
+	ioErr error // the first read error of an accessor that returns none (see Err)
 }
 
 // trimEvery is how many bytes of the mapped file a scan (Verify, Describe) reads between two
@@ -107,27 +113,6 @@ func (m *memBacking) close() error {
 	return nil
 }
 
-type fileBacking struct {
-	f    *os.File
-	size uint64
-}
-
-func (fb *fileBacking) bytes(off, n uint64) ([]byte, error) {
-	end := off + n
-	if end < off || end > fb.size || n > math.MaxInt {
-		return nil, io.ErrUnexpectedEOF
-	}
-	buf := make([]byte, n)
-	if _, err := fb.f.ReadAt(buf, int64(off)); err != nil {
-		return nil, err
-	}
-	return buf, nil
-}
-
-func (fb *fileBacking) zeroCopy() bool { return false }
-
-func (fb *fileBacking) close() error { return fb.f.Close() }
-
 // Open opens the MLDF file at path read-only, maps it into memory (falling back to positional
 // reads when mapping fails) and validates its structure (rules R1..R12).
 func Open(path string) (*Reader, error) { return open(path, true) }
@@ -155,7 +140,7 @@ func open(path string, useMmap bool) (*Reader, error) {
 		}
 	}
 	if src == nil {
-		src = &fileBacking{f: f, size: uint64(size)}
+		src = newRABacking(f, uint64(size), f)
 	}
 	r, err := newReader(path, src, uint64(size))
 	if err != nil {
@@ -330,11 +315,14 @@ func newReader(name string, src backing, size uint64) (*Reader, error) {
 			h.AllocTablePtr, size, allocLen, manifest.AllocEntrySize)
 	}
 
-	if r.meta, err = src.bytes(h.MetadataPtr, metaLen); err != nil {
-		return nil, fmt.Errorf("%s: reading the metadata table: %w", name, err)
-	}
-	if r.alloc, err = src.bytes(h.AllocTablePtr, allocLen); err != nil {
-		return nil, fmt.Errorf("%s: reading the allocation table: %w", name, err)
+	r.metaLen, r.allocLen = metaLen, allocLen
+	if src.zeroCopy() { // in place; positional backings read rows and entries when used
+		if r.meta, err = src.bytes(h.MetadataPtr, metaLen); err != nil {
+			return nil, fmt.Errorf("%s: reading the metadata table: %w", name, err)
+		}
+		if r.alloc, err = src.bytes(h.AllocTablePtr, allocLen); err != nil {
+			return nil, fmt.Errorf("%s: reading the allocation table: %w", name, err)
+		}
 	}
 	return r, nil
 }
@@ -347,6 +335,7 @@ func (r *Reader) Close() error {
 	}
 	r.closed = true
 	r.meta, r.alloc, r.descBytes, r.hdrBytes = nil, nil, nil, nil
+	r.metaLen, r.allocLen = 0, 0 // AllocEntry and friends see an empty table
 	if err := r.src.close(); err != nil {
 		return fmt.Errorf("%s: close: %w", r.name, err)
 	}
@@ -393,9 +382,7 @@ func (r *Reader) Row(i int) []byte {
 	if r.closed || i < 0 || i >= r.numSamples {
 		return nil
 	}
-	off := i * r.rowSize
-	end := off + r.rowSize
-	return r.meta[off:end:end]
+	return r.table(r.meta, r.hdr.MetadataPtr, i*r.rowSize, r.rowSize, "metadata table")
 }
 
 // Meta returns field f's metadata struct in sample i's row (read-only), or nil when i or f is
@@ -421,7 +408,11 @@ func (r *Reader) metaErr(i, f int) ([]byte, error) {
 	if f < 0 || f >= len(r.fields) {
 		return nil, fmt.Errorf("%s: sample %d: %w: field %d of %d", r.name, i, ErrOutOfRange, f, len(r.fields))
 	}
-	return r.Meta(i, f), nil
+	m := r.Meta(i, f)
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // checkRef applies rule R13 to a payload reference and returns the payload's end offset.
@@ -595,7 +586,7 @@ func (r *Reader) Text(i, f int) (manifest.TextMeta, []byte, error) {
 }
 
 // NumAllocEntries returns the number of allocation table entries.
-func (r *Reader) NumAllocEntries() int { return len(r.alloc) / manifest.AllocEntrySize }
+func (r *Reader) NumAllocEntries() int { return int(r.allocLen / manifest.AllocEntrySize) }
 
 // AllocEntry returns allocation table entry k, unchecked (see Verify), or the zero entry when
 // k is out of range.
@@ -603,7 +594,7 @@ func (r *Reader) AllocEntry(k int) manifest.AllocEntry {
 	if k < 0 || k >= r.NumAllocEntries() {
 		return manifest.AllocEntry{}
 	}
-	return manifest.DecodeAllocEntry(r.alloc[k*manifest.AllocEntrySize:])
+	return manifest.DecodeAllocEntry(r.table(r.alloc, r.hdr.AllocTablePtr, k*manifest.AllocEntrySize, manifest.AllocEntrySize, "allocation table"))
 }
 
 // AllocTable iterates over the allocation table entries in file order.

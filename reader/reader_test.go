@@ -284,6 +284,9 @@ var hostileCases = []hostile{
 	{name: "bit in gap after descriptors", mut: flip(1000, 0x01), err: ErrCorrupt, rule: "V7", where: "byte 1000"},
 	{name: "bit in gap between payloads", mut: flip(4101, 0x01), err: ErrCorrupt, rule: "V7", where: "byte 4101"},
 	{name: "bit in gap at data end", mut: flip(13199, 0x01), err: ErrCorrupt, rule: "V7", where: "byte 13199"},
+	// V6 and V7 are checked in one pass: the order of the reports stays V6, then V7 in file order.
+	{name: "bit in a gap and in a later payload", mut: muts(flip(4101, 0x01), flip(8200, 0x10)), err: ErrChecksum, rule: "V6", where: "sample 2"},
+	{name: "bits in a gap between payloads and before the data", mut: muts(flip(4101, 0x01), flip(1000, 0x01)), err: ErrCorrupt, rule: "V7", where: "byte 1000"},
 }
 
 func TestHostile(t *testing.T) {

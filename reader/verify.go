@@ -94,6 +94,15 @@ func (r *Reader) Verify() (*VerifyReport, error) {
 // resident set as the scans go. Only a file whose references do not visit the allocation
 // entries in order (no writer of this module makes one) costs one bit per entry.
 func (r *Reader) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
+	rep, err := r.verify(ctx, o)
+	if ioErr := r.Err(); ioErr != nil {
+		// A rule "broken" by zero bytes standing in for a failed read is not the answer.
+		return rep, ioErr
+	}
+	return rep, err
+}
+
+func (r *Reader) verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 	if r.closed {
 		return nil, fmt.Errorf("%s: %w", r.name, ErrClosed)
 	}
@@ -170,7 +179,12 @@ func (r *Reader) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport
 	}
 	rep.FieldsChecked = true
 
-	// V6: payload CRC-32C; without checksums, every check is zero.
+	// V6: payload CRC-32C; without checksums, every check is zero. The gaps between payloads
+	// (V7) are read in the same pass, in file order, so that a file read through positional
+	// reads (a bucket) is fetched once; their first violation is reported in V7's turn.
+	checkGaps := h.VersionMinor <= manifest.VersionMinor // files of the minor versions this reader knows
+	var gapErr error
+	cur := h.DataPtr
 	for k := range n {
 		if k&4095 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -179,6 +193,10 @@ func (r *Reader) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport
 		}
 		e := r.AllocEntry(k)
 		r.touch(manifest.AllocEntrySize + uint64(e.Size))
+		if checkGaps && gapErr == nil {
+			gapErr = r.checkZero(cur, e.Ptr, "of the data region before the payload of allocation entry", k)
+			cur = e.Ptr + uint64(e.Size)
+		}
 		if !rep.Checksummed {
 			if e.Check != 0 {
 				oi, of, _ := r.PayloadOwner(e.Ptr)
@@ -205,7 +223,7 @@ func (r *Reader) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport
 	rep.ChecksumsOK = rep.Checksummed
 
 	// V7: gaps are zero (files of the minor versions this reader knows).
-	if h.VersionMinor <= manifest.VersionMinor {
+	if checkGaps {
 		descEnd := h.FieldDescPtr + uint64(len(r.descBytes))
 		if err := r.checkZero(manifest.PreambleSize, h.FieldDescPtr, "between the header and the field descriptors", -1); err != nil {
 			return rep, err
@@ -213,14 +231,8 @@ func (r *Reader) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport
 		if err := r.checkZero(descEnd, h.DataPtr, "between the field descriptors and the data region", -1); err != nil {
 			return rep, err
 		}
-		cur := h.DataPtr
-		for k := range n {
-			r.touch(manifest.AllocEntrySize)
-			e := r.AllocEntry(k)
-			if err := r.checkZero(cur, e.Ptr, "of the data region before the payload of allocation entry", k); err != nil {
-				return rep, err
-			}
-			cur = e.Ptr + uint64(e.Size)
+		if gapErr != nil { // between payloads, found by the V6 pass
+			return rep, gapErr
 		}
 		if err := r.checkZero(cur, h.MetadataPtr, "at the end of the data region", -1); err != nil {
 			return rep, err
@@ -245,12 +257,16 @@ func (r *Reader) headerChecksum() uint64 {
 	d := xxhash.New()
 	d.Write(r.hdrBytes[:manifest.HeaderChecksumOffset])
 	d.Write(r.descBytes)
-	for _, t := range [][]byte{r.meta, r.alloc} {
-		for len(t) > 0 {
-			n := min(len(t), trimEvery)
-			d.Write(t[:n])
-			r.touch(uint64(n))
-			t = t[n:]
+	for _, t := range []struct {
+		b        []byte
+		ptr, len uint64
+		what     string
+	}{{r.meta, r.hdr.MetadataPtr, r.metaLen, "metadata table"}, {r.alloc, r.hdr.AllocTablePtr, r.allocLen, "allocation table"}} {
+		for off := uint64(0); off < t.len; {
+			n := min(t.len-off, cacheBlock)
+			d.Write(r.table(t.b, t.ptr, int(off), int(n), t.what))
+			r.touch(n)
+			off += n
 		}
 	}
 	return d.Sum64()

@@ -13,6 +13,7 @@ import (
 	"github.com/mldf/convert/encoders/audiofield"
 	"github.com/mldf/convert/encoders/imagefield"
 	"github.com/mldf/convert/encoders/textfield"
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
@@ -52,18 +53,30 @@ func inputsOf(src sources.Source) (sources.InputList, error) {
 }
 
 // Build resolves a validated recipe (Defaults and Validate called) into a Plan. It opens the
-// source (walking folders, expanding globs) but reads no sample.
+// source (walking folders, expanding globs) but reads no sample. It is BuildWith with a
+// background context and an objstore client of its own.
 func Build(r *Recipe) (*Plan, error) {
+	return BuildWith(context.Background(), r, nil)
+}
+
+// BuildWith is Build with the objstore client that lists and reads the inputs named by URL
+// (s3://, gs://, az://, azblob://, file://; nil: a new client) and the context of those
+// listings. Every input is checked here, before any work: a glob matching nothing, a
+// missing object, bucket or folder, or denied access is one error naming its URL.
+func BuildWith(ctx context.Context, r *Recipe, store *objstore.Client) (*Plan, error) {
 	if isCellSource(r.Source.Type) {
 		return buildCells(r) // scdl.go
+	}
+	if store == nil {
+		store = objstore.New()
 	}
 	p := &Plan{Recipe: r}
 	var src sources.Source
 	var err error
 	if r.Source.Type == "parquet" {
-		src, err = buildParquet(r, p)
+		src, err = buildParquet(ctx, r, p, store)
 	} else {
-		src, err = buildSource(r)
+		src, err = buildSource(ctx, r, store)
 	}
 	if err != nil {
 		return nil, err
@@ -120,7 +133,7 @@ func Build(r *Recipe) (*Plan, error) {
 	return p, nil
 }
 
-func buildSource(r *Recipe) (sources.Source, error) {
+func buildSource(ctx context.Context, r *Recipe, store *objstore.Client) (sources.Source, error) {
 	s := r.Source
 	switch s.Type {
 	case "images":
@@ -128,9 +141,9 @@ func buildSource(r *Recipe) (sources.Source, error) {
 		if s.Flat {
 			layout = imagefolder.LayoutFlat
 		}
-		return imagefolder.New(s.Path, imagefolder.Options{Layout: layout})
+		return imagefolder.NewContext(ctx, s.Path, imagefolder.Options{Layout: layout, Store: store})
 	case "audio_folder":
-		return audio.OpenFolder(s.Path)
+		return audio.OpenFolderContext(ctx, s.Path, audio.FolderOptions{Store: store})
 	case "librispeech":
 		return audio.OpenLibriSpeech(s.Path)
 	case "nemo_manifest":
@@ -141,9 +154,9 @@ func buildSource(r *Recipe) (sources.Source, error) {
 		for _, f := range r.Fields {
 			cols = append(cols, strings.Split(f.From, "|")...)
 		}
-		return tarsrc.New(s.Inputs, tarsrc.Options{Columns: cols, MaxMemberSize: int64(s.MaxMemberSize)})
+		return tarsrc.NewContext(ctx, s.Inputs, tarsrc.Options{Columns: cols, MaxMemberSize: int64(s.MaxMemberSize), Store: store})
 	case "jsonl":
-		return jsonl.New(s.Inputs, jsonlColumns(r.Fields), jsonl.Options{MaxLineSize: int(s.MaxLineBytes)})
+		return jsonl.New(s.Inputs, jsonlColumns(r.Fields), jsonl.Options{MaxLineSize: int(s.MaxLineBytes), Store: store})
 	}
 	return nil, fmt.Errorf("%w: source type %q", ErrRecipe, s.Type)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/sources"
 	"github.com/mldf/convert/sources/parquet"
@@ -26,12 +27,13 @@ const ClassesSuffix = ".classes.json"
 // the mapping is recorded in p.Notes; a field's from may name a column, a struct member by
 // dotted path, or a Hugging Face Image/Audio struct (read as its bytes). Class names of
 // ClassLabel columns go with the int fields that read them.
-func buildParquet(r *Recipe, p *Plan) (sources.Source, error) {
-	files, err := parquet.Expand(r.Source.Inputs)
+func buildParquet(ctx context.Context, r *Recipe, p *Plan, store *objstore.Client) (sources.Source, error) {
+	files, err := parquet.Expand(ctx, store, r.Source.Inputs)
 	if err != nil {
 		return nil, fmt.Errorf("%w: source.inputs: %w", ErrRecipe, err)
 	}
-	schema, meta, err := parquet.ReadSchema(files[0], nil)
+	open := parquet.StoreOpener(ctx, store)
+	schema, meta, err := parquet.ReadSchema(files[0], open)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +103,7 @@ func buildParquet(r *Recipe, p *Plan) (sources.Source, error) {
 			p.classes[f.Name] = inf.Classes
 		}
 	}
-	return parquet.NewFiles(files, cols, parquet.Options{})
+	return parquet.NewFiles(files, cols, parquet.Options{Open: open})
 }
 
 // finishParquet makes the int fields of ClassLabel columns class-label fields and writes

@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/mldf/convert/beton"
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/scdl"
 	"github.com/mldf/convert/sources"
 	"github.com/mldf/convert/sources/h5ad"
 	"github.com/mldf/convert/sources/mtx10x"
 	"github.com/mldf/convert/sources/scdlsrc"
-	"github.com/mldf/convert/sources/tarsrc"
 )
 
 // Single-cell sources (AnnData .h5ad files, 10x Genomics directories, SCDL archives) and the
@@ -117,8 +117,12 @@ func openCells(s Source) ([]scdl.Input, []int64, error) {
 	var err error
 	switch {
 	case s.Type == "h5ad":
-		if paths, err = tarsrc.Expand(s.Inputs); err != nil {
+		found, err := objstore.New().Expand(context.Background(), s.Inputs) // local paths: no bucket is opened
+		if err != nil {
 			return nil, nil, fmt.Errorf("source.inputs: %w", err)
+		}
+		for _, a := range found {
+			paths = append(paths, a.URL)
 		}
 	case s.Path != "":
 		paths = []string{s.Path}

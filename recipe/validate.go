@@ -10,6 +10,7 @@ import (
 
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pipeline"
 )
 
@@ -168,6 +169,25 @@ func (r *Recipe) Validate() error {
 		if len(s.Inputs) > 0 {
 			add(r.line("source", "inputs"), "source.inputs does not apply to a %s source (use path)", s.Type)
 		}
+	}
+	// URLs (s3://, gs://, az://, azblob://, file://): well formed, and only where the source
+	// reads from buckets. Whether they exist is checked by Build, before any work.
+	urlSources := []string{"images", "audio_folder", "tar", "jsonl", "parquet"}
+	checkURL := func(line int, key, v string) {
+		l, err := objstore.Parse(v)
+		if err != nil {
+			add(line, "%s: %v", key, err)
+			return
+		}
+		if !l.IsLocal() && !slices.Contains(urlSources, s.Type) {
+			add(line, "%s %q: a %s source reads local files only (sources that read buckets: %s)", key, v, s.Type, strings.Join(urlSources, ", "))
+		}
+	}
+	if s.Path != "" {
+		checkURL(r.line("source", "path"), "source.path", s.Path)
+	}
+	for _, in := range s.Inputs {
+		checkURL(r.line("source", "inputs"), "source.inputs", in)
 	}
 	if s.Flat && s.Type != "images" {
 		add(r.line("source", "flat"), "source.flat applies only to an images source")

@@ -140,7 +140,7 @@ func partChecksum(ctx context.Context, st *storage, path string) (string, int64,
 		}
 		return fmt.Sprintf("%016x", h.Checksum), int64(h.NumSamples), nil
 	}
-	r, err := reader.Open(localPath(path))
+	r, err := reader.Open(plainPath(path))
 	if err != nil {
 		return "", 0, err
 	}
@@ -196,7 +196,7 @@ func runShard(ctx context.Context, st *storage, plan *recipe.Plan, logger *slog.
 		if err := st.client.Remove(ctx, recPath); err != nil {
 			return err
 		}
-	} else if err := os.Remove(localPath(recPath)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	} else if err := os.Remove(plainPath(recPath)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	shardPlan := *plan

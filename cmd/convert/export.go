@@ -10,7 +10,7 @@ import (
 
 	"github.com/mldf/convert/export"
 	"github.com/mldf/convert/internal/outpath"
-	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/recipe"
 )
 
@@ -53,7 +53,9 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := outs.AddDir("export directory", pos[1]); err != nil {
 		return err
 	}
-	r, err := reader.Open(pos[0])
+	c := objstore.New()
+	defer c.Close()
+	r, err := openMLDF(ctx, c, pos[0])
 	if err != nil {
 		return err
 	}
@@ -65,7 +67,7 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var res export.Result
 	if *format == "parquet" {
-		res, err = exportParquet(ctx, r, pos[0], pos[1], *shardSamples)
+		res, err = exportParquet(ctx, c, r, pos[0], pos[1], *shardSamples)
 	} else if *format == "folder" {
 		res, err = export.Folder(ctx, r, pos[1], export.FolderOptions{Image: *field, Label: *label})
 	} else {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/reader/decode"
 	"github.com/mldf/convert/scdl"
@@ -52,17 +53,19 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if scdl.IsArchive(pos[0]) {
 		return inspectSCDL(stdout, pos[0], *sampleN, *asJSON) // scdl.go
 	}
-	kind, err := fileKind(pos[0])
+	c := objstore.New()
+	defer c.Close()
+	kind, err := inputKind(ctx, c, pos[0])
 	if err != nil {
 		return err
 	}
 	switch kind {
 	case "taridx":
-		return inspectTaridx(stdout, pos[0], *sampleN, *asJSON)
+		return inspectTaridx(ctx, c, stdout, pos[0], *sampleN, *asJSON)
 	case "beton":
 		return inspectBeton(stdout, pos[0], *sampleN, *asJSON)
 	}
-	r, err := reader.Open(pos[0])
+	r, err := openMLDF(ctx, c, pos[0])
 	if err != nil {
 		return err
 	}
@@ -82,6 +85,9 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return nil
 	}
 	d := r.Describe()
+	if err := r.Err(); err != nil {
+		return err
+	}
 	if *asJSON {
 		return writeJSON(stdout, d)
 	}
@@ -125,13 +131,15 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if scdl.IsArchive(pos[0]) {
 		return verifySCDL(stdout, pos[0]) // scdl.go
 	}
-	kind, err := fileKind(pos[0])
+	c := objstore.New()
+	defer c.Close()
+	kind, err := inputKind(ctx, c, pos[0])
 	if err != nil {
 		return err
 	}
 	switch kind {
 	case "taridx":
-		return verifyTaridx(stdout, pos[0])
+		return verifyTaridx(ctx, c, stdout, pos[0])
 	case "beton":
 		return verifyBeton(stdout, pos[0])
 	}
@@ -139,7 +147,12 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *decodeAll {
 		opt.NewDecoder = decode.NewPayloadDecoder
 	}
-	rep, err := reader.VerifyFile(ctx, pos[0], opt)
+	r, err := openMLDF(ctx, c, pos[0])
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	rep, err := r.VerifyWith(ctx, opt)
 	if err != nil {
 		return err
 	}
@@ -174,7 +187,9 @@ func cmdCat(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if len(pos) != 1 || *n < 0 || *field == "" {
 		return usageErr("cat", "cat FILE --sample N --field F > out")
 	}
-	r, err := reader.Open(pos[0])
+	c := objstore.New()
+	defer c.Close()
+	r, err := openMLDF(ctx, c, pos[0])
 	if err != nil {
 		return err
 	}

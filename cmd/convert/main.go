@@ -4,7 +4,7 @@
 // The flow of a conversion (convert run RECIPE, or a one-shot form such as convert images):
 //
 //	recipe.Load → flags override → Defaults → Validate (every problem, with lines)
-//	→ recipe.Build (source + field encoders) → pipeline.Run (workers, page writer, finalizer)
+//	→ recipe.BuildWith (source + field encoders) → pipeline.Run (workers, page writer, finalizer)
 //	→ report JSON + summary
 package main
 

@@ -83,7 +83,7 @@ func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags
 		return err
 	}
 	ff.apply(r)
-	r.Output, r.Report, r.Rejects = localPath(r.Output), localPath(r.Report), localPath(r.Rejects) // file:// URLs
+	r.Output, r.Report, r.Rejects = plainPath(r.Output), plainPath(r.Report), plainPath(r.Rejects) // file:// URLs
 	if err := shardFromEnv(r, rf, os.LookupEnv); err != nil {
 		return err
 	}
@@ -91,7 +91,10 @@ func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags
 	if err := r.Validate(); err != nil {
 		return err
 	}
-	plan, err := recipe.Build(r)
+	st := newStorage()
+	defer st.Close()
+	st.abortOlderThan = rf.abortOlderThan
+	plan, err := recipe.BuildWith(ctx, r, st.client) // one client: inputs, outputs, reports
 	if err != nil {
 		return err
 	}
@@ -101,9 +104,6 @@ func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags
 	if rf.dryRun {
 		return printPlan(stdout, plan)
 	}
-	st := newStorage()
-	defer st.Close()
-	st.abortOlderThan = rf.abortOlderThan
 	if err := checkBucketOutputs(ctx, st, plan); err != nil {
 		return err
 	}

@@ -35,8 +35,8 @@ func isObject(name string) bool {
 	return err == nil && !l.IsLocal()
 }
 
-// localPath turns a file:// URL into the path it names; anything else is returned as is.
-func localPath(name string) string {
+// plainPath turns a file:// URL into the path it names; anything else is returned as is.
+func plainPath(name string) string {
 	if l, err := objstore.Parse(name); err == nil && l.IsLocal() {
 		return l.Key
 	}
@@ -78,7 +78,7 @@ func (s *storage) writeSmall(ctx context.Context, path string, b []byte) error {
 	if isObject(path) {
 		return s.client.WriteFile(ctx, path, b)
 	}
-	path = localPath(path)
+	path = plainPath(path)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -99,7 +99,7 @@ const maxSmall = 16 << 20
 // readSmall reads a small file or object whole.
 func (s *storage) readSmall(ctx context.Context, path string) ([]byte, error) {
 	if !isObject(path) {
-		return os.ReadFile(localPath(path))
+		return os.ReadFile(plainPath(path))
 	}
 	r, err := s.client.Open(ctx, path)
 	if err != nil {

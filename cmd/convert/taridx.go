@@ -1,50 +1,126 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
-	"github.com/mldf/convert/sources/tarsrc"
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/taridx"
 )
 
 // cmdIndex writes a TARIDX index of one or more tar shards, byte-identical to the reference
-// implementation's (glzn iTar).
+// implementation's (glzn iTar). Shards and the index may be local files or objects in a
+// bucket: a shard in a bucket is read with ranged requests of its header blocks (payloads
+// are skipped, never downloaded), and an index named by URL is uploaded whole at the end.
+// With one shard and no -o, the index is written beside it (X.tar → X.taridx).
 func cmdIndex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("index", flag.ContinueOnError)
-	out := fs.String("o", "", "output .taridx")
+	out := fs.String("o", "", "output .taridx (default with one shard: beside it, X.tar → X.taridx)")
 	fs.StringVar(out, "output", "", "output .taridx (same as -o)")
 	contiguous := fs.Bool("contiguous", false, "reorder rows so each sample's members are adjacent (sets flag bit 0)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 || *out == "" {
-		return usageErr("index", "index SHARD.tar [SHARD2.tar ...] -o FOLD.taridx (globs and {000..127} ranges work)")
+	const synopsis = "index SHARD.tar [SHARD2.tar ...] [-o FOLD.taridx] (globs and {000..127} ranges work; paths or s3:// gs:// az:// URLs)"
+	if len(pos) == 0 {
+		return usageErr("index", synopsis)
 	}
-	shards, err := tarsrc.Expand(pos)
+	c := objstore.New()
+	defer c.Close()
+	found, err := c.Expand(ctx, pos)
 	if err != nil {
 		return err
 	}
-	if err := checkFileOutput(*out, "shard", shards...); err != nil {
-		return err
+	if *out == "" {
+		if len(found) != 1 {
+			return fmt.Errorf("%w: %d shards: name the index with -o (it is written beside a single shard only)", errUsage, len(found))
+		}
+		*out = strings.TrimSuffix(found[0].URL, ".tar") + ".taridx"
 	}
-	if err := taridx.IndexFilesOpts(shards, *out, *contiguous); err != nil {
-		return err
-	}
-	ix, err := taridx.Load(*out)
+	outPath, outLocal, err := localPath(*out)
 	if err != nil {
 		return err
+	}
+	shards := make([]string, len(found))
+	allLocal := outLocal
+	for i, a := range found {
+		shards[i] = a.URL
+		if _, local, _ := localPath(a.URL); !local {
+			allLocal = false
+		}
+	}
+	if allLocal {
+		if err := checkFileOutput(outPath, "shard", shards...); err != nil {
+			return err
+		}
+	} else {
+		for _, s := range shards {
+			if s == *out {
+				return fmt.Errorf("%s: %w: the index would overwrite its shard", *out, errUsage)
+			}
+		}
+		if err := c.CheckWrite(ctx, *out); err != nil {
+			return err
+		}
+	}
+	w := taridx.NewWriter()
+	for _, s := range shards {
+		if err := addShard(ctx, c, w, s); err != nil {
+			return err
+		}
+	}
+	if *contiguous {
+		w.EnforceContiguous()
+	}
+	var ix *taridx.Index
+	if outLocal {
+		if err := w.WriteFile(outPath); err != nil {
+			return err
+		}
+		if ix, err = taridx.Load(outPath); err != nil {
+			return err
+		}
+	} else {
+		var buf bytes.Buffer
+		if _, err := w.WriteTo(&buf); err != nil {
+			return fmt.Errorf("taridx: %s: %w", *out, err)
+		}
+		if ix, err = taridx.Parse(buf.Bytes()); err != nil {
+			return fmt.Errorf("%s: %w", *out, err)
+		}
+		if err := c.WriteFile(ctx, *out, buf.Bytes()); err != nil {
+			return err
+		}
 	}
 	d := ix.Describe()
 	fmt.Fprintf(stdout, "wrote %s: %d shards, %d rows, %d stems\n", *out, d.Shards, d.Rows, d.Stems)
 	return nil
 }
 
-func inspectTaridx(w io.Writer, path string, row int, asJSON bool) error {
-	ix, err := taridx.Load(path)
+// addShard adds one shard, a local file or an object in a bucket, to w.
+func addShard(ctx context.Context, c *objstore.Client, w *taridx.Writer, shard string) error {
+	path, local, err := localPath(shard)
+	if err != nil {
+		return err
+	}
+	if local {
+		return w.AddFile(path)
+	}
+	ra, err := c.OpenReaderAt(ctx, shard)
+	if err != nil {
+		return err
+	}
+	defer ra.Close()
+	return w.AddShard(ra, ra.Size(), shard)
+}
+
+func inspectTaridx(ctx context.Context, c *objstore.Client, w io.Writer, path string, row int, asJSON bool) error {
+	ix, err := loadTaridx(ctx, c, path)
 	if err != nil {
 		return err
 	}
@@ -67,12 +143,44 @@ func inspectTaridx(w io.Writer, path string, row int, asJSON bool) error {
 	return d.WriteText(w)
 }
 
-func verifyTaridx(w io.Writer, path string) error {
-	ix, err := taridx.Load(path) // Load applies every reader rule of the spec
+func verifyTaridx(ctx context.Context, c *objstore.Client, w io.Writer, path string) error {
+	ix, err := loadTaridx(ctx, c, path) // Load and Parse apply every reader rule of the spec
 	if err != nil {
 		return err
 	}
 	d := ix.Describe()
 	fmt.Fprintf(w, "%s: OK: TARIDX %s, %d rows, %d stems, %d shards\n", path, d.Version, d.Rows, d.Stems, d.Shards)
 	return nil
+}
+
+// maxRemoteIndex bounds a .taridx read from a bucket (it is parsed in memory, as Load does).
+const maxRemoteIndex = 1 << 30
+
+// loadTaridx loads an index from a local path (taridx.Load) or an object in a bucket (read
+// whole, then taridx.Parse).
+func loadTaridx(ctx context.Context, c *objstore.Client, arg string) (*taridx.Index, error) {
+	path, local, err := localPath(arg)
+	if err != nil {
+		return nil, err
+	}
+	if local {
+		return taridx.Load(path)
+	}
+	r, err := c.Open(ctx, arg)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if r.Size() > maxRemoteIndex {
+		return nil, fmt.Errorf("%s: %w: a %d-byte index (at most %d is read from a bucket)", arg, errRemoteKind, r.Size(), int64(maxRemoteIndex))
+	}
+	b := make([]byte, r.Size())
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, err
+	}
+	ix, err := taridx.Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", arg, err)
+	}
+	return ix, nil
 }

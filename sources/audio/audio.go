@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/mldf/convert/internal/inputfile"
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
 	"github.com/mldf/convert/sources/listing"
@@ -241,6 +242,10 @@ func fileValue(path string) sample.Value {
 type Folder struct {
 	list
 	classes []string
+
+	remote   bool // a folder in a bucket (remote.go)
+	store    *objstore.Client
+	prefetch int
 }
 
 // OpenFolder lists a class-folder dataset. Files directly under root are ignored; class

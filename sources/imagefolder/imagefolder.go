@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/mldf/convert/internal/inputfile"
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
 	"github.com/mldf/convert/sources/listing"
@@ -69,6 +70,13 @@ type Options struct {
 	// means os.TempDir(). The list takes about 30 bytes per file plus the paths.
 	TempDir string
 
+	// Store lists and reads a folder in a bucket (root an s3://, gs://, az:// or azblob://
+	// URL); nil: a client of the Source's own.
+	Store *objstore.Client
+	// Prefetch is how many images of a bucket are fetched ahead of the one being emitted;
+	// 0 means 8.
+	Prefetch int
+
 	memLimit int // bytes of the list held in memory (tests); 0: the listing's default
 }
 
@@ -80,6 +88,10 @@ type Source struct {
 	errs    []error       // per-file problems (broken link, not a regular file), by record
 	ignored []string
 	flat    bool
+
+	remote   bool // root is a URL: records as remote.go says, images read with store
+	store    *objstore.Client
+	prefetch int
 }
 
 // A file's record in the list: its key orders the samples (label, then directory, then name:
@@ -100,7 +112,35 @@ func fileKey(b []byte, label int, dirRel, name string) []byte {
 // reports a symbolic-link loop or an unreadable directory as an error, and orders samples as
 // torchvision's ImageFolder does: classes in sorted order; within a class, directories in
 // sorted path order and files in sorted name order. Names starting with "." are skipped.
+//
+// root may also be a folder in a bucket (s3://bucket/train, gs://..., az://...): see
+// remote.go. A missing bucket, denied access or a prefix with no object is an error naming
+// the URL.
 func New(root string, opts Options) (*Source, error) {
+	return NewContext(context.Background(), root, opts)
+}
+
+// NewContext is New with a context for listing a folder in a bucket.
+func NewContext(ctx context.Context, root string, opts Options) (*Source, error) {
+	exts := opts.Extensions
+	if len(exts) == 0 {
+		exts = DefaultExtensions
+	}
+	extSet := map[string]bool{}
+	for _, e := range exts {
+		e = strings.ToLower(e)
+		if !strings.HasPrefix(e, ".") {
+			e = "." + e
+		}
+		extSet[e] = true
+	}
+	if sources.IsURL(root) {
+		if opts.Prefetch <= 0 {
+			opts.Prefetch = 8
+		}
+		return newRemote(ctx, root, extSet, opts)
+	}
+	root = sources.LocalPath(root)
 	st, err := os.Stat(root)
 	if err != nil {
 		return nil, fmt.Errorf("imagefolder: %w", err)
@@ -108,18 +148,7 @@ func New(root string, opts Options) (*Source, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%w: %s", ErrNotDir, root)
 	}
-	exts := opts.Extensions
-	if len(exts) == 0 {
-		exts = DefaultExtensions
-	}
-	w := &walker{exts: map[string]bool{}, list: listing.NewBuilder(listing.Options{Dir: opts.TempDir, MemLimit: opts.memLimit})}
-	for _, e := range exts {
-		e = strings.ToLower(e)
-		if !strings.HasPrefix(e, ".") {
-			e = "." + e
-		}
-		w.exts[e] = true
-	}
+	w := &walker{exts: extSet, list: listing.NewBuilder(listing.Options{Dir: opts.TempDir, MemLimit: opts.memLimit})}
 	s := &Source{root: root}
 	if err := s.walk(w, st, opts.Layout); err != nil {
 		w.list.Abort()
@@ -415,6 +444,13 @@ func (l inputList) Len() int64 { return l.s.Len() }
 
 func (l inputList) Each(fn func(int64, sources.Input) error) error {
 	return l.s.files.Each(func(i int64, key, data []byte) error {
+		if l.s.remote {
+			e, err := l.s.decodeRemote(key, data)
+			if err != nil {
+				return err
+			}
+			return fn(i, sources.Input{Path: l.s.root + "/" + relPath(e.dirRel, e.nm), Size: e.size})
+		}
 		e, err := l.s.decode(key, data)
 		if err != nil {
 			return err
@@ -443,6 +479,9 @@ func (s *Source) Range(lo, hi int) (*Source, error) {
 // class folders, the "label" column as a KindInt value. A broken link or a non-regular file is
 // a sample with Err set.
 func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error {
+	if s.remote {
+		return s.runRemote(ctx, emit)
+	}
 	return s.files.Each(func(i int64, key, data []byte) error {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -33,6 +33,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -50,6 +51,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/mldf/convert/internal/inputfile"
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
 )
@@ -77,6 +79,12 @@ type Options struct {
 	ChunkSize int
 	// ChunkLines is the most lines one parse unit holds; 0 means DefaultChunkLines.
 	ChunkLines int
+	// Store reads the files named by URL (s3://, gs://, az://, azblob://) and expands
+	// patterns against bucket listings; nil: a client of the Source's own.
+	Store *objstore.Client
+	// Prefetch is how many files in a bucket are opened (first blocks fetched) ahead of the
+	// one being read; 0 means sources.DefaultPrefetch.
+	Prefetch int
 }
 
 // Source is a streaming sources.Source over JSONL files.
@@ -94,6 +102,11 @@ var _ sources.Source = (*Source)(nil)
 // start a valid gzip or zstd stream when it is compressed): New reports the first that does
 // not. A named pipe is accepted as an input and checked only when Run reads it; a device, a
 // socket or a directory is refused. The compression is recognised by the first bytes, not the name.
+//
+// Paths may be URLs (s3://, gs://, az://, azblob://, file://): patterns expand with
+// objstore's Client.Expand (brace ranges too, and globs against bucket listings), an object
+// is checked to exist (and the credentials to work) here, and its stream is checked when
+// Run reads it, with the next files fetched ahead (see sources.Streams).
 func New(paths []string, cols []Column, opt Options) (*Source, error) {
 	ext, err := newExtractor(cols)
 	if err != nil {
@@ -111,13 +124,22 @@ func New(paths []string, cols []Column, opt Options) (*Source, error) {
 	if opt.ChunkLines <= 0 {
 		opt.ChunkLines = DefaultChunkLines
 	}
-	files, err := expand(paths)
+	if opt.Store == nil {
+		opt.Store = objstore.New()
+	}
+	files, err := expand(opt.Store, paths)
 	if err != nil {
 		return nil, err
 	}
 	s := &Source{ext: ext, opt: opt}
-	for _, f := range files {
-		st, err := os.Stat(f)
+	for _, a := range files {
+		f := a.URL
+		if sources.IsURL(f) {
+			// Expand found the object (a HEAD or a listing): it exists and may be read.
+			s.inputs = append(s.inputs, sources.Input{Path: f, Size: a.Size})
+			continue
+		}
+		st, err := os.Stat(sources.LocalPath(f))
 		if err != nil {
 			return nil, fmt.Errorf("jsonl: %w", err)
 		}
@@ -131,7 +153,11 @@ func New(paths []string, cols []Column, opt Options) (*Source, error) {
 		}
 		// Fail before the run, not an hour into it, when a file cannot be opened or its
 		// compressed stream does not start.
-		_, closeFn, err := open(context.Background(), f)
+		rc, _, err := inputfile.OpenStream(context.Background(), sources.LocalPath(f))
+		if err != nil {
+			return nil, fmt.Errorf("jsonl: %w", err)
+		}
+		_, closeFn, err := open(f, rc)
 		if err != nil {
 			return nil, err
 		}
@@ -141,28 +167,31 @@ func New(paths []string, cols []Column, opt Options) (*Source, error) {
 	return s, nil
 }
 
-func expand(paths []string) ([]string, error) {
+// expand expands each pattern with objstore's Client.Expand (braces, then globs against the
+// directory or the bucket listing; literal names must exist), in the order given; a file
+// named by two patterns is read once.
+func expand(store *objstore.Client, paths []string) ([]objstore.Attrs, error) {
 	if len(paths) == 0 {
 		return nil, ErrNoFiles
 	}
-	var out []string
+	var out []objstore.Attrs
 	seen := map[string]bool{}
 	for _, p := range paths {
-		matches := []string{p}
-		if _, err := os.Lstat(p); err != nil && strings.ContainsAny(p, `*?[\`) {
-			m, gerr := filepath.Glob(p)
-			if gerr != nil {
-				return nil, fmt.Errorf("jsonl: pattern %q: %w", p, gerr)
-			}
-			if len(m) == 0 {
-				return nil, fmt.Errorf("%w: pattern %q matches no file", ErrNoFiles, p)
-			}
-			matches = m
+		found, err := store.Expand(context.Background(), []string{p})
+		if errors.Is(err, objstore.ErrPattern) {
+			return nil, fmt.Errorf("%w: %w", ErrNoFiles, err)
 		}
-		for _, m := range matches {
-			if k := filepath.Clean(m); !seen[k] {
+		if err != nil {
+			return nil, fmt.Errorf("jsonl: %w", err)
+		}
+		for _, a := range found {
+			k := a.URL
+			if !sources.IsURL(k) {
+				k = filepath.Clean(sources.LocalPath(k))
+			}
+			if !seen[k] {
 				seen[k] = true
-				out = append(out, m)
+				out = append(out, a)
 			}
 		}
 	}
@@ -255,8 +284,18 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 			}
 			return nil
 		}
-		for _, in := range s.inputs {
-			if err := s.readFile(gctx, in.Path, pool, send); err != nil {
+		names := make([]string, len(s.inputs))
+		for i, in := range s.inputs {
+			names[i] = in.Path
+		}
+		streams := sources.OpenStreams(gctx, s.opt.Store, names, s.opt.Prefetch)
+		defer streams.Close()
+		for range s.inputs {
+			rc, name, err := streams.Next()
+			if err != nil {
+				return fmt.Errorf("jsonl: %w", err)
+			}
+			if err := s.readFile(gctx, name, rc, pool, send); err != nil {
 				return err
 			}
 		}
@@ -317,14 +356,9 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
 
-// open returns the decompressed stream of path, chosen by its first bytes (gzip 1f 8b,
-// zstd 28 b5 2f fd), not by its name. path may be a named pipe: cancelling ctx ends the wait
-// for its writer and any read.
-func open(ctx context.Context, path string) (io.Reader, func(), error) {
-	f, _, err := inputfile.OpenStream(ctx, path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("jsonl: %w", err)
-	}
+// open returns the decompressed stream of f, the stream of path, chosen by its first bytes
+// (gzip 1f 8b, zstd 28 b5 2f fd), not by its name. The returned func closes f.
+func open(path string, f io.ReadCloser) (io.Reader, func(), error) {
 	br := bufio.NewReaderSize(f, 256<<10)
 	magic, _ := br.Peek(4)
 	switch {
@@ -373,8 +407,8 @@ func (p *bufPool) put(b []byte) {
 }
 
 // readFile cuts path's stream into chunks of whole lines and passes them to send in order.
-func (s *Source) readFile(ctx context.Context, path string, pool *bufPool, send func(*chunk) error) error {
-	r, closeFn, err := open(ctx, path)
+func (s *Source) readFile(ctx context.Context, path string, f io.ReadCloser, pool *bufPool, send func(*chunk) error) error {
+	r, closeFn, err := open(path, f)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package parquet
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -8,6 +9,9 @@ import (
 	"strings"
 
 	pq "github.com/parquet-go/parquet-go"
+
+	"github.com/mldf/convert/objstore"
+	"github.com/mldf/convert/sources"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -39,6 +43,19 @@ func OpenFile(name string) (Blob, error) {
 		return nil, fmt.Errorf("%s is a directory", name)
 	}
 	return &osBlob{File: f, size: st.Size()}, nil
+}
+
+// StoreOpener returns an Opener for local paths and URLs: a local file (or file:// URL)
+// through OpenFile, an object in a bucket through store's ranged reads (each ReadAt one
+// ranged GET, retried and resumed under ctx), so footers and column chunks are read where
+// they lie, never the whole object.
+func StoreOpener(ctx context.Context, store *objstore.Client) Opener {
+	return func(name string) (Blob, error) {
+		if !sources.IsURL(name) {
+			return OpenFile(sources.LocalPath(name))
+		}
+		return store.OpenReaderAt(ctx, name)
+	}
 }
 
 type osBlob struct {

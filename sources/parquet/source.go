@@ -12,9 +12,9 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
-	"github.com/mldf/convert/sources/tarsrc"
 )
 
 // As says how a column's values become sample values.
@@ -87,15 +87,21 @@ type Source struct {
 
 var _ sources.Source = (*Source)(nil)
 
-// Expand returns the files that patterns name (brace ranges, globs, plain paths; see
-// tarsrc.Expand), in order.
-func Expand(patterns []string) ([]string, error) {
+// Expand returns the files that patterns name, in order: local paths or URLs (s3://, gs://,
+// az://, azblob://, file://), with brace ranges and globs expanded against the directory or
+// the bucket listing by objstore's Client.Expand. A glob matching nothing, a missing file,
+// object or bucket, or denied access is one error naming it.
+func Expand(ctx context.Context, store *objstore.Client, patterns []string) ([]string, error) {
 	if len(patterns) == 0 {
 		return nil, ErrNoFiles
 	}
-	files, err := tarsrc.Expand(patterns) // the shared expansion: braces, globs, checks
+	found, err := store.Expand(ctx, patterns)
 	if err != nil {
 		return nil, fmt.Errorf("parquet inputs: %w", err)
+	}
+	files := make([]string, len(found))
+	for i, a := range found {
+		files[i] = a.URL
 	}
 	return files, nil
 }
@@ -105,7 +111,11 @@ func Expand(patterns []string) ([]string, error) {
 // missing column or one of the wrong shape fails here, naming the file, before any row is
 // read.
 func New(patterns []string, cols []Column, opt Options) (*Source, error) {
-	files, err := Expand(patterns)
+	store := objstore.New()
+	if opt.Open == nil {
+		opt.Open = StoreOpener(context.Background(), store)
+	}
+	files, err := Expand(context.Background(), store, patterns)
 	if err != nil {
 		return nil, err
 	}

@@ -42,7 +42,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
-	"os"
 	"runtime"
 	"strings"
 	"unicode/utf8"
@@ -53,16 +52,14 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/internal/quote"
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
 )
 
 // Errors. Each is wrapped with the shard and the member or offset it concerns.
 var (
-	// ErrPattern means a shard pattern is malformed or matches no file.
-	ErrPattern = errors.New("tarsrc: bad shard pattern")
 	// ErrRange means a Range outside the source's shards.
 	ErrRange = errors.New("tarsrc: shard range out of bounds")
 	// ErrDuplicateKey means a key appears in two non-adjacent runs of members in one shard.
@@ -121,6 +118,12 @@ type Options struct {
 	// can still see (and reject) members nobody reads. An entry "a|b" names alternatives and
 	// wants both. nil reads every member.
 	Columns []string
+	// Store reads the shards named by URL (s3://, gs://, az://, azblob://) and expands
+	// patterns against bucket listings; nil: a client of the Source's own.
+	Store *objstore.Client
+	// Prefetch is how many shards in a bucket are opened (stat'ed, first blocks fetched)
+	// ahead of the shards being read; 0 means sources.DefaultPrefetch.
+	Prefetch int
 }
 
 // Source is a sources.Source over tar shards.
@@ -132,11 +135,27 @@ type Source struct {
 
 var _ sources.Source = (*Source)(nil)
 
-// New expands the patterns (see Expand) and returns a Source over the shards, in order.
+// New expands the patterns and returns a Source over the shards, in order. Patterns are
+// local paths or URLs, expanded by objstore's Client.Expand: brace ranges
+// (data-{000..127}.tar, {a,b}, {1..9..2}, nested), then globs (* ? [) matched against the
+// directory or the bucket listing, sorted. A glob that matches nothing, a missing shard,
+// bucket or directory, denied access, or a shard named twice is one error naming it
+// (wrapping objstore.ErrPattern, ErrNotFound, ErrDenied...), before any shard is read.
 func New(patterns []string, opts Options) (*Source, error) {
-	paths, err := Expand(patterns)
+	return NewContext(context.Background(), patterns, opts)
+}
+
+// NewContext is New with a context for the expansion (bucket listings and HEADs).
+func NewContext(ctx context.Context, patterns []string, opts Options) (*Source, error) {
+	if len(patterns) == 0 {
+		return nil, fmt.Errorf("%w: no shard pattern", objstore.ErrPattern)
+	}
+	if opts.Store == nil {
+		opts.Store = objstore.New()
+	}
+	found, err := opts.Store.Expand(ctx, patterns)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tarsrc: %w", err)
 	}
 	if opts.Parallel <= 0 {
 		opts.Parallel = max(2, runtime.GOMAXPROCS(0))
@@ -163,12 +182,8 @@ func New(patterns []string, opts Options) (*Source, error) {
 			}
 		}
 	}
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, fmt.Errorf("tarsrc: %w", err)
-		}
-		s.inputs = append(s.inputs, sources.Input{Path: p, Size: st.Size()})
+	for _, a := range found {
+		s.inputs = append(s.inputs, sources.Input{Path: a.URL, Size: a.Size})
 	}
 	return s, nil
 }
@@ -208,20 +223,34 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 	// the reader acquires a sample's bytes before handing it over and the consumer releases
 	// them once emitted. Budgets are per shard, so a shard waiting for the consumer never holds
 	// back the shard being consumed.
+	//
+	// The streams are opened in shard order by this goroutine (shards in buckets ahead of
+	// their turn, see sources.Streams) and each handed to its shard's reader.
 	slots := make(chan struct{}, s.opts.Parallel)
 	order := make(chan *shardQueue, s.opts.Parallel)
+	names := make([]string, len(s.inputs))
+	for i, in := range s.inputs {
+		names[i] = in.Path
+	}
+	streams := sources.OpenStreams(gctx, s.opts.Store, names, s.opts.Prefetch)
+	defer streams.Close()
 	g.Go(func() error {
 		defer close(order)
-		for i := range s.inputs {
+		for range s.inputs {
 			select {
 			case slots <- struct{}{}:
 			case <-gctx.Done():
 				return nil
 			}
+			f, name, err := streams.Next()
+			if err != nil {
+				return fmt.Errorf("tarsrc: %w", err)
+			}
 			q := &shardQueue{ch: make(chan sample.Sample, s.opts.ReadAhead), budget: semaphore.NewWeighted(s.opts.ReadAheadBytes)}
 			g.Go(func() error {
 				defer close(q.ch)
-				return s.readShard(gctx, s.inputs[i].Path, q)
+				defer f.Close()
+				return s.readShard(gctx, name, f, q)
 			})
 			select {
 			case order <- q:
@@ -375,13 +404,8 @@ func (sr *shardReader) broken(off int64, what string, err error, pendingCut bool
 	return sr.send(sample.Sample{Origin: fmt.Sprintf("%s@%d", sr.path, off), Err: e})
 }
 
-// readShard walks one shard and sends its samples to q, closing nothing.
-func (s *Source) readShard(ctx context.Context, path string, q *shardQueue) error {
-	f, _, err := inputfile.OpenStream(ctx, path)
-	if err != nil {
-		return fmt.Errorf("tarsrc: %w", err)
-	}
-	defer f.Close()
+// readShard walks the stream f of one shard and sends its samples to q.
+func (s *Source) readShard(ctx context.Context, path string, f io.Reader, q *shardQueue) error {
 	send := func(smp sample.Sample) error {
 		w := s.weight(smp)
 		if err := q.budget.Acquire(ctx, w); err != nil {

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/objstore"
+	"github.com/mldf/convert/reader"
+)
+
+// Inputs named by URL (s3://, gs://, az://, azblob://, file://) are read through objstore;
+// plain paths as before. This file is the one place the read commands (inspect, verify,
+// cat, export, index) tell the two apart.
+
+// errRemoteKind: a file kind the read commands do not read from a bucket yet.
+var errRemoteKind = errors.New("not readable from a bucket")
+
+// localPath returns the local path arg names (a plain path, or a file:// URL) and true, or
+// false for an object in a bucket. A malformed URL is an error naming it.
+func localPath(arg string) (string, bool, error) {
+	l, err := objstore.Parse(arg)
+	if err != nil {
+		return "", false, err
+	}
+	if l.IsLocal() {
+		return l.Key, true, nil
+	}
+	return "", false, nil
+}
+
+// openMLDF opens the MLDF file arg names: a local file is mapped (reader.Open), an object
+// in a bucket is read with ranged requests (objstore.OpenReaderAt, retried and resumed)
+// through reader.OpenReaderAt, in bounded memory and without downloading it.
+func openMLDF(ctx context.Context, c *objstore.Client, arg string) (*reader.Reader, error) {
+	path, local, err := localPath(arg)
+	if err != nil {
+		return nil, err
+	}
+	if local {
+		return reader.Open(path)
+	}
+	ra, err := c.OpenReaderAt(ctx, arg)
+	if err != nil {
+		return nil, err
+	}
+	r, err := reader.OpenReaderAt(arg, ra, ra.Size())
+	if err != nil {
+		ra.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// inputKind is fileKind for any input: for an object in a bucket it reads the first bytes
+// with one ranged request. A missing object or bucket, or refused credentials, is one
+// error naming the URL.
+func inputKind(ctx context.Context, c *objstore.Client, arg string) (string, error) {
+	path, local, err := localPath(arg)
+	if err != nil {
+		return "", err
+	}
+	if local {
+		return fileKind(path)
+	}
+	ra, err := c.OpenReaderAt(ctx, arg)
+	if err != nil {
+		return "", err
+	}
+	defer ra.Close()
+	head := make([]byte, min(9, ra.Size()))
+	if _, err := ra.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	switch {
+	case string(head) == manifest.Signature:
+		return "mldf", nil
+	case strings.HasPrefix(string(head), "TARIDX\x00"):
+		return "taridx", nil
+	}
+	return "", fmt.Errorf("%s: %w: MLDF files and TARIDX indexes are read from a bucket (copy a .beton or an SCDL archive to a local disk first)", arg, errRemoteKind)
+}
