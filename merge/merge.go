@@ -463,26 +463,12 @@ func write(ctx context.Context, out string, ps []*part, opt Options, rep *Report
 	}
 	rep.DataBytes, rep.RangeCopied, rep.CopyTime = c.total, c.ranged, time.Since(copyStart)
 
-	d := xxhash.New()
-	d.Write(pre[manifest.HeaderOffset : manifest.HeaderOffset+manifest.HeaderChecksumOffset])
-	d.Write(a.descs)
-	tw := tableWriter{out: o.WriteAt, off: meta, d: d, buf: make([]byte, 0, chunkSize), name: tmp}
-	in := make([]byte, chunkSize)
-	for _, p := range ps {
-		if err := rebaseRows(p, &tw, in); err != nil {
-			return err
-		}
-	}
-	for _, p := range ps {
-		if err := rebaseEntries(p, &tw, in); err != nil {
-			return err
-		}
-	}
-	if err := tw.flush(); err != nil {
+	d, end, err := writeTables(ps, o.WriteAt, meta, pre, a.descs, tmp)
+	if err != nil {
 		return err
 	}
-	if tw.off != size {
-		return fmt.Errorf("merge: internal error: tables end at %d, want %d", tw.off, size)
+	if end != size {
+		return fmt.Errorf("merge: internal error: tables end at %d, want %d", end, size)
 	}
 	if h.Flags&manifest.FlagChecksummed != 0 {
 		h.Checksum = d.Sum64()
@@ -498,6 +484,32 @@ func write(ctx context.Context, out string, ps []*part, opt Options, rep *Report
 	rep.SyncTime = time.Since(syncStart)
 	rep.Samples, rep.Entries, rep.Size, rep.Checksum = rows, entries, size, h.Checksum
 	return nil
+}
+
+// writeTables writes the merged metadata table (every part's rows, rebased) and allocation
+// table (every part's entries, rebased) at meta through out, and returns the header checksum's
+// digest (over the header up to its checksum, the descriptors and the tables) and where the
+// tables end. The local and the bucket merge share it.
+func writeTables(ps []*part, out func([]byte, int64) (int, error), meta int64, pre, descs []byte, name string) (*xxhash.Digest, int64, error) {
+	d := xxhash.New()
+	d.Write(pre[manifest.HeaderOffset : manifest.HeaderOffset+manifest.HeaderChecksumOffset])
+	d.Write(descs)
+	tw := tableWriter{out: out, off: meta, d: d, buf: make([]byte, 0, chunkSize), name: name}
+	in := make([]byte, chunkSize)
+	for _, p := range ps {
+		if err := rebaseRows(p, &tw, in); err != nil {
+			return nil, 0, err
+		}
+	}
+	for _, p := range ps {
+		if err := rebaseEntries(p, &tw, in); err != nil {
+			return nil, 0, err
+		}
+	}
+	if err := tw.flush(); err != nil {
+		return nil, 0, err
+	}
+	return d, tw.off, nil
 }
 
 // tableWriter appends table bytes at off through a buffer, hashing them.

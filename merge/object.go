@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cespare/xxhash/v2"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mldf/convert/manifest"
@@ -327,26 +326,12 @@ func writeObject(ctx context.Context, out string, ps []*part, opt Options, rep *
 	if err := asm.zeros(meta - asm.off); err != nil {
 		return err
 	}
-	d := xxhash.New()
-	d.Write(pre[manifest.HeaderOffset : manifest.HeaderOffset+manifest.HeaderChecksumOffset])
-	d.Write(a0.descs)
-	tw := tableWriter{out: asm.bytes, off: meta, d: d, buf: make([]byte, 0, chunkSize), name: out}
-	in := make([]byte, chunkSize)
-	for _, p := range ps {
-		if err := rebaseRows(p, &tw, in); err != nil {
-			return err
-		}
-	}
-	for _, p := range ps {
-		if err := rebaseEntries(p, &tw, in); err != nil {
-			return err
-		}
-	}
-	if err := tw.flush(); err != nil {
+	d, end, err := writeTables(ps, asm.bytes, meta, pre, a0.descs, out)
+	if err != nil {
 		return err
 	}
-	if tw.off != size || asm.off != size {
-		return fmt.Errorf("merge: internal error: tables end at %d (%d assembled), want %d", tw.off, asm.off, size)
+	if end != size || asm.off != size {
+		return fmt.Errorf("merge: internal error: tables end at %d (%d assembled), want %d", end, asm.off, size)
 	}
 	if err := asm.flush(); err != nil {
 		return err
