@@ -39,6 +39,7 @@ type Plan struct {
 	Notes []string
 
 	classes map[string][]string // class names of class-label fields, by field name
+	store   *objstore.Client    // reads the inputs named by URL; writes the class names beside a bucket output
 }
 
 // inputsOf returns the inputs of a source: a list (folder sources) or a slice (file sources).
@@ -70,7 +71,7 @@ func BuildWith(ctx context.Context, r *Recipe, store *objstore.Client) (*Plan, e
 	if store == nil {
 		store = objstore.New()
 	}
-	p := &Plan{Recipe: r}
+	p := &Plan{Recipe: r, store: store}
 	var src sources.Source
 	var err error
 	if r.Source.Type == "parquet" {

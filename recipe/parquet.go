@@ -3,7 +3,9 @@ package recipe
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -124,7 +126,7 @@ func finishParquet(p *Plan) error {
 		p.Bindings[i].Field = f
 		p.Notes = append(p.Notes, fmt.Sprintf("class names of %q (%d) are written to OUTPUT%s", b.Field.Name(), len(names), ClassesSuffix))
 	}
-	classes := p.classes
+	classes, store := p.classes, p.store
 	run := p.Run
 	p.Run = func(ctx context.Context, cfg pipeline.Config) (pipeline.Report, error) {
 		if run == nil {
@@ -134,8 +136,13 @@ func finishParquet(p *Plan) error {
 		if err != nil {
 			return rep, err
 		}
-		if err := WriteClasses(cfg.Output+ClassesSuffix, classes); err != nil {
-			os.Remove(cfg.Output) // a run that fails leaves no output
+		if err := WriteClasses(ctx, store, cfg.Output+ClassesSuffix, classes); err != nil {
+			// A run that fails leaves no output.
+			if isURL(cfg.Output) {
+				store.Remove(context.WithoutCancel(ctx), cfg.Output)
+			} else {
+				os.Remove(cfg.Output)
+			}
 			return rep, err
 		}
 		return rep, nil
@@ -143,8 +150,15 @@ func finishParquet(p *Plan) error {
 	return nil
 }
 
-// WriteClasses writes class names by field to path atomically.
-func WriteClasses(path string, classes map[string][]string) error {
+// isURL reports whether name is an object in a bucket (not a plain path or a file:// URL).
+func isURL(name string) bool {
+	l, err := objstore.Parse(name)
+	return err == nil && !l.IsLocal()
+}
+
+// WriteClasses writes class names by field to path atomically: a local file, or an object in
+// a bucket through store (it appears whole or not at all).
+func WriteClasses(ctx context.Context, store *objstore.Client, path string, classes map[string][]string) error {
 	names := make([]string, 0, len(classes))
 	for n := range classes {
 		names = append(names, n)
@@ -160,6 +174,12 @@ func WriteClasses(path string, classes map[string][]string) error {
 		b.WriteString("\n  " + string(k) + ": " + string(encoders.ClassNamesJSON(classes[n])))
 	}
 	b.WriteString("\n}\n")
+	if isURL(path) {
+		if err := store.WriteFile(ctx, path, []byte(b.String())); err != nil {
+			return fmt.Errorf("class names: %w", err)
+		}
+		return nil
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("class names: %w", err)
@@ -179,12 +199,30 @@ func WriteClasses(path string, classes map[string][]string) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// ReadClasses reads the class names written beside an MLDF file (FILE.classes.json); it
-// returns nil, nil when there is none.
-func ReadClasses(file string) (map[string][]string, error) {
-	b, err := os.ReadFile(file + ClassesSuffix)
-	if os.IsNotExist(err) {
-		return nil, nil
+// maxClassesFile bounds the class-names file read back.
+const maxClassesFile = 64 << 20
+
+// ReadClasses reads the class names written beside an MLDF file or object
+// (FILE.classes.json; objects through store); it returns nil, nil when there is none.
+func ReadClasses(ctx context.Context, store *objstore.Client, file string) (map[string][]string, error) {
+	var b []byte
+	var err error
+	if isURL(file) {
+		var rd *objstore.Reader
+		if rd, err = store.Open(ctx, file+ClassesSuffix); errors.Is(err, objstore.ErrNotFound) {
+			return nil, nil
+		} else if err == nil {
+			b, err = io.ReadAll(io.LimitReader(rd, maxClassesFile))
+			rd.Close()
+		}
+	} else {
+		path := file + ClassesSuffix
+		if l, perr := objstore.Parse(path); perr == nil {
+			path = l.Key // a file:// URL
+		}
+		if b, err = os.ReadFile(path); os.IsNotExist(err) {
+			return nil, nil
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("class names: %w", err)
@@ -198,11 +236,11 @@ func ReadClasses(file string) (map[string][]string, error) {
 
 // PartClasses reads the class names beside the parts of a sharded run: nil when none has
 // any, an error when they differ (a merged file gets one set).
-func PartClasses(parts []string) (map[string][]string, error) {
+func PartClasses(ctx context.Context, store *objstore.Client, parts []string) (map[string][]string, error) {
 	var first map[string][]string
 	var from string
 	for i, p := range parts {
-		c, err := ReadClasses(p)
+		c, err := ReadClasses(ctx, store, p)
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/mldf/convert/internal/faultproxy"
 	"github.com/mldf/convert/internal/s3test"
 	"github.com/mldf/convert/objstore"
+	"github.com/mldf/convert/recipe"
 )
 
 // Inputs in a bucket (versitygw, a real S3 server): the same recipe gives the same bytes as
@@ -406,4 +407,71 @@ func TestBucketInputErrors(t *testing.T) {
 		check(t, runRecipe(t, "  type: tar\n  inputs: [\"s3://bkt/wds/shard-000000.tar\"]\n"), objstore.ErrDenied, "s3://bkt/wds/shard-000000.tar")
 		check(t, runRecipe(t, "  type: tar\n  inputs: [\"s3://bkt/wds/shard-*.tar\"]\n"), objstore.ErrDenied, "s3://bkt/wds/shard-*.tar")
 	})
+}
+
+// TestBucketToBucketThroughFaults: a recipe reading its inputs from the bucket and writing its
+// output, rejects and report to the bucket, through a proxy that cuts bodies (both ways),
+// answers 503 SlowDown, 500 and 429 and loses a Complete's answer, gives the same bytes as the
+// same recipe from and to the local disk; a Parquet source's class names go beside the object.
+func TestBucketToBucketThroughFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an S3 server")
+	}
+	c, srv := newBucket(t)
+	p, err := faultproxy.New(srv.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	for _, tc := range []bucketCase{bucketCases[0], bucketCases[3]} { // tar, jsonl
+		t.Run(tc.name, func(t *testing.T) {
+			for _, u := range tc.upload {
+				upload(t, c, u[0], u[1])
+			}
+			want := convertWith(t, tc.local, tc.fields)
+			s3test.Env(t, p.URL, s3test.SecretKey)
+			p.Reset()
+			for _, r := range []faultproxy.Rule{
+				{Name: "cut body", Match: faultproxy.IsGet, Fault: faultproxy.CutResponse, After: 1000, Times: 2},
+				{Name: "slowdown", Match: faultproxy.IsGet, Fault: faultproxy.Status, Status: 503, Code: "SlowDown", Times: 1},
+				{Name: "cut part", Match: faultproxy.IsUploadPart, Fault: faultproxy.CutRequest, After: 100, Times: 1},
+				{Name: "500 part", Match: faultproxy.IsUploadPart, Fault: faultproxy.Status, Status: 500, Code: "InternalError", Times: 1},
+				{Name: "429 put", Match: faultproxy.IsPut, Fault: faultproxy.Status, Status: 429, Code: "TooManyRequests", Times: 1},
+				{Name: "lost complete", Match: faultproxy.IsComplete, Fault: faultproxy.CutResponse, After: 0, Times: 1},
+			} {
+				p.Add(r)
+			}
+			dir := t.TempDir()
+			rec := filepath.Join(dir, "recipe.yaml")
+			url := "s3://bkt/out/" + strings.ReplaceAll(tc.name, " ", "-") + ".mldf"
+			y := "source:\n" + tc.bucket + "fields:\n" + tc.fields + "output: " + url + "\n"
+			if err := os.WriteFile(rec, []byte(y), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, stderr, err := run(t, "run", rec, "--workers", "2"); err != nil {
+				t.Fatalf("bucket to bucket: %v\n%s\nrecipe:\n%s", err, stderr, y)
+			}
+			got, err := os.ReadFile(filepath.Join(srv.Dir, "bkt", strings.TrimPrefix(url, "s3://bkt/")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("bucket to bucket through faults: %d bytes, local: %d bytes, not identical", len(got), len(want))
+			}
+			if tc.name == "parquet" {
+				classes, err := recipe.ReadClasses(context.Background(), c, url)
+				if err != nil || len(classes["label"]) == 0 {
+					t.Fatalf("class names beside %s: %v, %v", url, classes, err)
+				}
+			}
+			fired := 0
+			for _, n := range []string{"cut body", "slowdown", "cut part", "500 part", "429 put", "lost complete"} {
+				fired += p.Hits(n)
+			}
+			if p.Hits("cut body") == 0 || p.Hits("lost complete") == 0 {
+				t.Fatalf("faults that fired: %d (cut body %d, lost complete %d)", fired, p.Hits("cut body"), p.Hits("lost complete"))
+			}
+			t.Logf("%d faults fired (cut part %d, 500 part %d, 429 put %d)", fired, p.Hits("cut part"), p.Hits("500 part"), p.Hits("429 put"))
+		})
+	}
 }

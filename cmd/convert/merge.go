@@ -87,18 +87,16 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	var classes map[string][]string
-	if !isObject(parts[0]) { // class-label names beside the parts (parquet); not read from buckets yet
-		if classes, err = recipe.PartClasses(parts); err != nil {
-			return err
-		}
+	classes, err := recipe.PartClasses(ctx, st.client, parts) // class-label names beside the parts (parquet)
+	if err != nil {
+		return err
 	}
 	rep, err := merge.MergeWith(ctx, out, parts, opt)
 	if err != nil {
 		return err
 	}
 	if classes != nil {
-		if err := recipe.WriteClasses(out+recipe.ClassesSuffix, classes); err != nil {
+		if err := recipe.WriteClasses(ctx, st.client, out+recipe.ClassesSuffix, classes); err != nil {
 			return err
 		}
 	}

@@ -139,9 +139,9 @@ func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags
 }
 
 // checkBucketOutputs checks, before any work, that the bucket outputs of the run (the output
-// or this task's part, the report, the rejects, the completion record) can be written, and
-// refuses a bucket output for the formats that write a folder (scdl). Every such output is
-// written through objstore and appears only when complete.
+// or this task's part, the report, the rejects, the completion record, the class-names file)
+// can be written, and refuses a bucket output for the formats that write a folder (scdl).
+// Every such output is written through objstore and appears only when complete.
 func checkBucketOutputs(ctx context.Context, st *storage, plan *recipe.Plan) error {
 	r := plan.Recipe
 	out, report, rejects, done := r.Output, r.Report, r.Rejects, ""
@@ -152,10 +152,11 @@ func checkBucketOutputs(ctx context.Context, st *storage, plan *recipe.Plan) err
 	if isObject(out) && r.Format == "scdl" {
 		return fmt.Errorf("output %s: format scdl writes a folder of files, not one object: convert to a local folder and copy it", out)
 	}
-	if isObject(out) && plan.WritesClasses() {
-		return fmt.Errorf("output %s: the class names of the string labels (OUTPUT%s) are written only beside a local output: convert to a local file and copy it", out, recipe.ClassesSuffix)
+	classes := ""
+	if plan.WritesClasses() {
+		classes = out + recipe.ClassesSuffix
 	}
-	return st.checkWrite(ctx, out, report, rejects, done)
+	return st.checkWrite(ctx, out, report, rejects, done, classes)
 }
 
 // rejectsAccepted returns a rejectedError (exit status 3) when a completed run rejected
