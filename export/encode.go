@@ -128,27 +128,7 @@ func wavFile(args [manifest.ArgumentsSize]byte, m manifest.AudioMeta, p []byte) 
 // npyFile returns a .npy (format 1.0) holding data as a C-order array of dtype descr and
 // the given shape.
 func npyFile(descr string, shape []uint64, data []byte) []byte {
-	dims := make([]string, len(shape))
-	for i, d := range shape {
-		dims[i] = strconv.FormatUint(d, 10)
-	}
-	tuple := "(" + strings.Join(dims, ", ") + ")"
-	if len(shape) == 1 {
-		tuple = "(" + dims[0] + ",)"
-	}
-	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, tuple)
-	// magic(6) + version(2) + header length(2) + dict + padding + '\n' is a multiple of 64.
-	total := (10 + len(dict) + 1 + 63) / 64 * 64
-	hlen := total - 10
-	b := make([]byte, 0, total+len(data))
-	b = append(b, "\x93NUMPY\x01\x00"...)
-	b = binary.LittleEndian.AppendUint16(b, uint16(hlen))
-	b = append(b, dict...)
-	for len(b) < total-1 {
-		b = append(b, ' ')
-	}
-	b = append(b, '\n')
-	return append(b, data...)
+	return append(manifest.AppendNPYHeader(make([]byte, 0, 128+len(data)), descr, shape), data...)
 }
 
 // ndarrayFile returns an NDARRAY payload as a .npy file: fixed-layout payloads get a header

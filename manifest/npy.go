@@ -186,3 +186,28 @@ func truncateText(s string, n int) string {
 	}
 	return fmt.Sprintf("%s... (%d bytes)", s[:n], len(s))
 }
+
+// AppendNPYHeader appends the magic and header of a .npy file (format 1.0) for a C-order
+// array of dtype descr ("<f4") and the given shape (none: a 0-d array) to dst, as numpy's
+// np.save writes it: the dict padded with spaces and ended by '\n' so that the data that
+// follows starts at a multiple of 64 bytes.
+func AppendNPYHeader(dst []byte, descr string, shape []uint64) []byte {
+	dims := make([]string, len(shape))
+	for i, d := range shape {
+		dims[i] = strconv.FormatUint(d, 10)
+	}
+	tuple := "(" + strings.Join(dims, ", ") + ")"
+	if len(shape) == 1 {
+		tuple = "(" + dims[0] + ",)"
+	}
+	dict := "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + tuple + ", }"
+	// magic(6) + version(2) + header length(2) + dict + padding + '\n' is a multiple of 64.
+	total := (10 + len(dict) + 1 + 63) / 64 * 64
+	dst = append(dst, "\x93NUMPY\x01\x00"...)
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(total-10))
+	dst = append(dst, dict...)
+	for range total - 10 - len(dict) - 1 {
+		dst = append(dst, ' ')
+	}
+	return append(dst, '\n')
+}

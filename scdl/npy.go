@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mldf/convert/manifest"
 )
 
 // The feature indices keep two real NPY files (format 1.0): cumulative_sum_index.npy, a 1-D
@@ -15,24 +17,9 @@ import (
 
 var npyMagic = []byte("\x93NUMPY\x01\x00")
 
-// NPYHeader returns the magic and header of an NPY 1.0 file for an array with the given
-// descr ("<f4") and shape ("(3,)", "()"), padded with spaces so that the data starts at a
-// multiple of 64 and ending in '\n', as numpy's np.save writes it.
-func NPYHeader(descr, shape string) []byte {
-	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape)
-	total := len(npyMagic) + 2 + len(dict) + 1
-	pad := (64 - total%64) % 64
-	h := make([]byte, 0, total+pad)
-	h = append(h, npyMagic...)
-	h = binary.LittleEndian.AppendUint16(h, uint16(len(dict)+pad+1))
-	h = append(h, dict...)
-	h = append(h, bytes.Repeat([]byte{' '}, pad)...)
-	return append(h, '\n')
-}
-
 // encodeInt64NPY encodes a 1-D int64 array as an NPY file.
 func encodeInt64NPY(v []int64) []byte {
-	b := NPYHeader("<i8", fmt.Sprintf("(%d,)", len(v)))
+	b := manifest.AppendNPYHeader(nil, "<i8", []uint64{uint64(len(v))})
 	for _, x := range v {
 		b = binary.LittleEndian.AppendUint64(b, uint64(x))
 	}
@@ -42,7 +29,7 @@ func encodeInt64NPY(v []int64) []byte {
 // encodeStringNPY encodes a 0-d unicode string (numpy '<U<n>', UTF-32LE) as an NPY file.
 func encodeStringNPY(s string) []byte {
 	n := utf8.RuneCountInString(s)
-	b := NPYHeader(fmt.Sprintf("<U%d", max(n, 1)), "()")
+	b := manifest.AppendNPYHeader(nil, fmt.Sprintf("<U%d", max(n, 1)), nil)
 	for _, r := range s {
 		b = binary.LittleEndian.AppendUint32(b, uint32(r))
 	}

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/mldf/convert/manifest"
 )
 
 func validJSON(b []byte) bool { return json.Valid(b) }
@@ -439,23 +440,9 @@ func appendNumber(b []byte, leaf *Node, e *entry, arena []byte, descr string) []
 
 // npyFile returns a .npy (format 1.0) file of a C-order array.
 func npyFile(descr string, shape []int, data []byte) []byte {
-	dims := make([]string, len(shape))
+	dims := make([]uint64, len(shape))
 	for i, d := range shape {
-		dims[i] = strconv.Itoa(d)
+		dims[i] = uint64(d)
 	}
-	tuple := "(" + strings.Join(dims, ", ") + ")"
-	if len(shape) == 1 {
-		tuple = "(" + dims[0] + ",)"
-	}
-	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, tuple)
-	total := (10 + len(dict) + 1 + 63) / 64 * 64
-	b := make([]byte, 0, total+len(data))
-	b = append(b, "\x93NUMPY\x01\x00"...)
-	b = binary.LittleEndian.AppendUint16(b, uint16(total-10))
-	b = append(b, dict...)
-	for len(b) < total-1 {
-		b = append(b, ' ')
-	}
-	b = append(b, '\n')
-	return append(b, data...)
+	return append(manifest.AppendNPYHeader(make([]byte, 0, 128+len(data)), descr, dims), data...)
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/scdl"
 	"github.com/mldf/convert/sources"
@@ -133,7 +134,7 @@ func value(c *scdl.Column, i int) sample.Value {
 }
 
 func npyFloat32(v []float32) []byte {
-	b := scdl.NPYHeader("<f4", fmt.Sprintf("(%d,)", len(v)))
+	b := manifest.AppendNPYHeader(nil, "<f4", []uint64{uint64(len(v))})
 	for _, x := range v {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
 	}
@@ -141,7 +142,7 @@ func npyFloat32(v []float32) []byte {
 }
 
 func npyUint32(v []uint32) []byte {
-	b := scdl.NPYHeader("<u4", fmt.Sprintf("(%d,)", len(v)))
+	b := manifest.AppendNPYHeader(nil, "<u4", []uint64{uint64(len(v))})
 	for _, x := range v {
 		b = binary.LittleEndian.AppendUint32(b, x)
 	}
