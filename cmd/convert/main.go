@@ -1,5 +1,6 @@
-// Command convert turns ML datasets (image folders, audio trees, WebDataset tar shards, JSONL)
-// into one random-access MLDF file, and inspects, verifies, merges and exports such files.
+// Command convert turns ML datasets (image folders, audio trees, WebDataset tar shards, JSONL,
+// Parquet, single-cell matrices), local or in object storage, into one random-access MLDF file
+// (or FFCV .beton, or an SCDL archive), and inspects, verifies, merges and exports such files.
 //
 // The flow of a conversion (convert run RECIPE, or a one-shot form such as convert images):
 //
@@ -35,7 +36,7 @@ func commands() map[string]command {
 		"images":   {cmdImages, "images SRC_DIR OUT.mldf [flags]: convert an ImageFolder (root/<class>/<image>)"},
 		"inspect":  {cmdInspect, "inspect FILE [--sample N]: header, fields, sizes (also .taridx and .beton)"},
 		"verify":   {cmdVerify, "verify FILE [--decode] [--require-checksums]: check every structural invariant, field rule and checksum"},
-		"index":    {cmdIndex, "index SHARD.tar [...] -o FOLD.taridx: write a TARIDX index"},
+		"index":    {cmdIndex, "index SHARD.tar [...] [-o FOLD.taridx]: write a TARIDX index"},
 		"merge":    {cmdMerge, "merge OUT.mldf PARTS...: join the parts of a sharded run"},
 		"cat":      {cmdCat, "cat FILE --sample N --field F: write one payload to stdout"},
 		"storage":  {cmdStorage, "storage ls-incomplete URL | abort-incomplete URL [--older-than D]: list or abort the uploads killed runs left"},
