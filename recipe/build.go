@@ -144,11 +144,11 @@ func buildSource(ctx context.Context, r *Recipe, store *objstore.Client) (source
 		}
 		return imagefolder.NewContext(ctx, s.Path, imagefolder.Options{Layout: layout, Store: store})
 	case "audio_folder":
-		return audio.OpenFolderContext(ctx, s.Path, audio.FolderOptions{Store: store})
+		return audio.OpenFolderContext(ctx, s.Path, audio.Options{Store: store})
 	case "librispeech":
-		return audio.OpenLibriSpeech(s.Path)
+		return audio.OpenLibriSpeechContext(ctx, s.Path, audio.Options{Store: store})
 	case "nemo_manifest":
-		return audio.OpenManifest(s.Path)
+		return audio.OpenManifestContext(ctx, s.Path, audio.Options{Store: store})
 	case "tar":
 		// Members no field reads are skipped unread (unknown_members still sees them).
 		cols := make([]string, 0, len(r.Fields))

@@ -172,7 +172,7 @@ func (r *Recipe) Validate() error {
 	}
 	// URLs (s3://, gs://, az://, azblob://, file://): well formed, and only where the source
 	// reads from buckets. Whether they exist is checked by Build, before any work.
-	urlSources := []string{"images", "audio_folder", "tar", "jsonl", "parquet"}
+	urlSources := []string{"images", "audio_folder", "librispeech", "nemo_manifest", "tar", "jsonl", "parquet"}
 	checkURL := func(line int, key, v string) {
 		l, err := objstore.Parse(v)
 		if err != nil {

@@ -133,6 +133,20 @@ var bucketCases = []bucketCase{
 		upload: [][2]string{{"testdata/audio/commands", "s3://bkt/commands"}},
 	},
 	{
+		name:   "librispeech",
+		local:  "  type: librispeech\n  path: testdata/audio/librispeech\n",
+		bucket: "  type: librispeech\n  path: s3://bkt/ls\n",
+		fields: "  - {name: audio, type: flac}\n  - {name: text, type: text}\n  - {name: speaker, type: int}\n  - {name: chapter, type: int}\n",
+		upload: [][2]string{{"testdata/audio/librispeech", "s3://bkt/ls"}},
+	},
+	{
+		name:   "nemo manifest",
+		local:  "  type: nemo_manifest\n  path: testdata/audio/manifest/manifest.jsonl\n",
+		bucket: "  type: nemo_manifest\n  path: s3://bkt/nemo/manifest.jsonl\n",
+		fields: "  - {name: audio, type: audio, sample_rate: 16000, channels: mono, sample_type: int16}\n  - {name: text, type: text}\n  - {name: speaker, type: int}\n",
+		upload: [][2]string{{"testdata/audio/manifest", "s3://bkt/nemo"}},
+	},
+	{
 		name:   "images flat",
 		local:  "  type: images\n  flat: true\n  path: testdata/images\n",
 		bucket: "  type: images\n  flat: true\n  path: s3://bkt/images/\n",
@@ -390,9 +404,9 @@ func TestBucketInputErrors(t *testing.T) {
 	})
 
 	t.Run("validation", func(t *testing.T) {
-		err := runRecipe(t, "  type: librispeech\n  path: s3://bkt/ls\n")
+		err := runRecipe(t, "  type: mtx10x\n  path: s3://bkt/mtx\n")
 		if err == nil || !strings.Contains(err.Error(), "reads local files only") {
-			t.Fatalf("a librispeech source in a bucket: %v", err)
+			t.Fatalf("an mtx10x source in a bucket: %v", err)
 		}
 		err = runRecipe(t, "  type: tar\n  inputs: [\"ftp://x/y.tar\"]\n")
 		if err == nil || !strings.Contains(err.Error(), "ftp://x/y.tar") {

@@ -116,9 +116,15 @@ type list struct {
 	items  *listing.List
 	errs   []error // the listed samples' errors, by record.err - 1
 	inputs int64   // records with first set
-	// decoder returns, for one run, the function that builds a sample from its key and
-	// record (Index and the listed error are set by Run).
-	decoder func() func(key []byte, r *record) sample.Sample
+	// decoder returns, for one run under ctx, the function that builds a sample from its key
+	// and record (Index and the listed error are set by Run).
+	decoder func(ctx context.Context) func(key []byte, r *record) sample.Sample
+
+	// A source in a bucket (remote.go): Run fetches the clips whose "audio" value is a URL,
+	// prefetch of them ahead, with store.
+	remote   bool
+	store    *objstore.Client
+	prefetch int
 
 	b   *listing.Builder // while listing
 	buf []byte
@@ -176,10 +182,19 @@ func (il inputList) Each(fn func(int64, sources.Input) error) error {
 	})
 }
 
-// Run emits the samples in order.
+// Run emits the samples in order. A source in a bucket hands its clips over as KindBytes
+// values, fetched ahead (a clip that cannot be read is a sample with Err set).
 func (l *list) Run(ctx context.Context, emit func(sample.Sample) error) error {
+	if l.remote {
+		return l.runRemote(ctx, emit)
+	}
+	return l.each(ctx, emit)
+}
+
+// each emits the listed samples in order, as the decoder builds them.
+func (l *list) each(ctx context.Context, emit func(sample.Sample) error) error {
 	var r record
-	decode := l.decoder()
+	decode := l.decoder(ctx)
 	return l.items.Each(func(i int64, key, data []byte) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -242,10 +257,6 @@ func fileValue(path string) sample.Value {
 type Folder struct {
 	list
 	classes []string
-
-	remote   bool // a folder in a bucket (remote.go)
-	store    *objstore.Client
-	prefetch int
 }
 
 // OpenFolder lists a class-folder dataset. Files directly under root are ignored; class
@@ -297,7 +308,7 @@ func OpenFolder(root string) (*Folder, error) {
 	if f.Len() == 0 {
 		return nil, fmt.Errorf("%w under %s (want %s/<class>/<file>.wav|.flac)", ErrNoAudio, root, root)
 	}
-	f.decoder = func() func([]byte, *record) sample.Sample {
+	f.decoder = func(context.Context) func([]byte, *record) sample.Sample {
 		return func(key []byte, r *record) sample.Sample {
 			rel, _ := filepath.Rel(root, r.path)
 			label := int64(binary.BigEndian.Uint32(key))

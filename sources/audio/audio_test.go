@@ -234,7 +234,7 @@ func FuzzManifestLine(f *testing.F) {
 	}
 	f.Add([]byte(`{"audio_filepath": "a.wav", "offset": 1e308, "duration": -0, "x": [1, {"y": null}]}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		vals, err := parseManifestLine(line, "/data")
+		vals, err := parseManifestLine(line, "/data", paths{})
 		if err != nil {
 			return
 		}
@@ -253,7 +253,7 @@ func FuzzTranscript(f *testing.F) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		m, err := readTranscript(p)
+		m, err := readTranscript(p, os.ReadFile)
 		if err != nil {
 			return
 		}

@@ -3,6 +3,7 @@ package audio
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -49,15 +50,16 @@ func OpenLibriSpeech(root string) (*LibriSpeech, error) {
 	if ls.Len() == 0 {
 		return nil, fmt.Errorf("%w under %s (want <speaker>/<chapter>/<id>.flac)", ErrNoAudio, root)
 	}
-	ls.decoder = func() func([]byte, *record) sample.Sample {
-		return ls.run(root)
+	ls.decoder = func(context.Context) func([]byte, *record) sample.Sample {
+		return ls.run(root, paths{}, inputfile.ReadFile) // a named pipe is refused, not waited on
 	}
 	return ls, nil
 }
 
-// run returns the decoder of one run. It keeps the transcript of the chapter being read
-// (clips come in path order, so a chapter's clips are together; one seen again is read again).
-func (ls *LibriSpeech) run(root string) func([]byte, *record) sample.Sample {
+// run returns the decoder of one run, for clips under root named by paths of kind k, reading
+// transcripts with read. It keeps the transcript of the chapter being read (clips come in
+// path order, so a chapter's clips are together; one seen again is read again).
+func (ls *LibriSpeech) run(root string, k paths, read func(string) ([]byte, error)) func([]byte, *record) sample.Sample {
 	var (
 		transPath string
 		trans     map[string]string
@@ -66,15 +68,16 @@ func (ls *LibriSpeech) run(root string) func([]byte, *record) sample.Sample {
 	return func(_ []byte, r *record) sample.Sample {
 		p := r.path
 		s := sample.Sample{Origin: p, InputBytes: r.size}
-		s.Key, _ = filepath.Rel(root, p)
-		chapterDir := filepath.Dir(p)
-		chapter, speaker := filepath.Base(chapterDir), filepath.Base(filepath.Dir(chapterDir))
-		tp := filepath.Join(chapterDir, speaker+"-"+chapter+".trans.txt")
+		s.Key = k.rel(root, p)
+		chapterDir := k.dir(p)
+		chapter, speaker := k.base(chapterDir), k.base(k.dir(chapterDir))
+		tp := k.join(chapterDir, speaker+"-"+chapter+".trans.txt")
 		if tp != transPath {
 			transPath = tp
-			trans, transErr = readTranscript(tp)
+			trans, transErr = readTranscript(tp, read)
 		}
-		id := strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
+		name := k.base(p)
+		id := strings.TrimSuffix(name, filepath.Ext(name))
 		spk, err1 := strconv.ParseInt(speaker, 10, 64)
 		chp, err2 := strconv.ParseInt(chapter, 10, 64)
 		text, ok := trans[id]
@@ -97,9 +100,9 @@ func (ls *LibriSpeech) run(root string) func([]byte, *record) sample.Sample {
 	}
 }
 
-// readTranscript reads a .trans.txt file into id -> text.
-func readTranscript(path string) (map[string]string, error) {
-	b, err := inputfile.ReadFile(path) // a named pipe is refused, not waited on
+// readTranscript reads a .trans.txt file (with read) into id -> text.
+func readTranscript(path string, read func(string) ([]byte, error)) (map[string]string, error) {
+	b, err := read(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTranscript, err)
 	}

@@ -3,17 +3,26 @@ package audio
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/internal/quote"
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/sample"
+	"github.com/mldf/convert/sources"
 )
 
 // Manifest keys with a meaning of their own.
@@ -24,32 +33,65 @@ const (
 )
 
 // Manifest is a NeMo-style JSONL manifest source: one JSON object per line with
-// "audio_filepath" (relative to the manifest's folder unless absolute), and optionally "text",
-// "duration" and "offset". It emits "audio" (a file value; with "offset" present, Offset and
-// Duration select the segment [offset, offset+duration)) and every other key as a column of
-// its own name: integral numbers as KindInt, other numbers as KindFloat, strings as KindString,
-// anything else as KindJSON. Empty lines are skipped; a bad line becomes a sample whose Err
-// names the manifest and the line.
+// "audio_filepath" (relative to the manifest's folder unless absolute or a bucket URL), and
+// optionally "text", "duration" and "offset". It emits "audio" (a file value; with "offset"
+// present, Offset and Duration select the segment [offset, offset+duration)) and every other
+// key as a column of its own name: integral numbers as KindInt, other numbers as KindFloat,
+// strings as KindString, anything else as KindJSON. Empty lines are skipped; a bad line
+// becomes a sample whose Err names the manifest and the line.
 type Manifest struct {
 	list
 	path string
+	dir  string // the manifest's folder: relative audio paths are joined to it
+	k    paths
 }
+
+// manifestBatch is how many manifest lines are checked together: the clips they name in a
+// bucket are statted statParallel at a time.
+const (
+	manifestBatch = 256
+	statParallel  = 16
+)
 
 // OpenManifest reads and checks the whole manifest and stats every audio file it names. The
 // lines are listed (on disk when the manifest is large) and parsed again by Run. A file named
 // by nearby lines (the segments of one recording: within 16384 distinct files) is statted and
 // counted once.
 func OpenManifest(path string) (*Manifest, error) {
-	f, _, err := inputfile.OpenRegular(path) // a named pipe is refused, not waited on
-	if err != nil {
-		return nil, fmt.Errorf("audio manifest: %w", err)
-	}
-	defer f.Close()
+	return OpenManifestContext(context.Background(), path, Options{})
+}
+
+// OpenManifestContext is OpenManifest for a manifest on disk or in a bucket (path an s3://,
+// gs://, az:// or azblob:// URL). The audio files a manifest names may be in a bucket too:
+// "audio_filepath" a URL, or a relative path in a manifest that is in a bucket. Those clips
+// are statted statParallel at a time when the manifest is opened and fetched o.Prefetch
+// ahead by Run (the segments of one recording on consecutive lines share one fetch).
+func OpenManifestContext(ctx context.Context, path string, o Options) (*Manifest, error) {
 	m := &Manifest{path: path}
-	dir := filepath.Dir(path)
-	var recent recentFiles
+	var r io.Reader
+	if sources.IsURL(path) {
+		o.fill()
+		m.k = paths{url: true}
+		m.dir = m.k.dir(path)
+		obj, err := o.Store.Open(ctx, path)
+		if err != nil {
+			return nil, fmt.Errorf("audio manifest: %w", err)
+		}
+		defer obj.Close()
+		r = obj
+	} else {
+		path = sources.LocalPath(path)
+		m.path, m.dir = path, filepath.Dir(path)
+		f, _, err := inputfile.OpenRegular(path) // a named pipe is refused, not waited on
+		if err != nil {
+			return nil, fmt.Errorf("audio manifest: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	st := manifestStat{ctx: ctx, opts: &o}
 	m.startUnsorted()
-	br := bufio.NewReaderSize(f, 1<<20)
+	br := bufio.NewReaderSize(r, 1<<20)
 	lineNo := 0
 	for {
 		line, rerr := br.ReadBytes('\n')
@@ -63,14 +105,21 @@ func OpenManifest(path string) (*Manifest, error) {
 		lineNo++
 		line = bytes.TrimRight(bytes.TrimSuffix(line, []byte("\n")), "\r")
 		if len(bytes.TrimSpace(line)) > 0 {
-			if err := m.addLine(line, lineNo, dir, &recent); err != nil {
-				m.b.Abort()
-				return nil, fmt.Errorf("audio manifest %s: %w", path, err)
+			st.pending = append(st.pending, m.parseLine(line, lineNo))
+			if len(st.pending) == manifestBatch {
+				if err := m.addLines(&st); err != nil {
+					m.b.Abort()
+					return nil, fmt.Errorf("audio manifest %s: %w", path, err)
+				}
 			}
 		}
 		if rerr == io.EOF {
 			break
 		}
+	}
+	if err := m.addLines(&st); err != nil {
+		m.b.Abort()
+		return nil, fmt.Errorf("audio manifest %s: %w", path, err)
 	}
 	if err := m.finish(); err != nil {
 		return nil, fmt.Errorf("audio manifest %s: %w", path, err)
@@ -78,29 +127,113 @@ func OpenManifest(path string) (*Manifest, error) {
 	if m.Len() == 0 {
 		return nil, fmt.Errorf("%w: manifest %s has no entries", ErrNoAudio, path)
 	}
-	m.decoder = func() func([]byte, *record) sample.Sample { return m.decode }
+	if st.remote {
+		m.setRemote(o)
+	}
+	m.decoder = func(context.Context) func([]byte, *record) sample.Sample { return m.decode }
 	return m, nil
 }
 
-// addLine lists one manifest line: its number, the line itself (parsed again by Run), the
-// audio file it names and the file's size, or the line's error.
-func (m *Manifest) addLine(line []byte, lineNo int, dir string, recent *recentFiles) error {
-	origin := fmt.Sprintf("%s:%d", m.path, lineNo)
-	r := record{line: int64(lineNo), raw: line}
-	vals, err := parseManifestLine(line, dir)
+// manifestLine is one parsed line waiting in manifestStat.pending.
+type manifestLine struct {
+	r   record
+	err error
+}
+
+// manifestStat is the state of listing a manifest: the lines waiting for their clips'
+// sizes, the clips named recently, and the store (opened at the first URL).
+type manifestStat struct {
+	ctx     context.Context
+	opts    *Options
+	pending []manifestLine
+	recent  recentFiles
+	remote  bool // a clip is in a bucket
+	sizes   map[string]objstore.Attrs
+}
+
+// parseLine parses one manifest line for the listing.
+func (m *Manifest) parseLine(line []byte, lineNo int) manifestLine {
+	l := manifestLine{r: record{line: int64(lineNo), raw: line}}
+	vals, err := parseManifestLine(line, m.dir, m.k)
 	if err != nil {
-		return m.add(nil, r, fmt.Errorf("%s: %w", origin, err))
+		l.err = fmt.Errorf("%s:%d: %w", m.path, lineNo, err)
+		return l
 	}
-	r.path = vals[ColAudio].Path
-	if !recent.has(r.path) {
-		size, err := statAudio(r.path)
-		if err != nil {
-			return m.add(nil, r, fmt.Errorf("%s: %w", origin, err))
+	l.r.path = vals[ColAudio].Path
+	return l
+}
+
+// addLines lists the pending lines in order: each clip not named recently is statted (those
+// in a bucket first, statParallel at a time) and counted as an input.
+func (m *Manifest) addLines(st *manifestStat) error {
+	defer func() { st.pending = st.pending[:0] }()
+	var urls []string
+	for _, l := range st.pending {
+		if l.err == nil && sources.IsURL(l.r.path) && !st.recent.has(l.r.path) && !slices.Contains(urls, l.r.path) {
+			urls = append(urls, l.r.path)
 		}
-		recent.add(r.path)
-		r.size, r.first = size, true // a file shared by several segments counts once
 	}
-	return m.add(nil, r, nil)
+	clear(st.sizes)
+	if len(urls) > 0 {
+		if !st.remote {
+			st.opts.fill()
+			st.remote = true
+			st.sizes = map[string]objstore.Attrs{}
+		}
+		g, ctx := errgroup.WithContext(st.ctx)
+		g.SetLimit(statParallel)
+		got := make([]objstore.Attrs, len(urls))
+		errs := make([]error, len(urls))
+		for i, u := range urls {
+			g.Go(func() error {
+				got[i], errs[i] = st.opts.Store.Stat(ctx, u)
+				return ctx.Err() // a missing clip is the sample's error, not the listing's
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
+		for i, u := range urls {
+			if errs[i] == nil {
+				st.sizes[u] = got[i]
+			}
+		}
+	}
+	for _, l := range st.pending {
+		if l.err != nil {
+			if err := m.add(nil, l.r, l.err); err != nil {
+				return err
+			}
+			continue
+		}
+		origin := fmt.Sprintf("%s:%d", m.path, l.r.line)
+		p := l.r.path
+		if !st.recent.has(p) {
+			var size int64
+			var err error
+			if sources.IsURL(p) {
+				a, ok := st.sizes[p]
+				if !ok { // its stat failed (asked again for the error), or it left recent
+					a, err = st.opts.Store.Stat(st.ctx, p)
+				}
+				size = a.Size
+			} else {
+				size, err = statAudio(p)
+			}
+			if err != nil {
+				if err := m.add(nil, l.r, fmt.Errorf("%s: %w", origin, err)); err != nil {
+					return err
+				}
+				continue
+			}
+			st.recent.add(p)
+			l.r.size, l.r.first = size, true // a file shared by several segments counts once
+		}
+		if err := m.add(nil, l.r, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // decode builds the sample of a listed line.
@@ -110,7 +243,7 @@ func (m *Manifest) decode(_ []byte, r *record) sample.Sample {
 	if r.err > 0 {
 		return s
 	}
-	vals, err := parseManifestLine(r.raw, filepath.Dir(m.path))
+	vals, err := parseManifestLine(r.raw, m.dir, m.k)
 	if err != nil { // it parsed when listed: the list or the line changed
 		s.Err = fmt.Errorf("%s: %w", origin, err)
 		return s
@@ -122,7 +255,8 @@ func (m *Manifest) decode(_ []byte, r *record) sample.Sample {
 // Path returns the manifest's path.
 func (m *Manifest) Path() string { return m.path }
 
-func parseManifestLine(line []byte, dir string) (map[string]sample.Value, error) {
+// parseManifestLine parses one line of a manifest in dir (a folder of kind k).
+func parseManifestLine(line []byte, dir string, k paths) (map[string]sample.Value, error) {
 	if !utf8.Valid(line) {
 		return nil, fmt.Errorf("%w: invalid UTF-8", ErrManifest)
 	}
@@ -144,9 +278,9 @@ func parseManifestLine(line []byte, dir string) (map[string]sample.Value, error)
 	if err := inputfile.CheckPath(rel); err != nil {
 		return nil, fmt.Errorf("%w: %q: %w", ErrManifest, KeyAudioFilepath, err)
 	}
-	p := rel
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(dir, p)
+	p, err := resolveClip(dir, k, rel)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: %w", ErrManifest, KeyAudioFilepath, err)
 	}
 	audio := fileValue(p)
 	vals := map[string]sample.Value{}
@@ -219,4 +353,35 @@ func jsonValue(raw json.RawMessage) (sample.Value, error) {
 		return sample.Value{}, err
 	}
 	return sample.Value{Kind: sample.KindJSON, Bytes: buf.Bytes()}, nil
+}
+
+// errEscapes means a relative clip path in a manifest in a bucket climbs above the bucket.
+var errEscapes = errors.New("a relative path climbs out of the bucket")
+
+// resolveClip returns the clip that audio_filepath rel names in a manifest in dir (of kind
+// k): a URL as it is, an absolute local path as it is (also from a manifest in a bucket: the
+// clips of such a manifest are on this machine), else rel joined to dir ("." and ".." resolved
+// in a bucket, never above its root).
+func resolveClip(dir string, k paths, rel string) (string, error) {
+	if sources.IsURL(rel) {
+		if _, err := objstore.Parse(rel); err != nil {
+			return "", err
+		}
+		return rel, nil
+	}
+	if filepath.IsAbs(rel) {
+		return rel, nil
+	}
+	if !k.url {
+		return filepath.Join(dir, rel), nil
+	}
+	l, err := objstore.Parse(dir + "/")
+	if err != nil {
+		return "", err
+	}
+	key := path.Join(l.Key, rel)
+	if key == ".." || strings.HasPrefix(key, "../") || key == "." {
+		return "", errEscapes
+	}
+	return l.WithKey(key).String(), nil
 }
