@@ -3,8 +3,10 @@
 # (bench/genimages), converted RUNS times with --workers 1 and 2 in jpeg mode (max_resolution
 # 256, quality 90: the job FFCV's writer was measured on), in smart mode (max_resolution 512:
 # every image passes through untouched), with TurboJPEG (cgo) and the pure-Go build, and to
-# .beton. Each run also times its anchors on the same files: reading them (cat > /dev/null)
-# and a plain durable write of them (cat > file; sync file). Reports images/s per run, CPU
+# .beton. Each run also times its anchors on the same files: reading them (cat > /dev/null),
+# a plain durable write of them (cat > file; sync file), and the machine's own scaling: two
+# 1-worker conversions at once, each of half the files (hard links in bench/data), against
+# which the 2-worker conversion's scaling is judged. Reports images/s per run, CPU
 # milliseconds per image (user+sys of the process: on a shared machine the figure to compare),
 # MB/s of input, peak RSS (from each run's report), the load average before each run, and the
 # PSNR of the jpeg output against a full decode + area average (bench/imgpsnr.py; the output
@@ -30,6 +32,20 @@ ffcv_lo=589 ffcv_hi=617
 
 bytes=$(du -sb "$data" | cut -f1)
 mapfile -t files < <(find "$data" -type f | sort)
+# Two halves of the set (every other file of each class, hard links) for the pair anchor.
+half=bench/data/images$n-half
+if [ ! -d "${half}B" ]; then
+  rm -rf "${half}A" "${half}B"
+  i=0
+  for f in "${files[@]}"; do
+    h=A
+    if [ $((i % 2)) = 1 ]; then h=B; fi
+    c=$(basename "$(dirname "$f")")
+    mkdir -p "$half$h/$c"
+    ln "$f" "$half$h/$c/" 2>/dev/null || cp "$f" "$half$h/$c/"
+    i=$((i + 1))
+  done
+fi
 cat "${files[@]}" >/dev/null # warm the page cache
 TIMEFORMAT='%R %U %S'
 
@@ -80,6 +96,14 @@ for r in $(seq "$runs"); do
   anchor plain "$tw"
   rm -f "$plain"
   for w in 1 2; do conv "jpeg-$w" convert jpeg 256 "$w"; done
+  # The pair: two 1-worker processes at once on the halves; CPU is both processes'.
+  timed sh -c 'for h in A B; do "$1" images "$2$h" "$3$h.mldf" --mode jpeg --max-resolution 256 \
+    --jpeg-quality 90 --workers 1 --report "$3$h.json" --rejects "$3$h.rejects" & done; wait' \
+    sh "$out/convert" "$half" "$out/bench-pair"
+  anchor pair "$tw"
+  cpu[pair]+=" $(echo "$tc * 1000 / $n" | bc -l | xargs printf '%.2f')"
+  rss[pair]+=" $(jq -s 'map(.peak_rss_bytes)|add/1048576|floor' "$out"/bench-pair?.json)"
+  rm -f "$out"/bench-pair?.*
   for w in 1 2; do conv "smart-$w" convert smart 512 "$w"; done
   for w in 1 2; do conv "purego-$w" convert-purego jpeg 256 "$w"; done
   if [ "$beton" = 1 ]; then
@@ -115,6 +139,7 @@ table="$out/images.md"
   row plain "(plain write: cat > file; sync file)" - 1
   row jpeg-1 "TurboJPEG (cgo)" "jpeg, max 256, q90" 1
   row jpeg-2 "TurboJPEG (cgo)" "jpeg, max 256, q90" 2
+  row pair "(2 processes of 1 worker at once, half the files each)" "jpeg, max 256, q90" "1+1"
   [ "$beton" = 1 ] && row beton-1 "TurboJPEG (cgo), .beton" "jpeg, max 256, q90" 1
   [ "$beton" = 1 ] && row beton-2 "TurboJPEG (cgo), .beton" "jpeg, max 256, q90" 2
   row smart-1 "TurboJPEG (cgo)" "smart, max 512 (all pass through)" 1
@@ -123,7 +148,7 @@ table="$out/images.md"
   row purego-2 "pure Go (CGO_ENABLED=0)" "jpeg, max 256, q90" 2
   echo
   echo "- jpeg, 2 workers, over FFCV's writer ($ffcv_lo-$ffcv_hi images/s, cited, not re-measured): $(list "$(for v in ${ips[jpeg-2]}; do printf ' %s-%s' "$(echo "$v / $ffcv_hi" | bc -l | xargs printf '%.2f')" "$(echo "$v / $ffcv_lo" | bc -l | xargs printf '%.2f')"; done)")x"
-  echo "- jpeg, 2 workers over 1 worker, same run: $(ratios jpeg-2 jpeg-1)"
+  echo "- jpeg, 2 workers over 1 worker, same run: $(ratios jpeg-2 jpeg-1); the machine's own scaling (2 processes of 1 worker over 1 worker): $(ratios pair jpeg-1); 2 workers over the 2 processes: $(ratios jpeg-2 pair)"
   echo "- smart over reading the files, same run: 1 worker $(ratios smart-1 cat); 2 workers $(ratios smart-2 cat)"
   echo "- smart over the plain durable write, same run: 1 worker $(ratios smart-1 plain); 2 workers $(ratios smart-2 plain)"
   echo "- jpeg output quality (bench/imgpsnr.py): $(cat "$out/psnr.txt")"

@@ -24,23 +24,55 @@ type spillRange struct{ s *Spill }
 func (r spillRange) WriteAt(p []byte, off int64) (int, error) { return r.s.WriteAt(p, off) }
 func (r spillRange) Zero(off, n int64) error                  { return nil }
 
+// vectorWriter is a rangeWriter that also takes a gather write: a fileSink on Linux, whose
+// file is not wrapped. writeRange then joins payloads without copying them.
+type vectorWriter interface {
+	rangeWriter
+	// writev writes bufs one after another from off (it may change bufs' slices).
+	writev(bufs [][]byte, off int64) (int, error)
+	// vectored reports whether writev may be used; when false, writeRange copies instead.
+	vectored() bool
+}
+
+// maxIov bounds the buffers of one gather write (Linux's IOV_MAX is 1024).
+const maxIov = 1024
+
+// zeroGap is read by gather writes for gaps between joined payloads; never written.
+var zeroGap [maxGap]byte
+
 // writeRange delivers [from, to), a batch's claimed range of the data region, to dst in
 // increasing offset order: the items' data at offs (one offset per item, increasing) and
 // every other byte as zeros. Neighbouring payloads and gaps of up to 64 KiB between them
-// are joined into writes of up to 4 MiB; payloads of 1 MiB or more are written straight
-// from their slice; other gaps are declared with Zero. seg is a reusable buffer. It returns
-// the bytes written.
+// are joined into writes of up to 4 MiB (gathered from the payloads themselves where dst
+// takes a gather write, else copied into seg, a reusable buffer); payloads of 1 MiB or more
+// are written straight from their slice; other gaps are declared with Zero. It returns the
+// bytes written.
 func writeRange(dst rangeWriter, from, to int64, items []Item, offs []int64, seg *[]byte) (int64, error) {
+	vw, _ := dst.(vectorWriter)
+	if vw != nil && !vw.vectored() {
+		vw = nil
+	}
 	buf := (*seg)[:0]
-	var at, written int64 // at: the offset of buf
-	pos := from           // the first byte not yet delivered (or in buf)
+	var vec [][]byte
+	var size int          // bytes in buf or vec
+	var at, written int64 // at: the offset of buf or vec
+	pos := from           // the first byte not yet delivered (or in buf or vec)
 	flush := func() error {
-		if len(buf) == 0 {
+		if size == 0 {
 			return nil
 		}
-		n, err := dst.WriteAt(buf, at)
+		var n int
+		var err error
+		if vw != nil {
+			n, err = vw.writev(vec, at)
+			clear(vec) // drop the references to the payloads
+			vec = vec[:0]
+		} else {
+			n, err = dst.WriteAt(buf, at)
+			buf = buf[:0]
+		}
 		written += int64(n)
-		buf = buf[:0]
+		size = 0
 		return err
 	}
 	zero := func(end int64) error {
@@ -58,10 +90,18 @@ func writeRange(dst rangeWriter, from, to int64, items []Item, offs []int64, seg
 			continue
 		}
 		off := offs[k]
-		if len(buf) > 0 && off >= pos && off-pos <= maxGap && len(p) < directSize {
-			n := len(buf)
-			buf = slices.Grow(buf, int(off-pos))[:n+int(off-pos)]
-			clear(buf[n:])
+		if size > 0 && off >= pos && off-pos <= maxGap && len(p) < directSize && len(vec)+2 <= maxIov {
+			if gap := int(off - pos); vw != nil {
+				if gap > 0 {
+					vec = append(vec, zeroGap[:gap])
+				}
+				size += gap
+			} else {
+				n := len(buf)
+				buf = slices.Grow(buf, gap)[:n+gap]
+				clear(buf[n:])
+				size = len(buf)
+			}
 		} else {
 			if err := flush(); err != nil {
 				return written, err
@@ -80,8 +120,14 @@ func writeRange(dst rangeWriter, from, to int64, items []Item, offs []int64, seg
 			}
 			continue
 		}
-		buf = append(buf, p...)
-		if len(buf) >= segLimit {
+		if vw != nil {
+			vec = append(vec, p)
+			size += len(p)
+		} else {
+			buf = append(buf, p...)
+			size = len(buf)
+		}
+		if size >= segLimit {
 			if err := flush(); err != nil {
 				return written, err
 			}
@@ -93,4 +139,36 @@ func writeRange(dst rangeWriter, from, to int64, items []Item, offs []int64, seg
 		err = zero(to)
 	}
 	return written, err
+}
+
+// writevAll writes bufs one after another from off with pwv, which may write less than it
+// was given: it goes on after a short write, and stops at an error or at a write of nothing
+// (io.ErrShortWrite). It changes bufs' slices.
+func writevAll(bufs [][]byte, off int64, pwv func(bufs [][]byte, off int64) (int, error)) (int, error) {
+	total := 0
+	for {
+		for len(bufs) > 0 && len(bufs[0]) == 0 {
+			bufs = bufs[1:]
+		}
+		if len(bufs) == 0 {
+			return total, nil
+		}
+		n, err := pwv(bufs, off+int64(total))
+		total += n
+		if err != nil {
+			return total, err
+		}
+		if n == 0 {
+			return total, io.ErrShortWrite
+		}
+		for n > 0 {
+			if n >= len(bufs[0]) {
+				n -= len(bufs[0])
+				bufs = bufs[1:]
+			} else {
+				bufs[0] = bufs[0][n:]
+				n = 0
+			}
+		}
+	}
 }

@@ -3,6 +3,7 @@ package pagewriter
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"sync/atomic"
 	"time"
@@ -96,6 +97,35 @@ func (s *fileSink) WriteAt(p []byte, off int64) (int, error) {
 		}
 	}
 	n, err := s.o.WriteAt(p, off)
+	s.wrote(n)
+	return n, err
+}
+
+// vectored implements vectorWriter: the file takes gather writes where the system has
+// pwritev and the file is not wrapped (a wrapper sees every byte through WriteAt).
+func (s *fileSink) vectored() bool { return haveWritev && s.o.File == File(s.o.os) }
+
+// writev implements vectorWriter with pwritev.
+func (s *fileSink) writev(bufs [][]byte, off int64) (int, error) {
+	var size int64
+	for _, b := range bufs {
+		size += int64(len(b))
+	}
+	if s.pre && !s.noPre.Load() {
+		if err := s.reserve(off + size); err != nil {
+			return 0, err
+		}
+	}
+	n, err := pwritev(s.o.os, bufs, off)
+	s.wrote(n)
+	if err != nil {
+		err = &fs.PathError{Op: "write", Path: s.o.TempPath(), Err: err}
+	}
+	return n, err
+}
+
+// wrote counts n bytes written for the write-behind.
+func (s *fileSink) wrote(n int) {
 	if s.behind && s.dirty.Add(int64(n)) >= writeBehindStep {
 		// One writer at a time starts the writeback, of the whole file: writers work on
 		// disjoint ranges in any order. A failure here also fails the final fsync, which
@@ -104,7 +134,6 @@ func (s *fileSink) WriteAt(p []byte, off int64) (int, error) {
 			startWriteback(s.o.Fd())
 		}
 	}
-	return n, err
 }
 
 // reserve preallocates up to a step beyond end when end passes the reserved space; of

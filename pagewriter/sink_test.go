@@ -49,3 +49,52 @@ func TestLocalFileWriteBehind(t *testing.T) {
 		}
 	}
 }
+
+// A local file takes gather writes (where the system has pwritev) unless wrapped, and the
+// gathered writeRange gives the same file as the copying one.
+func TestLocalFileGatherWrite(t *testing.T) {
+	var items []Item
+	var offs []int64
+	off := int64(100)
+	for i := range 500 {
+		p := bytes.Repeat([]byte{byte(i*13 + 1)}, 1+(i*7919)%20000)
+		items = append(items, Item{Data: p})
+		offs = append(offs, off)
+		off += int64(len(p) + i%4)
+		if i == 250 {
+			off += maxGap + 1 // a gap declared with Zero
+		}
+	}
+	want := make([]byte, off)
+	for k, it := range items {
+		copy(want[offs[k]:], it.Data)
+	}
+	for _, wrapped := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "out")
+		opt := FileOptions{}
+		if wrapped {
+			opt.Wrap = func(f File, role string) File { return struct{ File }{f} }
+		}
+		s, err := LocalFile(path, opt)(SinkLayout{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.(*fileSink).vectored(); got != (haveWritev && !wrapped) {
+			t.Fatalf("wrapped %v: vectored %v", wrapped, got)
+		}
+		var seg []byte
+		if _, err := writeRange(s, 0, off, items, offs, &seg); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Commit(off); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("wrapped %v: the file differs from what was written", wrapped)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/internal/turbojpeg"
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/sample"
@@ -268,4 +269,101 @@ func BenchmarkFolder(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkFolderStages splits the jpeg job (max 256, q90) on the real files of
+// $MLDF_BENCH_IMAGES into its stages, on one core, one image per iteration (cycling through
+// the folder): what each costs beside TurboJPEG's floor. decode-yuv-1 decodes at 1/8 scale,
+// which still entropy-decodes every coefficient: the Huffman decoding alone, the floor of any
+// DCT-scaled decode. Skipped when unset, or without TurboJPEG.
+//
+//	MLDF_BENCH_IMAGES=bench/data/images2000 go test ./encoders/imagefield -run XXX -bench FolderStages -benchtime 2000x
+func BenchmarkFolderStages(b *testing.B) {
+	dir := os.Getenv("MLDF_BENCH_IMAGES")
+	if dir == "" {
+		b.Skip("MLDF_BENCH_IMAGES not set")
+	}
+	if !turbojpeg.Available() {
+		b.Skip("no TurboJPEG in this build")
+	}
+	var files []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if len(files) == 0 {
+		b.Skip("no files")
+	}
+	data := make([][]byte, len(files))
+	for i, p := range files {
+		var err error
+		if data[i], err = os.ReadFile(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	f, err := New("image", Options{Mode: ModeJPEG, MaxResolution: 256, JPEGQuality: 90})
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, _ := turbojpeg.NewDecoder()
+	defer d.Close()
+	e, _ := turbojpeg.NewEncoder()
+	defer e.Close()
+	// stage runs fn on image i of each iteration.
+	stage := func(name string, fn func(i int) error) {
+		b.Run(name, func(b *testing.B) {
+			i := 0
+			c0 := cpuTime()
+			for b.Loop() {
+				if err := fn(i % len(data)); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			reportCPU(b, c0)
+		})
+	}
+	var buf []byte
+	stage("read", func(i int) (err error) {
+		buf, err = inputfile.ReadFileInto(files[i], buf)
+		return err
+	})
+	var p turbojpeg.Planes
+	stage("decode-yuv-1", func(i int) error { return d.DecodeYUV(data[i], 1, &p) })
+	stage("decode-yuv-scaled", func(i int) error {
+		hdr, err := SniffHeader(data[i])
+		if err != nil {
+			return err
+		}
+		sw, sh := f.target(hdr.Width, hdr.Height)
+		return d.DecodeYUV(data[i], f.dctScale(hdr, sw, sh), &p)
+	})
+	// The encoder's input: one image's planes at the target size, as the field makes them.
+	small := turbojpeg.Planes{Width: 256, Height: 192, Subsampling: turbojpeg.Samp420,
+		Y: make([]byte, 256*192), YStride: 256, Cb: make([]byte, 128*96), Cr: make([]byte, 128*96), CStride: 128}
+	if err := d.DecodeYUV(data[0], 4, &p); err != nil {
+		b.Fatal(err)
+	}
+	for y := range 192 {
+		for x := range 256 {
+			small.Y[y*256+x] = p.Y[min(y, p.Height-1)*p.YStride+min(x, p.Width-1)]
+		}
+	}
+	for y := range 96 {
+		for x := range 128 {
+			small.Cb[y*128+x] = p.Cb[min(y, p.Height/2-1)*p.CStride+min(x, p.Width/2-1)]
+			small.Cr[y*128+x] = p.Cr[min(y, p.Height/2-1)*p.CStride+min(x, p.Width/2-1)]
+		}
+	}
+	stage("encode-yuv-256", func(int) error {
+		_, err := e.EncodeYUV(&small, 90)
+		return err
+	})
+	meta := make([]byte, manifest.ImageMetaSize)
+	stage("field-encode", func(i int) error {
+		_, err := f.Encode(sample.Value{Kind: sample.KindFile, Path: files[i]}, meta)
+		return err
+	})
 }
