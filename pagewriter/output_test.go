@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"syscall"
 	"testing"
 )
 
@@ -40,9 +39,7 @@ func names(t *testing.T, dir string) []string {
 func TestOutputTargetKinds(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, fifo)
 	for _, target := range []string{dir, fifo, "/dev/null"} {
 		if _, err := CreateOutput(target, nil); !errors.Is(err, ErrNotRegular) {
 			t.Errorf("%s: got %v, want ErrNotRegular", target, err)
