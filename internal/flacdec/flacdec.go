@@ -294,6 +294,7 @@ func (d *decoder) hash(s []int32) bool {
 	default:
 		buf = buf[:4*len(s)]
 		for i, v := range s {
+			or |= uint32(v) + off // 25-31 bits; 32 needs no check
 			binary.LittleEndian.PutUint32(buf[4*i:], uint32(v))
 		}
 	}
