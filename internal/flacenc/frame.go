@@ -4,7 +4,6 @@ import (
 	"crypto/md5"
 	"fmt"
 	"hash"
-	"math"
 
 	"github.com/mldf/convert/internal/flaccrc"
 )
@@ -66,23 +65,37 @@ func (e *encoder) stereo() bool {
 	return e.info.Channels == 2 && e.info.BitsPerSample < 32
 }
 
-// load deinterleaves n samples per channel into e.ch, checking their range.
+// load deinterleaves n samples per channel into e.ch, checking their range: x is in range
+// when x+2^(bps-1) lies in [0, 2^bps) as an unsigned number, so the loop ORs those sums
+// and tests them once; only a channel that fails is scanned again for the culprit.
 func (e *encoder) load(chunk []int32, n int) error {
 	nch := e.info.Channels
 	bps := e.info.BitsPerSample
-	lo, hi := int32(math.MinInt32), int32(math.MaxInt32)
-	if bps < 32 {
-		lo, hi = -1<<(bps-1), 1<<(bps-1)-1
-	}
+	off := uint32(1) << ((bps - 1) & 31)
 	for c := range nch {
 		dst := e.ch[c][:n]
-		for i := range dst {
-			x := chunk[i*nch+c]
+		var or uint32
+		if nch == 1 {
+			for i, x := range chunk[:n] {
+				or |= uint32(x) + off
+				dst[i] = x
+			}
+		} else {
+			for i := range dst {
+				x := chunk[i*nch+c]
+				or |= uint32(x) + off
+				dst[i] = x
+			}
+		}
+		if bps >= 32 || or>>bps == 0 {
+			continue
+		}
+		lo, hi := int32(-1)<<(bps-1), int32(1)<<(bps-1)-1
+		for i, x := range dst {
 			if x < lo || x > hi {
 				e.badIndex = i
 				return fmt.Errorf("%w: channel %d value %d not in %d..%d for %d-bit audio", ErrSampleRange, c, x, lo, hi, bps)
 			}
-			dst[i] = x
 		}
 	}
 	return nil
