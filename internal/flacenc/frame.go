@@ -2,6 +2,7 @@ package flacenc
 
 import (
 	"crypto/md5"
+	"encoding/binary"
 	"fmt"
 	"hash"
 
@@ -83,6 +84,67 @@ func (e *encoder) load(chunk []int32, n int) error {
 		} else {
 			for i := range dst {
 				x := chunk[i*nch+c]
+				or |= uint32(x) + off
+				dst[i] = x
+			}
+		}
+		if bps >= 32 || or>>bps == 0 {
+			continue
+		}
+		lo, hi := int32(-1)<<(bps-1), int32(1)<<(bps-1)-1
+		for i, x := range dst {
+			if x < lo || x > hi {
+				e.badIndex = i
+				return fmt.Errorf("%w: channel %d value %d not in %d..%d for %d-bit audio", ErrSampleRange, c, x, lo, hi, bps)
+			}
+		}
+	}
+	return nil
+}
+
+// loadBytes is load for n samples per channel held as little-endian two's complement
+// integers of width bytes each, interleaved.
+func (e *encoder) loadBytes(chunk []byte, n, width int) error {
+	nch := e.info.Channels
+	bps := e.info.BitsPerSample
+	off := uint32(1) << ((bps - 1) & 31)
+	frame := width * nch
+	for c := range nch {
+		dst := e.ch[c][:n]
+		var or uint32
+		src := chunk[c*width:]
+		switch width {
+		case 1:
+			for i := range dst {
+				x := int32(int8(src[i*frame]))
+				or |= uint32(x) + off
+				dst[i] = x
+			}
+		case 2:
+			if nch == 1 {
+				src = src[:2*n]
+				for i := range dst {
+					x := int32(int16(binary.LittleEndian.Uint16(src[2*i:])))
+					or |= uint32(x) + off
+					dst[i] = x
+				}
+				break
+			}
+			for i := range dst {
+				x := int32(int16(binary.LittleEndian.Uint16(src[i*frame:])))
+				or |= uint32(x) + off
+				dst[i] = x
+			}
+		case 3:
+			for i := range dst {
+				b := src[i*frame : i*frame+3]
+				x := int32(uint32(b[0])<<8|uint32(b[1])<<16|uint32(b[2])<<24) >> 8
+				or |= uint32(x) + off
+				dst[i] = x
+			}
+		default:
+			for i := range dst {
+				x := int32(binary.LittleEndian.Uint32(src[i*frame:]))
 				or |= uint32(x) + off
 				dst[i] = x
 			}
