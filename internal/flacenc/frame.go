@@ -121,9 +121,16 @@ func (e *encoder) loadBytes(chunk []byte, n, width int) error {
 				dst[i] = x
 			}
 		case 2:
-			if nch == 1 {
+			if nch == 1 { // four samples a load
 				src = src[:2*n]
-				for i := range dst {
+				i := 0
+				for ; i+4 <= n; i += 4 {
+					w := binary.LittleEndian.Uint64(src[2*i:])
+					d := dst[i : i+4 : i+4]
+					d[0], d[1], d[2], d[3] = int32(int16(w)), int32(int16(w>>16)), int32(int16(w>>32)), int32(int16(w>>48))
+					or |= (uint32(d[0]) + off) | (uint32(d[1]) + off) | (uint32(d[2]) + off) | (uint32(d[3]) + off)
+				}
+				for ; i < n; i++ {
 					x := int32(int16(binary.LittleEndian.Uint16(src[2*i:])))
 					or |= uint32(x) + off
 					dst[i] = x
