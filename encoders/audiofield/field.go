@@ -90,6 +90,10 @@ type Field struct {
 	opt  Options
 	args [manifest.ArgumentsSize]byte
 
+	// pcmFLAC is set when FLAC is encoded by internal/flacenc (Options.EncodeFLAC was nil):
+	// 16- and 24-bit WAV data then goes to flacenc.AppendPCM as it is (wavToFLAC).
+	pcmFLAC bool
+
 	mu         sync.Mutex
 	resamplers map[[2]int]*resample.Resampler
 	cached     int // bytes of the cached resamplers' tables
@@ -118,10 +122,15 @@ func NewCompressed(name string, o Options) (*Field, error) {
 	default:
 		return nil, fmt.Errorf("audio field %q: FLAC bit depth %d (want 0 = source, 8, 16 or 24)", name, o.BitDepth)
 	}
-	if o.EncodeFLAC == nil {
+	pcm := o.EncodeFLAC == nil
+	if pcm {
 		o.EncodeFLAC = EncodeFLAC
 	}
-	return newField(name, manifest.TypeAudioCompressed, o)
+	f, err := newField(name, manifest.TypeAudioCompressed, o)
+	if f != nil {
+		f.pcmFLAC = pcm
+	}
+	return f, err
 }
 
 func newField(name string, t manifest.TypeID, o Options) (*Field, error) {
@@ -248,6 +257,11 @@ func (f *Field) encode(v sample.Value) ([]byte, manifest.AudioMeta, error) {
 	kind := Sniff(data)
 	if kind == ContainerWAV && f.typ == manifest.TypeAudioWaveform {
 		if p, m, ok, err := f.wavFastPath(data, v); ok || err != nil {
+			return p, m, err
+		}
+	}
+	if kind == ContainerWAV && f.pcmFLAC {
+		if p, m, ok, err := f.wavToFLAC(data, v); ok || err != nil {
 			return p, m, err
 		}
 	}
@@ -456,6 +470,42 @@ func (f *Field) wavFastPath(b []byte, v sample.Value) (p []byte, m manifest.Audi
 	}
 	m = manifest.AudioMeta{NumSamples: uint32(end - start), SampleRate: uint32(h.SampleRate), NumChannels: uint16(h.Channels),
 		BitDepth: uint8(f.opt.BitDepth), Codec: manifest.AudioCodecPCM}
+	return p, m, true, nil
+}
+
+// wavToFLAC encodes the data chunk of a 16- or 24-bit little-endian PCM WAV file with
+// flacenc.AppendPCM when nothing but a segment would change its samples: the bytes are the
+// samples the FLAC MD5 covers, so neither a decoded []int32 copy nor a conversion is made.
+// The stream is the one the decoding path writes. ok is false for everything else (other
+// encodings and widths, downmixing, resampling, a different bit depth, unusual headers),
+// which the decoding path handles and reports.
+func (f *Field) wavToFLAC(b []byte, v sample.Value) (p []byte, m manifest.AudioMeta, ok bool, err error) {
+	h, data, err := wav.Header(b)
+	if err != nil {
+		return nil, m, false, nil // Decode reports it
+	}
+	switch {
+	case h.BigEndian || h.Source != wav.PCM || h.IsFloat || (h.Width != 2 && h.Width != 3) || h.BitDepth != 8*h.Width,
+		h.Channels < 1 || h.Channels > 8 || h.SampleRate < 1 || h.SampleRate > MaxSampleRate,
+		f.opt.Mono && h.Channels > 1, f.opt.SampleRate > 0 && f.opt.SampleRate != h.SampleRate,
+		f.opt.BitDepth != 0 && f.opt.BitDepth != h.BitDepth:
+		return nil, m, false, nil
+	}
+	frameBytes := h.Width * h.Channels
+	start, end, err := f.segment(len(data)/frameBytes, h.SampleRate, v)
+	if err != nil {
+		return nil, m, true, err
+	}
+	if uint64(end-start) > math.MaxUint32 {
+		return nil, m, true, fmt.Errorf("%w: %d frames (num_samples is 32-bit)", ErrTooLarge, end-start)
+	}
+	info := flacenc.Info{SampleRate: h.SampleRate, Channels: h.Channels, BitsPerSample: h.BitDepth}
+	p, err = flacenc.AppendPCM(nil, data[start*frameBytes:end*frameBytes], info, flacenc.Options{})
+	if err != nil {
+		return nil, m, true, fmt.Errorf("FLAC encode: %w", err)
+	}
+	m = manifest.AudioMeta{NumSamples: uint32(end - start), SampleRate: uint32(h.SampleRate), NumChannels: uint16(h.Channels),
+		Codec: manifest.AudioCodecFLAC, BitDepth: uint8(h.BitDepth)}
 	return p, m, true, nil
 }
 

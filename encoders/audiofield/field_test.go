@@ -690,6 +690,33 @@ func TestFastPathMatchesGeneral(t *testing.T) {
 	}
 }
 
+// TestWAVToFLACMatchesGeneral: the direct encoding of a WAV's data chunk (wavToFLAC) gives
+// the same payload, metadata and errors as the decode path (taken when Options.EncodeFLAC is
+// set), for 16- and 24-bit mono and stereo, segments, max_duration and a too-short segment.
+func TestWAVToFLACMatchesGeneral(t *testing.T) {
+	for _, bits := range []int{16, 24} {
+		for _, ch := range []int{1, 2} {
+			b, _ := wav.Encode(wav.Format{SampleRate: 8000, Channels: ch, Source: wav.PCM, ValidBits: bits}, testSignal(ch*9000, bits), nil)
+			for _, o := range []Options{{}, {BitDepth: bits}, {MaxDuration: 0.5}, {MaxDuration: 0.5, SkipLong: true}} {
+				direct := mustField(NewCompressed("a", o))
+				o.EncodeFLAC = EncodeFLAC
+				general := mustField(NewCompressed("a", o))
+				if !direct.pcmFLAC || general.pcmFLAC {
+					t.Fatal("pcmFLAC not set as expected")
+				}
+				for _, seg := range [][2]float64{{0, 0}, {0.01, 0.2}, {0.1, 0}, {0.5, 1e-9}} {
+					v := sample.Value{Kind: sample.KindBytes, Bytes: b, Name: "x.wav", Offset: seg[0], Duration: seg[1]}
+					p1, m1, err1 := encode(direct, v)
+					p2, m2, err2 := encode(general, v)
+					if (err1 == nil) != (err2 == nil) || err1 != nil && err1.Error() != err2.Error() || !bytes.Equal(p1, p2) || m1 != m2 {
+						t.Fatalf("%d bits %d ch %+v %v: direct %v %+v, general %v %+v", bits, ch, o, seg, err1, m1, err2, m2)
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestFLACTrailingBytes(t *testing.T) {
 	good, src := flacFixture(t, 16, 1)
 	tagged := append(append([]byte{}, good...), append([]byte("TAG"), make([]byte, 125)...)...)

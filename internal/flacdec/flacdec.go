@@ -248,7 +248,9 @@ func (d *decoder) decode(b []byte, opts Options) ([]int32, Info, error) {
 
 // hash feeds interleaved samples to the MD5 as little-endian integers of ceil(bps/8) bytes,
 // and reports whether every sample is a signed bps-bit number (the range check and the
-// byte conversion share one pass over the samples).
+// byte conversion share one pass over the samples). A sample v is in range when v+2^(bps-1)
+// lies in [0, 2^bps) as an unsigned number; OR-ing those sums together and testing the
+// bits from bps up once at the end costs two operations a sample.
 func (d *decoder) hash(s []int32) bool {
 	bps := uint(d.info.BitsPerSample)
 	width := (int(bps) + 7) / 8
@@ -257,27 +259,27 @@ func (d *decoder) hash(s []int32) bool {
 		d.md5buf = make([]byte, need)
 	}
 	buf := d.md5buf[:need]
-	sh := (bps - 1) & 31
-	var bad int32
+	off := uint32(1) << ((bps - 1) & 31)
+	var or uint32
 	switch width {
 	case 1:
 		buf = buf[:len(s)]
 		for i, v := range s {
-			bad |= v>>sh ^ v>>31
+			or |= uint32(v) + off
 			buf[i] = byte(v)
 		}
 	case 2:
 		j := 0
 		for len(s) >= 4 {
 			q := s[:4:4]
-			bad |= (q[0]>>sh ^ q[0]>>31) | (q[1]>>sh ^ q[1]>>31) | (q[2]>>sh ^ q[2]>>31) | (q[3]>>sh ^ q[3]>>31)
+			or |= (uint32(q[0]) + off) | (uint32(q[1]) + off) | (uint32(q[2]) + off) | (uint32(q[3]) + off)
 			binary.LittleEndian.PutUint64(buf[j:], uint64(uint16(q[0]))|uint64(uint16(q[1]))<<16|
 				uint64(uint16(q[2]))<<32|uint64(uint16(q[3]))<<48)
 			j += 8
 			s = s[4:]
 		}
 		for _, v := range s {
-			bad |= v>>sh ^ v>>31
+			or |= uint32(v) + off
 			binary.LittleEndian.PutUint16(buf[j:], uint16(v))
 			j += 2
 		}
@@ -285,18 +287,19 @@ func (d *decoder) hash(s []int32) bool {
 	case 3:
 		// Write 4 bytes per sample; the next sample overwrites the fourth.
 		for i, v := range s {
-			bad |= v>>sh ^ v>>31
+			or |= uint32(v) + off
 			binary.LittleEndian.PutUint32(buf[3*i:], uint32(v))
 		}
 		buf = buf[:3*len(s)]
 	default:
 		buf = buf[:4*len(s)]
 		for i, v := range s {
+			or |= uint32(v) + off // 25-31 bits; 32 needs no check
 			binary.LittleEndian.PutUint32(buf[4*i:], uint32(v))
 		}
 	}
 	d.md5.Write(buf)
-	return bad == 0
+	return bps >= 32 || or>>(bps&31) == 0
 }
 
 // grow extends d.out by n samples (or, when discarding, makes it hold n samples) and

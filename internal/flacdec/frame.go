@@ -595,27 +595,31 @@ func (r *bitReader) rice(dst []int32, k uint) bool {
 // decoded and the reader's new state. It calls nothing and masks every shift count, so
 // that the compiler keeps the state in registers and emits plain shifts.
 func riceFast(dst []int32, k uint, buf []byte, cache uint64, n uint, pos int) (int, uint64, uint, int) {
-	kk := k & 63
+	k65 := 65 + k
+	m := uint32(1) << (k & 31)
 	for i := range dst {
 		if n < 32 && pos+8 <= len(buf) {
-			cache |= binary.BigEndian.Uint64(buf[pos:]) >> (n & 63)
+			cache |= binary.BigEndian.Uint64(buf[pos:pos+8]) >> (n & 63)
 			adv := (63 - n) >> 3
 			pos += int(adv)
 			n += adv << 3
 		}
 		// The stop bit is bit l-1 of the cache: the quotient is the 64-l zeros above it,
 		// the low bits are the k below it. Only the bit length and one shift lie on the
-		// chain from one code to the next.
-		l := uint(bits.Len64(cache))
-		used := 65 + k - l // quotient, stop bit, low bits
-		if used > n {      // also when the cache holds no one bit (l = 0)
+		// chain from one code to the next. Setting bit 0 changes l only for an empty
+		// cache (l = 1 instead of 0, still "not wholly in the cache") and spares the
+		// compiler's zero check.
+		l := uint(bits.Len64(cache | 1))
+		used := k65 - l // quotient, stop bit, low bits
+		if used > n {   // also when the cache holds no one bit
 			return i, cache, n, pos
 		}
 		// used <= n < 64 gives l >= k+2 and a quotient below 64: with k <= 26 the value
-		// fits in 32 bits. The cache shifted down to the stop bit is 1<<k | low (the
-		// bits above are the quotient's zeros), so value = q<<k + low = (q-1)<<k + that,
-		// in 32-bit arithmetic that wraps.
-		v := uint32(63-l)<<kk + uint32(cache>>((l-1-k)&63))
+		// fits in 32 bits. The cache shifted down to the stop bit (by l-1-k = 64-used)
+		// is 1<<k | low (the bits above are the quotient's zeros), so value = q<<k + low
+		// = (q-1)<<k + that, in 32-bit arithmetic that wraps; m = 1<<k makes the first
+		// shift a multiply, which needs no shift-count register.
+		v := uint32(63-l)*m + uint32(cache>>((64-used)&63))
 		cache <<= used & 63
 		n -= used
 		dst[i] = int32(v>>1) ^ -int32(v&1)

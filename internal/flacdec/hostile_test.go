@@ -158,3 +158,38 @@ func TestSkipMD5(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSampleRange: a frame whose predictor lands one past either end of the bit depth is
+// rejected, with the MD5 check (the range is tested in the MD5 pass) and without it; the
+// ends themselves are accepted.
+func TestSampleRange(t *testing.T) {
+	for _, bps := range []int{4, 8, 12, 16, 17, 20, 24, 31} {
+		hi, lo := int32(1)<<(bps-1)-1, -int32(1)<<(bps-1)
+		for _, c := range []struct {
+			name string
+			last int32
+			ok   bool
+		}{{"max", hi, true}, {"min", lo, true}, {"max+1", hi + 1, false}, {"min-1", lo - 1, false}} {
+			s := make([]int32, 32)
+			for i := range s {
+				s[i] = int32(i%5) - 2
+			}
+			s[30], s[31] = c.last/2, c.last // a fixed order-1 residual reaches it
+			st := build("range", 44100, 1, bps, s, []int{32}, func(_, _, _ int) frameSpec {
+				return defaults(frameSpec{bps: bps, rate: 44100, srCode: -1, bsCode: -1,
+					subs: []subSpec{{kind: 2, order: 1, param: []int{-1}}}})
+			})
+			for _, skip := range []bool{false, true} {
+				got, _, err := DecodeOptions(st.stream, Options{SkipMD5: skip})
+				switch {
+				case c.ok && err != nil:
+					t.Errorf("%d bits, %s, SkipMD5 %v: %v", bps, c.name, skip, err)
+				case c.ok && got[31] != c.last:
+					t.Errorf("%d bits, %s: decoded %d, want %d", bps, c.name, got[31], c.last)
+				case !c.ok && !errors.Is(err, ErrFrame):
+					t.Errorf("%d bits, %s, SkipMD5 %v: err %v, want ErrFrame", bps, c.name, skip, err)
+				}
+			}
+		}
+	}
+}

@@ -46,14 +46,19 @@ func (w *bitWriter) writeUnary(q uint) {
 	w.writeBits(1, 1)
 }
 
+// flushBytes moves every whole pending byte to buf, leaving fewer than 8 bits in acc.
+func (w *bitWriter) flushBytes() {
+	for w.n >= 8 {
+		w.n -= 8
+		w.buf = append(w.buf, byte(w.acc>>w.n))
+	}
+}
+
 // align pads with zero bits to the next byte boundary and moves every pending
 // byte to buf.
 func (w *bitWriter) align() {
 	if r := w.n % 8; r != 0 {
 		w.writeBits(0, 8-r)
 	}
-	for w.n >= 8 {
-		w.n -= 8
-		w.buf = append(w.buf, byte(w.acc>>w.n))
-	}
+	w.flushBytes()
 }

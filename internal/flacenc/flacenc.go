@@ -90,6 +90,46 @@ func Append(dst []byte, samples []int32, info Info, opts Options) ([]byte, error
 	if err := info.check(); err != nil {
 		return dst, err
 	}
+	if len(samples)%info.Channels != 0 {
+		return dst, fmt.Errorf("%w: %d samples is not a multiple of %d channels", ErrSampleCount, len(samples), info.Channels)
+	}
+	return appendStream(dst, len(samples), info, opts, func(e *encoder, off, n int) error {
+		chunk := samples[off*info.Channels : (off+n)*info.Channels]
+		if err := e.load(chunk, n); err != nil {
+			return err
+		}
+		e.hashPCM(chunk)
+		return nil
+	})
+}
+
+// AppendPCM is Append for samples held as bytes: interleaved little-endian two's
+// complement integers of ceil(BitsPerSample/8) bytes each (the data of a 16-, 24- or
+// 32-bit PCM WAV file, whose samples use the container's whole width). That is the layout
+// the STREAMINFO MD5 covers, so the bytes are hashed as they are, and no []int32 copy of
+// the clip is made. Every sample must fit in BitsPerSample bits.
+func AppendPCM(dst []byte, pcm []byte, info Info, opts Options) ([]byte, error) {
+	if err := info.check(); err != nil {
+		return dst, err
+	}
+	width := (info.BitsPerSample + 7) / 8
+	if len(pcm)%(width*info.Channels) != 0 {
+		return dst, fmt.Errorf("%w: %d bytes is not a multiple of %d channels of %d bytes", ErrSampleCount, len(pcm), info.Channels, width)
+	}
+	frame := width * info.Channels
+	return appendStream(dst, len(pcm)/width, info, opts, func(e *encoder, off, n int) error {
+		chunk := pcm[off*frame : (off+n)*frame]
+		if err := e.loadBytes(chunk, n, width); err != nil {
+			return err
+		}
+		e.md5.Write(chunk)
+		return nil
+	})
+}
+
+// appendStream writes the stream of nsamples samples (all channels), asking load to put
+// the n samples per channel starting at frame off into e.ch and to hash them.
+func appendStream(dst []byte, nsamples int, info Info, opts Options, load func(e *encoder, off, n int) error) ([]byte, error) {
 	blockSize := opts.BlockSize
 	if blockSize == 0 {
 		blockSize = DefaultBlockSize
@@ -100,10 +140,7 @@ func Append(dst []byte, samples []int32, info Info, opts Options) ([]byte, error
 	if opts.Level < LevelDefault || opts.Level > LevelBest {
 		return dst, fmt.Errorf("%w: unknown level %d", ErrOptions, opts.Level)
 	}
-	if len(samples)%info.Channels != 0 {
-		return dst, fmt.Errorf("%w: %d samples is not a multiple of %d channels", ErrSampleCount, len(samples), info.Channels)
-	}
-	total := len(samples) / info.Channels
+	total := nsamples / info.Channels
 	if uint64(total) > maxTotalSamples {
 		return dst, fmt.Errorf("%w: %d samples per channel exceeds 2^36-1", ErrSampleCount, total)
 	}
@@ -111,18 +148,16 @@ func Append(dst []byte, samples []int32, info Info, opts Options) ([]byte, error
 	start := len(dst)
 	const headerSize = 4 + 4 + 34 // "fLaC", block header, STREAMINFO
 	// Reserve about what speech and music need (half to two thirds of PCM).
-	out := slices.Grow(dst, headerSize+len(samples)*((info.BitsPerSample+7)/8)*2/3)
+	out := slices.Grow(dst, headerSize+nsamples*((info.BitsPerSample+7)/8)*2/3)
 	out = append(out, make([]byte, headerSize)...)
 
 	e := newEncoder(info, opts.Level, blockSize)
 	minFrame, maxFrame := 0, 0
 	for frame, off := uint64(0), 0; off < total; frame, off = frame+1, off+blockSize {
 		n := min(blockSize, total-off)
-		chunk := samples[off*info.Channels : (off+n)*info.Channels]
-		if err := e.load(chunk, n); err != nil {
+		if err := load(e, off, n); err != nil {
 			return dst[:start], fmt.Errorf("%w (sample %d of %d)", err, off+e.badIndex, total)
 		}
-		e.hashPCM(chunk)
 		before := len(out)
 		out = e.encodeFrame(out, frame, n)
 		size := len(out) - before

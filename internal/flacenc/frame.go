@@ -2,9 +2,9 @@ package flacenc
 
 import (
 	"crypto/md5"
+	"encoding/binary"
 	"fmt"
 	"hash"
-	"math"
 
 	"github.com/mldf/convert/internal/flaccrc"
 )
@@ -66,23 +66,105 @@ func (e *encoder) stereo() bool {
 	return e.info.Channels == 2 && e.info.BitsPerSample < 32
 }
 
-// load deinterleaves n samples per channel into e.ch, checking their range.
+// load deinterleaves n samples per channel into e.ch, checking their range: x is in range
+// when x+2^(bps-1) lies in [0, 2^bps) as an unsigned number, so the loop ORs those sums
+// and tests them once; only a channel that fails is scanned again for the culprit.
 func (e *encoder) load(chunk []int32, n int) error {
 	nch := e.info.Channels
 	bps := e.info.BitsPerSample
-	lo, hi := int32(math.MinInt32), int32(math.MaxInt32)
-	if bps < 32 {
-		lo, hi = -1<<(bps-1), 1<<(bps-1)-1
-	}
+	off := uint32(1) << ((bps - 1) & 31)
 	for c := range nch {
 		dst := e.ch[c][:n]
-		for i := range dst {
-			x := chunk[i*nch+c]
+		var or uint32
+		if nch == 1 {
+			for i, x := range chunk[:n] {
+				or |= uint32(x) + off
+				dst[i] = x
+			}
+		} else {
+			for i := range dst {
+				x := chunk[i*nch+c]
+				or |= uint32(x) + off
+				dst[i] = x
+			}
+		}
+		if bps >= 32 || or>>bps == 0 {
+			continue
+		}
+		lo, hi := int32(-1)<<(bps-1), int32(1)<<(bps-1)-1
+		for i, x := range dst {
 			if x < lo || x > hi {
 				e.badIndex = i
 				return fmt.Errorf("%w: channel %d value %d not in %d..%d for %d-bit audio", ErrSampleRange, c, x, lo, hi, bps)
 			}
-			dst[i] = x
+		}
+	}
+	return nil
+}
+
+// loadBytes is load for n samples per channel held as little-endian two's complement
+// integers of width bytes each, interleaved.
+func (e *encoder) loadBytes(chunk []byte, n, width int) error {
+	nch := e.info.Channels
+	bps := e.info.BitsPerSample
+	off := uint32(1) << ((bps - 1) & 31)
+	frame := width * nch
+	for c := range nch {
+		dst := e.ch[c][:n]
+		var or uint32
+		src := chunk[c*width:]
+		switch width {
+		case 1:
+			for i := range dst {
+				x := int32(int8(src[i*frame]))
+				or |= uint32(x) + off
+				dst[i] = x
+			}
+		case 2:
+			if nch == 1 { // four samples a load
+				src = src[:2*n]
+				i := 0
+				for ; i+4 <= n; i += 4 {
+					w := binary.LittleEndian.Uint64(src[2*i:])
+					d := dst[i : i+4 : i+4]
+					d[0], d[1], d[2], d[3] = int32(int16(w)), int32(int16(w>>16)), int32(int16(w>>32)), int32(int16(w>>48))
+					or |= (uint32(d[0]) + off) | (uint32(d[1]) + off) | (uint32(d[2]) + off) | (uint32(d[3]) + off)
+				}
+				for ; i < n; i++ {
+					x := int32(int16(binary.LittleEndian.Uint16(src[2*i:])))
+					or |= uint32(x) + off
+					dst[i] = x
+				}
+				break
+			}
+			for i := range dst {
+				x := int32(int16(binary.LittleEndian.Uint16(src[i*frame:])))
+				or |= uint32(x) + off
+				dst[i] = x
+			}
+		case 3:
+			for i := range dst {
+				b := src[i*frame : i*frame+3]
+				x := int32(uint32(b[0])<<8|uint32(b[1])<<16|uint32(b[2])<<24) >> 8
+				or |= uint32(x) + off
+				dst[i] = x
+			}
+		default:
+			for i := range dst {
+				x := int32(binary.LittleEndian.Uint32(src[i*frame:]))
+				or |= uint32(x) + off
+				dst[i] = x
+			}
+		}
+		if bps >= 32 || or>>bps == 0 {
+			continue
+		}
+		lo, hi := int32(-1)<<(bps-1), int32(1)<<(bps-1)-1
+		for i, x := range dst {
+			if x < lo || x > hi {
+				e.badIndex = i
+				return fmt.Errorf("%w: channel %d value %d not in %d..%d for %d-bit audio", ErrSampleRange, c, x, lo, hi, bps)
+			}
 		}
 	}
 	return nil

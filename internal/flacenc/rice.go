@@ -3,6 +3,7 @@ package flacenc
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 )
 
 const (
@@ -132,29 +133,67 @@ func (r *rice) write(w *bitWriter, res []int32, order int) {
 	}
 }
 
-// writeCodes writes the Rice codes of res with parameter k. The bit writer's state stays
-// in locals for the loop: through the pointer, every code would load and store it.
+// writeCodes writes the Rice codes of res with parameter k: runs of short codes through
+// pairCodes, the others one at a time.
 func (w *bitWriter) writeCodes(res []int32, k uint) {
-	acc, n, buf := w.acc, w.n, w.buf
 	mask := uint64(1)<<k - 1
-	one := uint64(1) << k
-	for _, v := range res {
-		u := fold(v)
-		q := uint(u >> k)
-		if q+k >= 32 { // a long code: the general path
-			w.acc, w.n, w.buf = acc, n, buf
-			w.writeUnary(q)
-			w.writeBits(u&mask, k)
-			acc, n, buf = w.acc, w.n, w.buf
-			continue
-		}
-		nb := (q + k + 1) & 63
-		acc = acc<<nb | one | u&mask
-		n += nb
-		if n >= 32 {
-			n -= 32
-			buf = binary.BigEndian.AppendUint32(buf, uint32(acc>>(n&63)))
+	for len(res) >= 2 {
+		w.flushBytes()
+		// A pair takes at most 32 bits and fewer than 8 are pending: each store
+		// advances at most 4 bytes and writes 8.
+		b := slices.Grow(w.buf, 2*len(res)+8)
+		var i, j int
+		i, j, w.acc, w.n = pairCodes(res, k, b[:cap(b)], len(b), w.acc, w.n)
+		w.buf = b[:j]
+		res = res[i:]
+		if len(res) >= 2 { // a pair longer than 32 bits
+			w.writeCode(fold(res[0]), k, mask)
+			w.writeCode(fold(res[1]), k, mask)
+			res = res[2:]
 		}
 	}
-	w.acc, w.n, w.buf = acc, n, buf
+	if len(res) == 1 {
+		w.writeCode(fold(res[0]), k, mask)
+	}
+}
+
+// pairCodes writes the Rice codes of res (parameter k) two at a time into b from byte j,
+// with acc holding n < 8 pending bits, until a pair would take more than 32 bits or fewer
+// than two codes remain; it returns how many it wrote, the new end of b and the pending
+// bits. Two codes are one code of their summed length (the first shifted above the
+// second). After each pair the pending bits are stored eight bytes at a time and the
+// writer advances by the whole bytes among them: no branch on how many bits are pending,
+// which a predictor cannot guess; the bytes past the last whole one are rewritten by the
+// next store. It calls nothing, so the state stays in registers.
+func pairCodes(res []int32, k uint, b []byte, j int, acc uint64, n uint) (int, int, uint64, uint) {
+	kk := k & 63
+	mask := uint64(1)<<kk - 1
+	one := uint64(1) << kk
+	k2 := uint64(2*k + 2) // the stop bits and low bits of two codes
+	i := 0
+	for ; i+1 < len(res); i += 2 {
+		u1, u2 := fold(res[i]), fold(res[i+1])
+		q1, q2 := u1>>kk, u2>>kk // below 2^32 each
+		if q1+q2+k2 > 32 || len(b)-j < 8 {
+			break // a long pair (the capacity covers every short one)
+		}
+		nb2 := uint(q2) + k + 1
+		nb := uint(q1+q2+k2) & 63
+		acc = acc<<nb | (one|u1&mask)<<(nb2&63) | one | u2&mask
+		n += nb
+		binary.BigEndian.PutUint64(b[j:], acc<<((64-n)&63))
+		j += int(n >> 3)
+		n &= 7
+	}
+	return i, j, acc, n
+}
+
+// writeCode writes the Rice code of the folded value u with parameter k (mask = 1<<k - 1).
+func (w *bitWriter) writeCode(u uint64, k uint, mask uint64) {
+	if q := uint(u >> k); q+k < 32 {
+		w.writeBits(1<<k|u&mask, q+k+1)
+	} else {
+		w.writeUnary(q)
+		w.writeBits(u&mask, k)
+	}
 }
