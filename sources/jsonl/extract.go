@@ -108,6 +108,7 @@ func newExtractor(cols []Column) (*extractor, error) {
 			if ch == nil {
 				ch = &node{path: strings.Join(segs[:si+1], ".")}
 				n.children[sg] = ch
+				n.keys, n.kids = append(n.keys, sg), append(n.kids, ch)
 			}
 			ch.sub = append(ch.sub, ci)
 			n = ch

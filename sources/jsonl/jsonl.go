@@ -496,20 +496,31 @@ func (s *Source) sendLines(path string, blk *block, data []byte, line int64, poo
 	blk.refs.Store(1) // the reader's own reference, while it cuts
 	defer blk.release(pool)
 	limit := s.opt.ChunkLines
-	total := bytes.Count(data, []byte{'\n'})
 	for len(data) > 0 {
-		end, nl := len(data), total
-		if total > limit {
+		// A piece ends at the first newline after pieceBytes, and holds at most limit lines.
+		end := len(data)
+		if end > pieceBytes {
+			if k := bytes.IndexByte(data[pieceBytes:], '\n'); k >= 0 {
+				end = pieceBytes + k + 1
+			}
+		}
+		nl := bytes.Count(data[:end], []byte{'\n'})
+		if nl > limit {
 			end, nl = cutLines(data, limit)
 		}
 		blk.refs.Add(1)
 		if err := send(&chunk{file: path, data: data[:end], blk: blk, line: line, lines: nl}); err != nil {
 			return line, err
 		}
-		data, total, line = data[end:], total-nl, line+int64(nl)
+		data, line = data[end:], line+int64(nl)
 	}
 	return line, nil
 }
+
+// pieceBytes is about the most bytes of lines one parse unit holds: a chunk is cut into
+// pieces of about this size (or of ChunkLines lines, if fewer), so the lines are counted in
+// one pass and not one by one.
+const pieceBytes = 256 << 10
 
 // cutLines returns the length of the first k lines of data (k ≥ 1; data holds more than k
 // newlines) and k.
