@@ -140,6 +140,13 @@ func (x *extractor) extract(s *scanner, line []byte, arena *arena, vals []sample
 			}
 			continue
 		}
+		if sp.plain && c.Kind == sample.KindString {
+			// A string without escapes: its text is its bytes between the quotes.
+			b := arena.space(sp.end - sp.start - 2)
+			b = append(b, line[sp.start+1:sp.end-1]...)
+			vals = append(vals, sample.Column{Name: c.name(), Value: sample.Value{Kind: sample.KindString, Bytes: arena.commit(b)}})
+			continue
+		}
 		v, err := convert(c.Kind, line[sp.start:sp.end], arena)
 		if err != nil {
 			return vals, c.Key, err

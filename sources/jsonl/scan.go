@@ -43,6 +43,7 @@ func (n *node) child(key []byte) *node {
 type span struct {
 	start, end int
 	found      bool
+	plain      bool // a string value without escapes: its bytes are its text
 }
 
 // scanner validates one line of JSON and records the spans of the wanted values in a single
@@ -222,8 +223,13 @@ func (s *scanner) wanted(n *node, depth int) error {
 		s.spans[c] = span{}
 	}
 	start := s.i
+	plain := false
 	var err error
 	switch {
+	case s.i < len(s.b) && s.b[s.i] == '"':
+		var esc bool
+		esc, err = s.str()
+		plain = !esc
 	case n.children != nil && s.i < len(s.b) && s.b[s.i] == '{':
 		if depth+1 > maxDepth {
 			return s.fail("nesting deeper than " + strconv.Itoa(maxDepth))
@@ -243,7 +249,7 @@ func (s *scanner) wanted(n *node, depth int) error {
 		return err
 	}
 	for _, c := range n.cols {
-		s.spans[c] = span{start: start, end: s.i, found: true}
+		s.spans[c] = span{start: start, end: s.i, found: true, plain: plain}
 	}
 	return nil
 }
