@@ -7,8 +7,8 @@
 // number; Workers goroutines parse chunks; the caller's goroutine emits the samples chunk by
 // chunk in order. The samples, their order, keys and errors depend only on the input, never
 // on the worker count or the chunk size. A read buffer is handed to the parsers in pieces of
-// at most ChunkLines lines, so a buffer of tiny lines does not become one huge batch of
-// samples. What is in flight, read or parsed, is bounded by a weighted semaphore
+// about 256 KiB and at most ChunkLines lines, so a buffer of tiny lines does not become one
+// huge batch of samples. What is in flight, read or parsed, is bounded by a weighted semaphore
 // (2 × (Workers + 1) × ChunkSize, or one overlong line): a piece weighs its bytes plus the
 // estimated size of its parsed samples, and holds its weight until its last sample is
 // emitted. Read buffers are recycled, and a piece's samples share a few allocations (one
