@@ -583,8 +583,9 @@ func (s *Source) parse(sc *scanner, c *chunk) {
 	// substring of its contents, which a Builder never moves or changes once written.
 	var origins strings.Builder
 	origins.Grow(n * (len(c.file) + 2 + len(strconv.FormatInt(c.line+int64(n), 10))))
-	var num [20]byte
 	ln := c.line
+	var num lineNum // ln as decimal text
+	num.set(ln)
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		var line []byte
@@ -596,11 +597,13 @@ func (s *Source) parse(sc *scanner, c *chunk) {
 		n := int64(len(line)) + 1
 		if blank(line) {
 			ln++
+			num.inc()
 			continue
 		}
 		if len(line) > s.opt.MaxLineSize {
 			c.samples = append(c.samples, s.errSample(c.file, ln, n, "", fmt.Errorf("%w: %d bytes, longer than the limit of %d", ErrLineTooLong, len(line), s.opt.MaxLineSize)))
 			ln++
+			num.inc()
 			continue
 		}
 		at := len(cols)
@@ -611,18 +614,46 @@ func (s *Source) parse(sc *scanner, c *chunk) {
 			cols = cols[:at]
 			c.samples = append(c.samples, s.errSample(c.file, ln, n, key, err))
 			ln++
+			num.inc()
 			continue
 		}
 		o := origins.Len()
 		origins.WriteString(c.file)
 		origins.WriteByte(':')
-		origins.Write(strconv.AppendInt(num[:0], ln, 10))
+		origins.Write(num.text())
 		origin := origins.String()[o:]
 		c.samples = append(c.samples, sample.Sample{Key: origin, Origin: origin, Values: cols[at:len(cols):len(cols)], InputBytes: n})
 		ln++
+		num.inc()
 	}
 	c.data = nil
 }
+
+// lineNum is a positive line number as decimal text, counted up in place: a piece's origins
+// are written without formatting a number per line.
+type lineNum struct {
+	buf   [20]byte
+	start int // the digits are buf[start:]
+}
+
+func (d *lineNum) set(v int64) {
+	d.start = len(d.buf) - len(strconv.AppendInt(d.buf[:0], v, 10))
+	strconv.AppendInt(d.buf[:d.start], v, 10)
+}
+
+func (d *lineNum) inc() {
+	for i := len(d.buf) - 1; i >= d.start; i-- {
+		if d.buf[i] < '9' {
+			d.buf[i]++
+			return
+		}
+		d.buf[i] = '0'
+	}
+	d.start--
+	d.buf[d.start] = '1'
+}
+
+func (d *lineNum) text() []byte { return d.buf[d.start:] }
 
 func (s *Source) errSample(file string, line, n int64, key string, err error) sample.Sample {
 	origin := file + ":" + strconv.FormatInt(line, 10)
