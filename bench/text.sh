@@ -6,6 +6,7 @@
 # JSON) beside the time to read the file (cat > /dev/null, warm page cache).
 # WORDS, when given, is the median words per document (genjsonl -words): 14 gives fortune-sized
 # lines of about 270 bytes (the issue 16 target), the default about 2 KB lines.
+# ONLY=raw runs the TEXT_RAW conversions alone, ONLY=tokens the tokenized ones alone.
 #   bench/text.sh [MB] [WORDS]     results: bench/out/text.md (text-wWORDS.md with WORDS)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,7 +70,13 @@ run() { # label workers [yaml lines of the field...]
     "$o.json" >>"$table"
   rm -f "$o" "$o.json" "$o.rejects"
 }
-for w in 1 2; do run "JSONL → TEXT_RAW" "$w" "- name: text" "  type: text"; done
-for w in 1 2; do run "JSONL → tokens (cl100k_base)" "$w" "- name: tokens" "  type: tokens" "  from: text" "  tokenizer: cl100k_base"; done
+only=${ONLY:-}
+case $only in "" | raw | tokens) ;; *) echo "text.sh: ONLY must be raw or tokens" >&2; exit 1 ;; esac
+if [ "$only" != tokens ]; then
+  for w in 1 2; do run "JSONL → TEXT_RAW" "$w" "- name: text" "  type: text"; done
+fi
+if [ "$only" != raw ]; then
+  for w in 1 2; do run "JSONL → tokens (cl100k_base)" "$w" "- name: tokens" "  type: tokens" "  from: text" "  tokenizer: cl100k_base"; done
+fi
 printf "\nLoad average at end: %s.\n" "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$table"
 cat "$table"

@@ -269,6 +269,9 @@ type runner struct {
 	inputWait               atomic.Int64
 	workersLeft             atomic.Int32
 	workersDone             chan struct{}
+	// free holds chunks' sample slices, emptied once encoded, for the producer to reuse: a
+	// run of tiny samples does not allocate a new slice per chunk.
+	free chan []sample.Sample
 
 	// Owned by whoever holds the claim baton (updated only in OnClaim, in chunk order).
 	fields   [][2]int64 // per field: non-empty payloads and their bytes
@@ -287,7 +290,8 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		return Report{}, err
 	}
 	r := &runner{cfg: cfg, log: cfg.Logger, start: time.Now(), byReason: map[string]int64{},
-		fields: make([][2]int64, len(cfg.Fields)), workersDone: make(chan struct{})}
+		fields: make([][2]int64, len(cfg.Fields)), workersDone: make(chan struct{}),
+		free: make(chan []sample.Sample, 2*cfg.Workers+2)}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -441,10 +445,10 @@ func (r *runner) produce(ctx context.Context, jobs chan<- *job) error {
 	if auto {
 		size = DefaultChunkSize
 	}
-	cur := make([]sample.Sample, 0, size)
+	cur := r.samples(size)
 	send := func() error {
 		j := &job{t: r.w.Issue(), samples: cur}
-		cur = make([]sample.Sample, 0, cap(cur))
+		cur = r.samples(size)
 		select {
 		case jobs <- j:
 			return nil
@@ -606,8 +610,25 @@ func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) err
 		}
 	}
 	clear(wk.pays)
+	// The chunk's slice goes back to the producer, emptied so that it keeps no value alive.
+	clear(j.samples)
+	select {
+	case r.free <- j.samples[:0]:
+	default:
+	}
 	j.samples = nil
 	return nil
+}
+
+// samples returns an empty slice for a chunk of up to size samples (it may grow past that):
+// one an earlier chunk emptied, or a new one.
+func (r *runner) samples(size int) []sample.Sample {
+	select {
+	case s := <-r.free:
+		return s
+	default:
+		return make([]sample.Sample, 0, size)
+	}
 }
 
 // encodeSample encodes one sample into row and pays. An encoder that panics on a hostile

@@ -108,6 +108,7 @@ func newExtractor(cols []Column) (*extractor, error) {
 			if ch == nil {
 				ch = &node{path: strings.Join(segs[:si+1], ".")}
 				n.children[sg] = ch
+				n.keys, n.kids = append(n.keys, sg), append(n.kids, ch)
 			}
 			ch.sub = append(ch.sub, ci)
 			n = ch
@@ -137,6 +138,13 @@ func (x *extractor) extract(s *scanner, line []byte, arena *arena, vals []sample
 				}
 				return vals, c.Key, ErrMissing
 			}
+			continue
+		}
+		if sp.plain && c.Kind == sample.KindString {
+			// A string without escapes: its text is its bytes between the quotes.
+			b := arena.space(sp.end - sp.start - 2)
+			b = append(b, line[sp.start+1:sp.end-1]...)
+			vals = append(vals, sample.Column{Name: c.name(), Value: sample.Value{Kind: sample.KindString, Bytes: arena.commit(b)}})
 			continue
 		}
 		v, err := convert(c.Kind, line[sp.start:sp.end], arena)

@@ -146,3 +146,30 @@ func lookup(v any, path string) (any, bool) {
 	}
 	return v, true
 }
+
+// FuzzStr checks the string scanner's fast path against its careful path: the same strings
+// are accepted, ending at the same byte, with the same escape flag.
+func FuzzStr(f *testing.F) {
+	for _, s := range []string{`"abc"`, `"a\"b"`, `"` + strings.Repeat("x", 100) + `\n` + strings.Repeat("é", 30) + `"`,
+		`"` + strings.Repeat(`\\`, 40) + `"x`, `"` + strings.Repeat("y", 40) + "\x01\"", `"` + strings.Repeat("z", 33) + `\u12G4"`,
+		"\"" + strings.Repeat("w", 50) + "\xff\"", `"` + strings.Repeat("v", 60) + `\`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 || b[0] != '"' {
+			return
+		}
+		fast, slow := &scanner{b: b}, &scanner{b: b}
+		escF, errF := fast.str()
+		escS, errS := slow.strSlow()
+		if (errF == nil) != (errS == nil) {
+			t.Fatalf("%q: fast path error %v, careful path error %v", b, errF, errS)
+		}
+		if errF == nil && (fast.i != slow.i || escF != escS) {
+			t.Fatalf("%q: fast path ends at %d (escaped %v), careful path at %d (escaped %v)", b, fast.i, escF, slow.i, escS)
+		}
+		if errF != nil && errF.Error() != errS.Error() {
+			t.Fatalf("%q: errors differ: %v vs %v", b, errF, errS)
+		}
+	})
+}

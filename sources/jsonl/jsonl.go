@@ -7,8 +7,8 @@
 // number; Workers goroutines parse chunks; the caller's goroutine emits the samples chunk by
 // chunk in order. The samples, their order, keys and errors depend only on the input, never
 // on the worker count or the chunk size. A read buffer is handed to the parsers in pieces of
-// at most ChunkLines lines, so a buffer of tiny lines does not become one huge batch of
-// samples. What is in flight, read or parsed, is bounded by a weighted semaphore
+// about 256 KiB and at most ChunkLines lines, so a buffer of tiny lines does not become one
+// huge batch of samples. What is in flight, read or parsed, is bounded by a weighted semaphore
 // (2 × (Workers + 1) × ChunkSize, or one overlong line): a piece weighs its bytes plus the
 // estimated size of its parsed samples, and holds its weight until its last sample is
 // emitted. Read buffers are recycled, and a piece's samples share a few allocations (one
@@ -496,20 +496,31 @@ func (s *Source) sendLines(path string, blk *block, data []byte, line int64, poo
 	blk.refs.Store(1) // the reader's own reference, while it cuts
 	defer blk.release(pool)
 	limit := s.opt.ChunkLines
-	total := bytes.Count(data, []byte{'\n'})
 	for len(data) > 0 {
-		end, nl := len(data), total
-		if total > limit {
+		// A piece ends at the first newline after pieceBytes, and holds at most limit lines.
+		end := len(data)
+		if end > pieceBytes {
+			if k := bytes.IndexByte(data[pieceBytes:], '\n'); k >= 0 {
+				end = pieceBytes + k + 1
+			}
+		}
+		nl := bytes.Count(data[:end], []byte{'\n'})
+		if nl > limit {
 			end, nl = cutLines(data, limit)
 		}
 		blk.refs.Add(1)
 		if err := send(&chunk{file: path, data: data[:end], blk: blk, line: line, lines: nl}); err != nil {
 			return line, err
 		}
-		data, total, line = data[end:], total-nl, line+int64(nl)
+		data, line = data[end:], line+int64(nl)
 	}
 	return line, nil
 }
+
+// pieceBytes is about the most bytes of lines one parse unit holds: a chunk is cut into
+// pieces of about this size (or of ChunkLines lines, if fewer), so the lines are counted in
+// one pass and not one by one.
+const pieceBytes = 256 << 10
 
 // cutLines returns the length of the first k lines of data (k ≥ 1; data holds more than k
 // newlines) and k.
@@ -572,8 +583,9 @@ func (s *Source) parse(sc *scanner, c *chunk) {
 	// substring of its contents, which a Builder never moves or changes once written.
 	var origins strings.Builder
 	origins.Grow(n * (len(c.file) + 2 + len(strconv.FormatInt(c.line+int64(n), 10))))
-	var num [20]byte
 	ln := c.line
+	var num lineNum // ln as decimal text
+	num.set(ln)
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		var line []byte
@@ -585,11 +597,13 @@ func (s *Source) parse(sc *scanner, c *chunk) {
 		n := int64(len(line)) + 1
 		if blank(line) {
 			ln++
+			num.inc()
 			continue
 		}
 		if len(line) > s.opt.MaxLineSize {
 			c.samples = append(c.samples, s.errSample(c.file, ln, n, "", fmt.Errorf("%w: %d bytes, longer than the limit of %d", ErrLineTooLong, len(line), s.opt.MaxLineSize)))
 			ln++
+			num.inc()
 			continue
 		}
 		at := len(cols)
@@ -600,18 +614,46 @@ func (s *Source) parse(sc *scanner, c *chunk) {
 			cols = cols[:at]
 			c.samples = append(c.samples, s.errSample(c.file, ln, n, key, err))
 			ln++
+			num.inc()
 			continue
 		}
 		o := origins.Len()
 		origins.WriteString(c.file)
 		origins.WriteByte(':')
-		origins.Write(strconv.AppendInt(num[:0], ln, 10))
+		origins.Write(num.text())
 		origin := origins.String()[o:]
 		c.samples = append(c.samples, sample.Sample{Key: origin, Origin: origin, Values: cols[at:len(cols):len(cols)], InputBytes: n})
 		ln++
+		num.inc()
 	}
 	c.data = nil
 }
+
+// lineNum is a positive line number as decimal text, counted up in place: a piece's origins
+// are written without formatting a number per line.
+type lineNum struct {
+	buf   [20]byte
+	start int // the digits are buf[start:]
+}
+
+func (d *lineNum) set(v int64) {
+	d.start = len(d.buf) - len(strconv.AppendInt(d.buf[:0], v, 10))
+	strconv.AppendInt(d.buf[:d.start], v, 10)
+}
+
+func (d *lineNum) inc() {
+	for i := len(d.buf) - 1; i >= d.start; i-- {
+		if d.buf[i] < '9' {
+			d.buf[i]++
+			return
+		}
+		d.buf[i] = '0'
+	}
+	d.start--
+	d.buf[d.start] = '1'
+}
+
+func (d *lineNum) text() []byte { return d.buf[d.start:] }
 
 func (s *Source) errSample(file string, line, n int64, key string, err error) sample.Sample {
 	origin := file + ":" + strconv.FormatInt(line, 10)

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -607,6 +608,20 @@ func TestRange(t *testing.T) {
 	for _, c := range [][2]int{{-1, 1}, {2, 1}, {0, 4}} {
 		if _, err := src.Range(c[0], c[1]); !errors.Is(err, ErrRange) {
 			t.Errorf("Range%v: %v", c, err)
+		}
+	}
+}
+
+// TestLineNum checks the in-place decimal line counter against strconv across carries.
+func TestLineNum(t *testing.T) {
+	for _, start := range []int64{1, 9, 98, 999_990, 1<<62 - 5} {
+		var d lineNum
+		d.set(start)
+		for v := start; v < start+20_000; v++ {
+			if got, want := string(d.text()), strconv.FormatInt(v, 10); got != want {
+				t.Fatalf("from %d: %q, want %q", start, got, want)
+			}
+			d.inc()
 		}
 	}
 }

@@ -16,15 +16,34 @@ const maxDepth = 10000
 // node is one step of the wanted key paths: a trie over path segments.
 type node struct {
 	children map[string]*node
-	path     string // dotted path from the root, for error messages
-	cols     []int  // columns whose path ends here
-	sub      []int  // every column at or below this node (reset on a duplicate key)
+	keys     []string // children's keys and nodes in two slices, searched without hashing
+	kids     []*node  // when there are few (see child)
+	path     string   // dotted path from the root, for error messages
+	cols     []int    // columns whose path ends here
+	sub      []int    // every column at or below this node (reset on a duplicate key)
+}
+
+// maxKids is the most children searched linearly; a node with more uses its map.
+const maxKids = 8
+
+// child returns the child of n under key, or nil.
+func (n *node) child(key []byte) *node {
+	if len(n.children) > maxKids {
+		return n.children[string(key)]
+	}
+	for i, k := range n.keys {
+		if k == string(key) {
+			return n.kids[i]
+		}
+	}
+	return nil
 }
 
 // span is where a column's value lies in the line.
 type span struct {
 	start, end int
 	found      bool
+	plain      bool // a string value without escapes: its bytes are its text
 }
 
 // scanner validates one line of JSON and records the spans of the wanted values in a single
@@ -92,7 +111,15 @@ func (s *scanner) scan(root *node, line []byte, ncols int) error {
 	return nil
 }
 
+// ws skips whitespace. Its first test (no whitespace at all, the common case) is inlined.
 func (s *scanner) ws() {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return
+	}
+	s.wsSlow()
+}
+
+func (s *scanner) wsSlow() {
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
 		case ' ', '\t', '\r', '\n':
@@ -136,7 +163,7 @@ func (s *scanner) object(n *node, depth int) error {
 		s.ws()
 		var child *node
 		if n != nil {
-			child = n.children[string(key)]
+			child = n.child(key)
 		}
 		if done, err := s.value(child, depth, '}'); err != nil || done {
 			return err
@@ -154,7 +181,7 @@ func (s *scanner) array(n *node, depth int) error {
 	}
 	for k := 0; ; k++ {
 		s.idx = strconv.AppendInt(s.idx[:0], int64(k), 10)
-		if done, err := s.value(n.children[string(s.idx)], depth, ']'); err != nil || done {
+		if done, err := s.value(n.child(s.idx), depth, ']'); err != nil || done {
 			return err
 		}
 	}
@@ -196,8 +223,13 @@ func (s *scanner) wanted(n *node, depth int) error {
 		s.spans[c] = span{}
 	}
 	start := s.i
+	plain := false
 	var err error
 	switch {
+	case s.i < len(s.b) && s.b[s.i] == '"':
+		var esc bool
+		esc, err = s.str()
+		plain = !esc
 	case n.children != nil && s.i < len(s.b) && s.b[s.i] == '{':
 		if depth+1 > maxDepth {
 			return s.fail("nesting deeper than " + strconv.Itoa(maxDepth))
@@ -217,7 +249,7 @@ func (s *scanner) wanted(n *node, depth int) error {
 		return err
 	}
 	for _, c := range n.cols {
-		s.spans[c] = span{start: start, end: s.i, found: true}
+		s.spans[c] = span{start: start, end: s.i, found: true, plain: plain}
 	}
 	return nil
 }
@@ -388,11 +420,123 @@ const (
 )
 
 // str validates a string starting at the '"' at s.i and leaves s.i after its closing quote.
-// It reports whether the string holds escapes. Eight bytes are checked at a time for the
-// bytes that need attention: '"', '\\', control characters, and bytes >= 0x80, whose
-// UTF-8 sequence is validated where it stands: one pass over the string, ASCII at eight
-// bytes a step.
+// It reports whether the string holds escapes.
+//
+// The fast path finds the next '"' and the next '\\' with bytes.IndexByte (vectorised in
+// the runtime), checks the plain runs between them for control characters eight bytes at a
+// time and, only when a run holds a byte >= 0x80, validates it with utf8.Valid. Each byte is
+// looked at a bounded number of times (the positions of the next quote and backslash are
+// kept until passed), so the cost stays linear for any string. Anything wrong sends the
+// string through strSlow, which finds and reports the first error.
 func (s *scanner) str() (escaped bool, err error) {
+	b := s.b
+	i := s.i + 1
+	// Short strings (keys, small values) end within a few words: find the first byte that
+	// needs attention eight bytes at a time, as strSlow does, and return when it is the
+	// closing quote. (The lowest flagged byte of these masks is exact.)
+	for range 4 {
+		if i+8 > len(b) {
+			break
+		}
+		x := binary.LittleEndian.Uint64(b[i:])
+		q := x ^ (lsb * '"')
+		bs := x ^ (lsb * '\\')
+		m := (((q - lsb) &^ q) | ((bs - lsb) &^ bs) | ((x - lsb*0x20) &^ x) | x) & msb
+		if m == 0 {
+			i += 8
+			continue
+		}
+		i += bits.TrailingZeros64(m) / 8
+		if b[i] == '"' {
+			s.i = i + 1
+			return false, nil
+		}
+		break
+	}
+	q, bs := -1, -1 // positions of the next '"' and '\\' at or after i; -1: not searched
+	for {
+		if q < i {
+			k := bytes.IndexByte(b[i:], '"')
+			if k < 0 {
+				return s.strSlow()
+			}
+			q = i + k
+		}
+		if bs < i {
+			bs = len(b)
+			if k := bytes.IndexByte(b[i:q], '\\'); k >= 0 {
+				bs = i + k
+			}
+		}
+		end := min(q, bs)
+		if !plainRun(b[i:end]) {
+			return s.strSlow()
+		}
+		if end == q {
+			s.i = q + 1
+			return escaped, nil
+		}
+		// An escape at bs.
+		escaped = true
+		if bs+1 >= len(b) {
+			return s.strSlow()
+		}
+		switch b[bs+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i = bs + 2
+		case 'u':
+			if bs+6 > len(b) || !isHex4(b[bs+2:bs+6]) {
+				return s.strSlow()
+			}
+			i = bs + 6
+		default:
+			return s.strSlow()
+		}
+	}
+}
+
+// plainRun reports whether b, a run of string bytes free of '"' and '\\', holds no control
+// character and is valid UTF-8. ASCII is checked sixteen bytes a step; from the first byte
+// >= 0x80 or < 0x20 on, the rest goes to noControl and utf8.Valid.
+func plainRun(b []byte) bool {
+	i := 0
+	for ; i+16 <= len(b); i += 16 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		y := binary.LittleEndian.Uint64(b[i+8:])
+		// A byte < 0x20 sets its high bit in (x - 0x20…) &^ x, a byte >= 0x80 in x.
+		if ((x-lsb*0x20)&^x|x|(y-lsb*0x20)&^y|y)&msb != 0 {
+			return noControl(b[i:]) && utf8.Valid(b[i:])
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c >= utf8.RuneSelf {
+			return noControl(b[i:]) && utf8.Valid(b[i:])
+		}
+	}
+	return true
+}
+
+// noControl reports whether b holds no byte < 0x20.
+func noControl(b []byte) bool {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if (x-lsb*0x20)&^x&msb != 0 {
+			return false
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] < 0x20 {
+			return false
+		}
+	}
+	return true
+}
+
+// strSlow is str's careful path: eight bytes are checked at a time for the bytes that need
+// attention ('"', '\\', control characters, bytes >= 0x80, whose UTF-8 sequence is
+// validated where it stands), and the first problem is reported with its column.
+func (s *scanner) strSlow() (escaped bool, err error) {
 	b := s.b
 	i := s.i + 1
 	for {
