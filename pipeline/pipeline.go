@@ -446,7 +446,9 @@ func (r *runner) produce(ctx context.Context, jobs chan<- *job) error {
 		size = DefaultChunkSize
 	}
 	cur := r.samples(size)
+	var sent int64 // samples handed out in chunks
 	send := func() error {
+		sent += int64(len(cur))
 		j := &job{t: r.w.Issue(), samples: cur}
 		cur = r.samples(size)
 		select {
@@ -460,7 +462,7 @@ func (r *runner) produce(ctx context.Context, jobs chan<- *job) error {
 	err := r.cfg.Source.Run(ctx, func(s sample.Sample) error {
 		cur = append(cur, s)
 		bytes += s.InputBytes
-		full := len(cur) >= size
+		full := len(cur) >= tailChunk(size, auto, r.total-sent, r.cfg.Workers)
 		if auto && full && bytes < minChunkBytes {
 			full = len(cur) >= maxAutoChunk
 		}
@@ -480,6 +482,22 @@ func (r *runner) produce(ctx context.Context, jobs chan<- *job) error {
 		return send()
 	}
 	return nil
+}
+
+// tailChunk is the size of the chunk being cut when left samples remain from its first one
+// (left < 0 or not auto: unknown, size). Near the end of a source whose length is known,
+// adaptive chunks shrink to about a quarter of each worker's share of what is left, so the
+// last chunks spread over all the workers rather than leaving one to finish a whole chunk
+// alone (64 images of 1 ms are a 64 ms tail on one core).
+func tailChunk(size int, auto bool, left int64, workers int) int {
+	if !auto || left <= 0 || workers <= 1 {
+		return size
+	}
+	share := (left + int64(4*workers) - 1) / int64(4*workers)
+	if share < int64(size) {
+		return int(share)
+	}
+	return size
 }
 
 // worker is one encoder's state: its encoded chunks, published and waiting to be claimed

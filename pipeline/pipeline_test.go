@@ -517,3 +517,31 @@ func TestBackPressure(t *testing.T) {
 		t.Logf("at most %d samples ahead of the disk (bound %d)", w, bound)
 	}
 }
+
+// TestTailChunk: adaptive chunks shrink near the end of a source of known length so that the
+// last ones spread over the workers; a fixed size, an unknown length or one worker keep size.
+func TestTailChunk(t *testing.T) {
+	for _, tc := range []struct {
+		size    int
+		auto    bool
+		left    int64
+		workers int
+		want    int
+	}{
+		{64, true, 2000, 2, 64},
+		{64, true, 512, 2, 64},
+		{64, true, 511, 2, 64},
+		{64, true, 200, 2, 25},
+		{64, true, 9, 2, 2},
+		{64, true, 1, 2, 1},
+		{64, true, 200, 1, 64},
+		{64, false, 200, 2, 64},
+		{64, true, -1, 2, 64},
+		{64, true, 0, 2, 64},
+		{64, true, 100, 8, 4},
+	} {
+		if got := tailChunk(tc.size, tc.auto, tc.left, tc.workers); got != tc.want {
+			t.Errorf("tailChunk(%d, %v, %d, %d) = %d, want %d", tc.size, tc.auto, tc.left, tc.workers, got, tc.want)
+		}
+	}
+}
