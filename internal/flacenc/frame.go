@@ -88,15 +88,26 @@ func (e *encoder) load(chunk []int32, n int) error {
 				dst[i] = x
 			}
 		}
-		if bps >= 32 || or>>bps == 0 {
-			continue
+		if err := e.checkRange(c, dst, or); err != nil {
+			return err
 		}
-		lo, hi := int32(-1)<<(bps-1), int32(1)<<(bps-1)-1
-		for i, x := range dst {
-			if x < lo || x > hi {
-				e.badIndex = i
-				return fmt.Errorf("%w: channel %d value %d not in %d..%d for %d-bit audio", ErrSampleRange, c, x, lo, hi, bps)
-			}
+	}
+	return nil
+}
+
+// checkRange returns ErrSampleRange, and sets e.badIndex, when channel c's samples dst do not
+// fit the stream's bits per sample. or is the OR of every sample plus 2^(bps-1) (as unsigned):
+// all fit when it has no bit at bps or above, so only a failing channel is scanned again.
+func (e *encoder) checkRange(c int, dst []int32, or uint32) error {
+	bps := e.info.BitsPerSample
+	if bps >= 32 || or>>bps == 0 {
+		return nil
+	}
+	lo, hi := int32(-1)<<(bps-1), int32(1)<<(bps-1)-1
+	for i, x := range dst {
+		if x < lo || x > hi {
+			e.badIndex = i
+			return fmt.Errorf("%w: channel %d value %d not in %d..%d for %d-bit audio", ErrSampleRange, c, x, lo, hi, bps)
 		}
 	}
 	return nil
@@ -156,15 +167,8 @@ func (e *encoder) loadBytes(chunk []byte, n, width int) error {
 				dst[i] = x
 			}
 		}
-		if bps >= 32 || or>>bps == 0 {
-			continue
-		}
-		lo, hi := int32(-1)<<(bps-1), int32(1)<<(bps-1)-1
-		for i, x := range dst {
-			if x < lo || x > hi {
-				e.badIndex = i
-				return fmt.Errorf("%w: channel %d value %d not in %d..%d for %d-bit audio", ErrSampleRange, c, x, lo, hi, bps)
-			}
+		if err := e.checkRange(c, dst, or); err != nil {
+			return err
 		}
 	}
 	return nil
