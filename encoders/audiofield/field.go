@@ -456,21 +456,29 @@ func (f *Field) wavFastPath(b []byte, v sample.Value) (p []byte, m manifest.Audi
 	default:
 		return nil, m, false, nil
 	}
-	frameBytes := h.Width * h.Channels
-	start, end, err := f.segment(len(data)/frameBytes, h.SampleRate, v)
+	p, n, err := f.wavSegment(data, h.Width*h.Channels, h.SampleRate, v)
 	if err != nil {
 		return nil, m, true, err
 	}
-	if uint64(end-start) > math.MaxUint32 {
-		return nil, m, true, fmt.Errorf("%w: %d frames (num_samples is 32-bit)", ErrTooLarge, end-start)
-	}
-	p = data[start*frameBytes : end*frameBytes]
 	if v.Kind == sample.KindBytes {
 		p = append([]byte(nil), p...) // the value's bytes are not ours to hand on
 	}
-	m = manifest.AudioMeta{NumSamples: uint32(end - start), SampleRate: uint32(h.SampleRate), NumChannels: uint16(h.Channels),
+	m = manifest.AudioMeta{NumSamples: uint32(n), SampleRate: uint32(h.SampleRate), NumChannels: uint16(h.Channels),
 		BitDepth: uint8(f.opt.BitDepth), Codec: manifest.AudioCodecPCM}
 	return p, m, true, nil
+}
+
+// wavSegment returns the bytes of the frames of a WAV data chunk (frames of frameBytes bytes at
+// rate Hz) that the value's Offset and Duration select, and how many frames they are.
+func (f *Field) wavSegment(data []byte, frameBytes, rate int, v sample.Value) ([]byte, int, error) {
+	start, end, err := f.segment(len(data)/frameBytes, rate, v)
+	if err != nil {
+		return nil, 0, err
+	}
+	if uint64(end-start) > math.MaxUint32 {
+		return nil, 0, fmt.Errorf("%w: %d frames (num_samples is 32-bit)", ErrTooLarge, end-start)
+	}
+	return data[start*frameBytes : end*frameBytes], end - start, nil
 }
 
 // wavToFLAC encodes the data chunk of a 16- or 24-bit little-endian PCM WAV file with
@@ -491,20 +499,16 @@ func (f *Field) wavToFLAC(b []byte, v sample.Value) (p []byte, m manifest.AudioM
 		f.opt.BitDepth != 0 && f.opt.BitDepth != h.BitDepth:
 		return nil, m, false, nil
 	}
-	frameBytes := h.Width * h.Channels
-	start, end, err := f.segment(len(data)/frameBytes, h.SampleRate, v)
+	seg, n, err := f.wavSegment(data, h.Width*h.Channels, h.SampleRate, v)
 	if err != nil {
 		return nil, m, true, err
 	}
-	if uint64(end-start) > math.MaxUint32 {
-		return nil, m, true, fmt.Errorf("%w: %d frames (num_samples is 32-bit)", ErrTooLarge, end-start)
-	}
 	info := flacenc.Info{SampleRate: h.SampleRate, Channels: h.Channels, BitsPerSample: h.BitDepth}
-	p, err = flacenc.AppendPCM(nil, data[start*frameBytes:end*frameBytes], info, flacenc.Options{})
+	p, err = flacenc.AppendPCM(nil, seg, info, flacenc.Options{})
 	if err != nil {
 		return nil, m, true, fmt.Errorf("FLAC encode: %w", err)
 	}
-	m = manifest.AudioMeta{NumSamples: uint32(end - start), SampleRate: uint32(h.SampleRate), NumChannels: uint16(h.Channels),
+	m = manifest.AudioMeta{NumSamples: uint32(n), SampleRate: uint32(h.SampleRate), NumChannels: uint16(h.Channels),
 		Codec: manifest.AudioCodecFLAC, BitDepth: uint8(h.BitDepth)}
 	return p, m, true, nil
 }
