@@ -156,6 +156,23 @@ func (l *list) finish() error {
 	return err
 }
 
+// end ends a listing that a walk stopped with walkErr or completed: the listing is dropped
+// on an error, finished otherwise, and a listing of no clip is ErrNoAudio naming want, the
+// layout expected. Errors name what (the kind of source) and root.
+func (l *list) end(walkErr error, what, root, want string) error {
+	if walkErr != nil {
+		l.b.Abort()
+		return fmt.Errorf("%s %s: %w", what, root, walkErr)
+	}
+	if err := l.finish(); err != nil {
+		return fmt.Errorf("%s %s: %w", what, root, err)
+	}
+	if l.Len() == 0 {
+		return fmt.Errorf("%w under %s (want %s)", ErrNoAudio, root, want)
+	}
+	return nil
+}
+
 // Len returns the number of samples.
 func (l *list) Len() int64 { return l.items.Len() }
 
@@ -283,7 +300,7 @@ func OpenFolder(root string) (*Folder, error) {
 	f.start()
 	var key []byte
 	for label, class := range f.classes {
-		err := filepath.WalkDir(filepath.Join(root, class), func(p string, d fs.DirEntry, err error) error {
+		err = filepath.WalkDir(filepath.Join(root, class), func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
@@ -298,15 +315,11 @@ func OpenFolder(root string) (*Folder, error) {
 			return f.add(key, r, err)
 		})
 		if err != nil {
-			f.b.Abort()
-			return nil, fmt.Errorf("audio folder %s: %w", root, err)
+			break
 		}
 	}
-	if err := f.finish(); err != nil {
-		return nil, fmt.Errorf("audio folder %s: %w", root, err)
-	}
-	if f.Len() == 0 {
-		return nil, fmt.Errorf("%w under %s (want %s/<class>/<file>.wav|.flac)", ErrNoAudio, root, root)
+	if err := f.end(err, "audio folder", root, root+"/<class>/<file>.wav|.flac"); err != nil {
+		return nil, err
 	}
 	f.decoder = func(context.Context) func([]byte, *record) sample.Sample {
 		return func(key []byte, r *record) sample.Sample {

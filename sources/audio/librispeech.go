@@ -40,15 +40,8 @@ func OpenLibriSpeech(root string) (*LibriSpeech, error) {
 		r.size, err = statAudio(p)
 		return ls.add([]byte(p), r, err)
 	})
-	if err != nil {
-		ls.b.Abort()
-		return nil, fmt.Errorf("librispeech %s: %w", root, err)
-	}
-	if err := ls.finish(); err != nil {
-		return nil, fmt.Errorf("librispeech %s: %w", root, err)
-	}
-	if ls.Len() == 0 {
-		return nil, fmt.Errorf("%w under %s (want <speaker>/<chapter>/<id>.flac)", ErrNoAudio, root)
+	if err := ls.end(err, "librispeech", root, "<speaker>/<chapter>/<id>.flac"); err != nil {
+		return nil, err
 	}
 	ls.decoder = func(context.Context) func([]byte, *record) sample.Sample {
 		return ls.run(root, paths{}, inputfile.ReadFile) // a named pipe is refused, not waited on

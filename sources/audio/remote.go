@@ -90,15 +90,8 @@ func OpenFolderContext(ctx context.Context, root string, o Options) (*Folder, er
 		key = append(append(append(key[:0], class...), 0), rel...)
 		return f.add(key, record{path: a.URL, size: a.Size, first: true}, nil)
 	})
-	if err != nil {
-		f.b.Abort()
-		return nil, fmt.Errorf("audio folder %s: %w", root, err)
-	}
-	if err := f.finish(); err != nil {
-		return nil, fmt.Errorf("audio folder %s: %w", root, err)
-	}
-	if f.Len() == 0 {
-		return nil, fmt.Errorf("%w under %s (want %s/<class>/<file>.wav|.flac)", ErrNoAudio, root, root)
+	if err := f.end(err, "audio folder", root, root+"/<class>/<file>.wav|.flac"); err != nil {
+		return nil, err
 	}
 	for c := range classes {
 		f.classes = append(f.classes, c)
@@ -135,15 +128,8 @@ func OpenLibriSpeechContext(ctx context.Context, root string, o Options) (*Libri
 		}
 		return ls.add([]byte(rel), record{path: a.URL, size: a.Size, first: true}, nil)
 	})
-	if err != nil {
-		ls.b.Abort()
-		return nil, fmt.Errorf("librispeech %s: %w", root, err)
-	}
-	if err := ls.finish(); err != nil {
-		return nil, fmt.Errorf("librispeech %s: %w", root, err)
-	}
-	if ls.Len() == 0 {
-		return nil, fmt.Errorf("%w under %s (want <speaker>/<chapter>/<id>.flac)", ErrNoAudio, root)
+	if err := ls.end(err, "librispeech", root, "<speaker>/<chapter>/<id>.flac"); err != nil {
+		return nil, err
 	}
 	ls.decoder = func(ctx context.Context) func([]byte, *record) sample.Sample {
 		return ls.run(root, paths{url: true}, func(url string) ([]byte, error) {
