@@ -29,6 +29,11 @@ CGO_ENABLED=0 go build -o "$out/convert-purego" ./cmd/convert
 # beside this converter in one run on a machine of this kind (../shared/research/facts.md). It
 # cannot be installed here (no PyPI), so it is cited, not re-measured.
 ffcv_lo=589 ffcv_hi=617
+# On the day FFCV was measured, TurboJPEG 2.1 alone decoded these files (one thread, CPU µs per
+# image) to YUV planes at 1/8 scale (the Huffman floor) in 510 and at 4/8 in 570
+# (facts.md). Each run times the same two decodes (BenchmarkFolderStages, the same library
+# through cgo) to tell how fast this machine is today against that day.
+tj_floor_then=510 tj_half_then=570
 
 bytes=$(du -sb "$data" | cut -f1)
 mapfile -t files < <(find "$data" -type f | sort)
@@ -50,7 +55,15 @@ cat "${files[@]}" >/dev/null # warm the page cache
 TIMEFORMAT='%R %U %S'
 
 declare -A ips cpu mbs rss
-loads=()
+loads=() tjf=() tjh=()
+# tjstages: TurboJPEG's own decode at 1/8 and at 4/8 on these files, CPU µs per image.
+tjstages() {
+  local o
+  o=$(MLDF_BENCH_IMAGES="$PWD/$data" go test ./encoders/imagefield -run '^$' -bench 'FolderStages/decode' \
+    -benchtime "${n}x" 2>&1 || true)
+  tjf+=("$(awk '/decode-yuv-1/ {for (i = 1; i < NF; i++) if ($(i+1) == "cpu-µs/img") print int($i)}' <<<"$o")")
+  tjh+=("$(awk '/decode-yuv-scaled/ {for (i = 1; i < NF; i++) if ($(i+1) == "cpu-µs/img") print int($i)}' <<<"$o")")
+}
 # timed LABEL CMD...: runs CMD, keeps wall seconds and user+sys CPU seconds in tw, tc.
 timed() {
   local t
@@ -89,6 +102,7 @@ help=$("$out/convert" images --help 2>&1 || true) # not piped into grep -q: pipe
 if [[ $help == *-format* ]]; then beton=1; fi
 for r in $(seq "$runs"); do
   loads+=("$(cut -d' ' -f1-3 /proc/loadavg)")
+  tjstages
   timed cat "${files[@]}"
   anchor cat "$tw"
   plain="$out/bench-plain.bin"
@@ -148,6 +162,18 @@ table="$out/images.md"
   row purego-2 "pure Go (CGO_ENABLED=0)" "jpeg, max 256, q90" 2
   echo
   echo "- jpeg, 2 workers, over FFCV's writer ($ffcv_lo-$ffcv_hi images/s, cited, not re-measured): $(list "$(for v in ${ips[jpeg-2]}; do printf ' %s-%s' "$(echo "$v / $ffcv_hi" | bc -l | xargs printf '%.2f')" "$(echo "$v / $ffcv_lo" | bc -l | xargs printf '%.2f')"; done)")x"
+  # FFCV's figure scaled by how much slower TurboJPEG runs here today than on its day: an
+  # estimate, not a measurement (FFCV's own time is mostly the same decode and encode).
+  est=""
+  for i in "${!tjf[@]}"; do
+    [ -n "${tjf[$i]}" ] && [ -n "${tjh[$i]}" ] || continue
+    lo=$(echo "$ffcv_lo * $tj_floor_then / ${tjf[$i]}" | bc -l) hi=$(echo "$ffcv_hi * $tj_half_then / ${tjh[$i]}" | bc -l)
+    if (($(echo "$lo > $hi" | bc -l))); then t=$lo lo=$hi hi=$t; fi
+    v=$(echo "${ips[jpeg-2]}" | xargs | cut -d' ' -f$((i + 1)))
+    est+=" $(printf '%.0f-%.0f img/s, ours %.2f-%.2fx' "$lo" "$hi" "$(echo "$v / $hi" | bc -l)" "$(echo "$v / $lo" | bc -l)")"
+  done
+  echo "- TurboJPEG alone on these files, CPU µs per image, per run: 1/8 decode $(list "${tjf[*]}"), 4/8 decode $(list "${tjh[*]}") (on FFCV's day: $tj_floor_then and $tj_half_then)"
+  echo "- FFCV scaled to this machine's speed today (an estimate, not a measurement), per run:$(echo "$est" | sed 's/ \([0-9]*-[0-9]* img\/s\)/; \1/g; s/^; / /')"
   echo "- jpeg, 2 workers over 1 worker, same run: $(ratios jpeg-2 jpeg-1); the machine's own scaling (2 processes of 1 worker over 1 worker): $(ratios pair jpeg-1); 2 workers over the 2 processes: $(ratios jpeg-2 pair)"
   echo "- smart over reading the files, same run: 1 worker $(ratios smart-1 cat); 2 workers $(ratios smart-2 cat)"
   echo "- smart over the plain durable write, same run: 1 worker $(ratios smart-1 plain); 2 workers $(ratios smart-2 plain)"
