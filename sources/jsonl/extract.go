@@ -144,7 +144,7 @@ func (x *extractor) extract(s *scanner, line []byte, arena *arena, vals []sample
 			// A string without escapes: its text is its bytes between the quotes.
 			b := arena.space(sp.end - sp.start - 2)
 			b = append(b, line[sp.start+1:sp.end-1]...)
-			vals = append(vals, sample.Column{Name: c.name(), Value: sample.Value{Kind: sample.KindString, Bytes: arena.commit(b)}})
+			vals = append(vals, sample.Column{Name: c.name(), Value: sample.Value{Kind: sample.KindString, UTF8: true, Bytes: arena.commit(b)}})
 			continue
 		}
 		v, err := convert(c.Kind, line[sp.start:sp.end], arena)
@@ -177,7 +177,7 @@ func convert(kind sample.Kind, raw []byte, arena *arena) (sample.Value, error) {
 			if err != nil {
 				return sample.Value{}, fmt.Errorf("%w: %v", ErrUTF8, err)
 			}
-			return sample.Value{Kind: sample.KindString, Bytes: arena.commit(b)}, nil
+			return sample.Value{Kind: sample.KindString, UTF8: true, Bytes: arena.commit(b)}, nil
 		}
 		b, err := unescape(arena.tmp[:0], raw[1:len(raw)-1])
 		if err != nil {

@@ -259,7 +259,7 @@ func TestValueKinds(t *testing.T) {
 		want sample.Value
 		err  error
 	}{
-		{Column{Key: "s", Kind: sample.KindString}, sample.Value{Kind: sample.KindString, Bytes: []byte("aé😀\n")}, nil},
+		{Column{Key: "s", Kind: sample.KindString}, sample.Value{Kind: sample.KindString, UTF8: true, Bytes: []byte("aé😀\n")}, nil},
 		{Column{Key: "i", Kind: sample.KindInt}, sample.Value{Kind: sample.KindInt, Int: -42}, nil},
 		{Column{Key: "big", Kind: sample.KindInt}, sample.Value{Kind: sample.KindInt, Int: 9223372036854775807}, nil},
 		{Column{Key: "fi", Kind: sample.KindInt}, sample.Value{Kind: sample.KindInt, Int: 3}, nil},
@@ -270,10 +270,10 @@ func TestValueKinds(t *testing.T) {
 		{Column{Key: "js", Kind: sample.KindJSON}, sample.Value{Kind: sample.KindJSON, Bytes: []byte(`"str"`)}, nil},
 		{Column{Key: "b", Kind: sample.KindBytes}, sample.Value{Kind: sample.KindBytes, Bytes: []byte("hello")}, nil},
 		{Column{Key: "braw", Kind: sample.KindBytes}, sample.Value{Kind: sample.KindBytes, Bytes: []byte("hello")}, nil},
-		{Column{Key: "arr.1.c", Kind: sample.KindString}, sample.Value{Kind: sample.KindString, Bytes: []byte("one")}, nil},
-		{Column{Key: "j.x.2.y", Kind: sample.KindString}, sample.Value{Kind: sample.KindString, Bytes: []byte("a b")}, nil},
+		{Column{Key: "arr.1.c", Kind: sample.KindString}, sample.Value{Kind: sample.KindString, UTF8: true, Bytes: []byte("one")}, nil},
+		{Column{Key: "j.x.2.y", Kind: sample.KindString}, sample.Value{Kind: sample.KindString, UTF8: true, Bytes: []byte("a b")}, nil},
 		{Column{Key: "dup", Kind: sample.KindInt}, sample.Value{Kind: sample.KindInt, Int: 2}, nil},
-		{Column{Key: "esc", Kind: sample.KindString}, sample.Value{Kind: sample.KindString, Bytes: []byte("escaped key")}, nil},
+		{Column{Key: "esc", Kind: sample.KindString}, sample.Value{Kind: sample.KindString, UTF8: true, Bytes: []byte("escaped key")}, nil},
 		{Column{Key: "n", Kind: sample.KindString}, sample.Value{}, nil}, // null = absent
 		{Column{Key: "n", Kind: sample.KindString, Required: true}, sample.Value{}, ErrMissing},
 		{Column{Key: "nope.deeper", Kind: sample.KindString, Required: true}, sample.Value{}, ErrMissing},
