@@ -255,20 +255,35 @@ const arenaBlock = 256 << 10
 // values cost a few allocations instead of one each, and no block is ever copied. Blocks are
 // at most arenaBlock bytes (or one larger value), so a value kept alive longer than its
 // chunk pins little besides itself.
+//
+// With reuse set, the blocks come from *reuse in order, and the new ones of arenaBlock bytes
+// are added to it: a chunk parsed into the memory of an earlier one allocates nothing once
+// there are enough blocks. A value longer than a block gets a block of its own, not kept.
 type arena struct {
 	buf   []byte
 	block int    // size of the next block; 0 means arenaBlock
 	tmp   []byte // scratch for a value being decoded in two steps (base64)
+	reuse *[][]byte
+	next  int // the next block of *reuse to use
 }
 
 // space returns an empty slice with room for n bytes, for a value being built.
 func (a *arena) space(n int) []byte {
 	if cap(a.buf)-len(a.buf) < n {
-		if a.block <= 0 {
+		switch {
+		case a.reuse != nil && n <= arenaBlock:
+			if a.next == len(*a.reuse) {
+				*a.reuse = append(*a.reuse, make([]byte, 0, arenaBlock))
+			}
+			a.buf = (*a.reuse)[a.next][:0]
+			a.next++
+		default:
+			if a.block <= 0 || a.reuse != nil {
+				a.block = arenaBlock
+			}
+			a.buf = make([]byte, 0, max(n, a.block))
 			a.block = arenaBlock
 		}
-		a.buf = make([]byte, 0, max(n, a.block))
-		a.block = arenaBlock
 	}
 	return a.buf[len(a.buf):len(a.buf)]
 }
