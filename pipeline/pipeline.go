@@ -120,7 +120,8 @@ type Config struct {
 	// ChunkSize is the number of consecutive samples a worker encodes and claims at once;
 	// 0 means adaptive: DefaultChunkSize samples, or up to 1024 while they account for less
 	// than 256 KiB of input. A chunk also ends once its samples account for 16 MiB of input.
-	// The output does not depend on it.
+	// With a sources.BatchSource (JSONL), adaptive chunks are its batches, decoded by the
+	// workers into memory they reuse. The output does not depend on it.
 	ChunkSize int
 	// Checksums stores CRC-32C per payload and the header checksum (the command's default).
 	Checksums bool

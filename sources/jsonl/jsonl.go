@@ -12,9 +12,14 @@
 // (2 × (Workers + 1) × ChunkSize, or one overlong line): a piece weighs its bytes plus the
 // estimated size of its parsed samples, and holds its weight until its last sample is
 // emitted. Read buffers are recycled, and a piece's samples share a few allocations (one
-// slice of samples, one of columns, one string of origins, the value bytes in 256 KiB
-// blocks): memory does not grow with the file, and allocations grow with the pieces, not
-// the lines.
+// slice of samples, one of columns, the value bytes and origins in 256 KiB blocks): memory
+// does not grow with the file, and allocations grow with the pieces, not the lines.
+//
+// Source is also a sources.BatchSource: RunBatches reads and cuts the same pieces on the
+// caller's goroutine and hands them out unparsed, and each piece's Decode parses it into the
+// consumer's sources.Memory, reusing its slices and blocks. The pipeline decodes them on its
+// workers and reuses a chunk's memory once the chunk is written, so a long run allocates
+// almost nothing per piece (issue 16: about 25% less CPU on fortune-sized lines).
 //
 // Each line is validated completely (RFC 8259 JSON, UTF-8 everywhere, nesting at most 10000)
 // in one pass by a small scanner that records where the wanted values lie and skips the
