@@ -74,8 +74,8 @@ const (
 
 // Options tune a Source. The zero value is usable.
 type Options struct {
-	// Workers is the number of parallel parsers; 0 means GOMAXPROCS. The samples and their
-	// order do not depend on it.
+	// Workers is the number of parallel parsers of Run; 0 means GOMAXPROCS. The samples and
+	// their order do not depend on it. (With RunBatches the consumer's goroutines parse.)
 	Workers int
 	// MaxLineSize is the longest line accepted, in bytes; 0 means DefaultMaxLineSize.
 	MaxLineSize int
