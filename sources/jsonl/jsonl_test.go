@@ -723,3 +723,36 @@ func TestBatchesMatchRun(t *testing.T) {
 		}
 	}
 }
+
+// TestRunBatchesStops checks that RunBatches returns emit's error, and ctx's error once
+// cancelled, without emitting another batch.
+func TestRunBatchesStops(t *testing.T) {
+	path := write(t, "corpus.jsonl", genCorpus(3000, 3))
+	cols := []Column{{Key: "text", Kind: sample.KindString}}
+	src := mustNew(t, []string{path}, cols, Options{ChunkSize: 4 << 10})
+	stop := errors.New("stop")
+	n := 0
+	err := src.RunBatches(context.Background(), func(sources.Batch) error {
+		n++
+		if n == 10 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || n != 10 {
+		t.Fatalf("emit error: %v after %d", err, n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n = 0
+	var m sources.Memory
+	err = src.RunBatches(ctx, func(b sources.Batch) error {
+		b.Decode(&m)
+		if n++; n == 5 {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || n != 5 {
+		t.Fatalf("cancel: %v after %d", err, n)
+	}
+}
