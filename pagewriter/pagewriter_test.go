@@ -127,7 +127,7 @@ func TestWriteRange(t *testing.T) {
 		}
 		r := &vr.recorder
 		var seg []byte
-		n, err := writeRange(dst, 0, to, items, offs, &seg)
+		n, err := writeRange(dst, 0, to, items, offs, &seg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,10 +155,10 @@ func TestWriteRange(t *testing.T) {
 	// An empty range delivers nothing; a range of gaps only is one Zero.
 	r := &recorder{}
 	var seg []byte
-	if _, err := writeRange(r, 10, 10, nil, nil, &seg); err != nil || r.writes+r.zeros != 0 {
+	if _, err := writeRange(r, 10, 10, nil, nil, &seg, nil); err != nil || r.writes+r.zeros != 0 {
 		t.Fatalf("empty range: %d writes, %d zeros, %v", r.writes, r.zeros, err)
 	}
-	if _, err := writeRange(r, 10, 20, []Item{{Space: 1}}, []int64{10}, &seg); err != nil || r.writes != 0 || r.zeros != 1 {
+	if _, err := writeRange(r, 10, 20, []Item{{Space: 1}}, []int64{10}, &seg, nil); err != nil || r.writes != 0 || r.zeros != 1 {
 		t.Fatalf("gaps only: %d writes, %d zeros, %v", r.writes, r.zeros, err)
 	}
 }
@@ -179,7 +179,7 @@ func TestWriteRangeManyPayloads(t *testing.T) {
 	}
 	vr := &maxVec{}
 	var seg []byte
-	if _, err := writeRange(vr, 0, off, items, offs, &seg); err != nil {
+	if _, err := writeRange(vr, 0, off, items, offs, &seg, nil); err != nil {
 		t.Fatal(err)
 	}
 	if vr.most > maxIov {

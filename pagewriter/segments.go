@@ -45,15 +45,19 @@ var zeroGap [maxGap]byte
 // every other byte as zeros. Neighbouring payloads and gaps of up to 64 KiB between them
 // are joined into writes of up to 4 MiB (gathered from the payloads themselves where dst
 // takes a gather write, else copied into seg, a reusable buffer); payloads of 1 MiB or more
-// are written straight from their slice; other gaps are declared with Zero. It returns the
-// bytes written.
-func writeRange(dst rangeWriter, from, to int64, items []Item, offs []int64, seg *[]byte) (int64, error) {
+// are written straight from their slice; other gaps are declared with Zero. vecs, when not
+// nil, is a reusable slice for the gather lists. It returns the bytes written.
+func writeRange(dst rangeWriter, from, to int64, items []Item, offs []int64, seg *[]byte, vecs *[][]byte) (int64, error) {
 	vw, _ := dst.(vectorWriter)
 	if vw != nil && !vw.vectored() {
 		vw = nil
 	}
 	buf := (*seg)[:0]
 	var vec [][]byte
+	if vecs != nil {
+		vec = (*vecs)[:0]
+		defer func() { clear(vec); *vecs = vec[:0] }()
+	}
 	var size int          // bytes in buf or vec
 	var at, written int64 // at: the offset of buf or vec
 	pos := from           // the first byte not yet delivered (or in buf or vec)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -88,6 +89,7 @@ type fileSink struct {
 	noPre    atomic.Bool
 	behind   bool
 	dirty    atomic.Int64 // bytes written since the last write-behind
+	iovs     sync.Pool    // pwritev's lists of buffers, reused
 }
 
 func (s *fileSink) WriteAt(p []byte, off int64) (int, error) {
@@ -116,7 +118,7 @@ func (s *fileSink) writev(bufs [][]byte, off int64) (int, error) {
 			return 0, err
 		}
 	}
-	n, err := pwritev(s.o.os, bufs, off)
+	n, err := pwritev(s.o.os, bufs, off, &s.iovs)
 	s.wrote(n)
 	if err != nil {
 		err = &fs.PathError{Op: "write", Path: s.o.TempPath(), Err: err}

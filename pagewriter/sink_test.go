@@ -83,7 +83,7 @@ func TestLocalFileGatherWrite(t *testing.T) {
 			t.Fatalf("wrapped %v: vectored %v", wrapped, got)
 		}
 		var seg []byte
-		if _, err := writeRange(s, 0, off, items, offs, &seg); err != nil {
+		if _, err := writeRange(s, 0, off, items, offs, &seg, nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Commit(off); err != nil {

@@ -103,6 +103,7 @@ type Writer struct {
 	payloads  atomic.Int64 // payload bytes
 	writeNs   atomic.Int64
 	segs      sync.Pool // *[]byte buffers for writeRange, held only during a write
+	vecs      sync.Pool // *[][]byte gather lists for writeRange (emptied: they hold no payload)
 }
 
 // New opens the sink and the spills and returns a Writer of c's output. Nothing appears at
@@ -329,12 +330,17 @@ func (w *Writer) write(b *Batch) error {
 	if seg == nil {
 		seg = new([]byte)
 	}
+	vecs, _ := w.vecs.Get().(*[][]byte)
+	if vecs == nil {
+		vecs = new([][]byte)
+	}
 	var dst rangeWriter = w.sink
 	if w.data != nil {
 		dst = spillRange{w.data}
 	}
-	n, err := writeRange(dst, b.dataFrom, b.data, b.items, b.offs, seg)
+	n, err := writeRange(dst, b.dataFrom, b.data, b.items, b.offs, seg, vecs)
 	w.segs.Put(seg)
+	w.vecs.Put(vecs)
 	w.written.Add(n)
 	w.payloads.Add(b.bytes)
 	if err != nil {

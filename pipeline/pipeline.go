@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -119,7 +120,8 @@ type Config struct {
 	// ChunkSize is the number of consecutive samples a worker encodes and claims at once;
 	// 0 means adaptive: DefaultChunkSize samples, or up to 1024 while they account for less
 	// than 256 KiB of input. A chunk also ends once its samples account for 16 MiB of input.
-	// The output does not depend on it.
+	// With a sources.BatchSource (JSONL), adaptive chunks are its batches, decoded by the
+	// workers into memory they reuse. The output does not depend on it.
 	ChunkSize int
 	// Checksums stores CRC-32C per payload and the header checksum (the command's default).
 	Checksums bool
@@ -201,6 +203,9 @@ type FieldStats struct {
 
 // SampleError is a sample that could not be converted: where it came from, which field, and
 // a short reason class ("decode", "missing field", "too large", ...).
+// Its origin and key are copies:
+// a batch's samples live in memory reused once their chunk is written, and an error may
+// outlive it (returned by Run under the fail policy).
 type SampleError struct {
 	Origin, Key, Field, Reason string
 	Err                        error
@@ -238,10 +243,12 @@ func reasonOf(err error, fromSource bool) string {
 	return "decode"
 }
 
-// job is one chunk of consecutive samples with its claim ticket.
+// job is one chunk of consecutive samples with its claim ticket: the samples, or a batch of a
+// sources.BatchSource that the worker decodes.
 type job struct {
 	t       *pagewriter.Ticket
 	samples []sample.Sample
+	batch   sources.Batch
 }
 
 // pending is an encoded chunk waiting for its turn to claim.
@@ -252,6 +259,9 @@ type pending struct {
 	n    int64      // samples in the chunk, rejected included
 	in   int64      // input bytes
 	pays [][2]int64 // per field: non-empty payloads and their bytes
+	// mem holds the samples of a decoded batch: it is reused for the next batch once the
+	// chunk is written (the page writer then holds none of its payloads).
+	mem sources.Memory
 }
 
 type runner struct {
@@ -438,9 +448,24 @@ func (r *runner) run(ctx context.Context) error {
 }
 
 // produce runs the source and cuts its samples into chunks, issuing each chunk's ticket in
-// sample order.
+// sample order. A sources.BatchSource's batches become the chunks (with adaptive chunks):
+// the workers decode them into memory they reuse.
 func (r *runner) produce(ctx context.Context, jobs chan<- *job) error {
 	defer close(jobs)
+	if bs, ok := r.cfg.Source.(sources.BatchSource); ok && r.cfg.ChunkSize == 0 {
+		err := bs.RunBatches(ctx, func(b sources.Batch) error {
+			select {
+			case jobs <- &job{t: r.w.Issue(), batch: b}:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+		if err != nil && !(ctx.Err() != nil && errors.Is(err, ctx.Err())) {
+			return fmt.Errorf("source: %w", err)
+		}
+		return err
+	}
 	size, auto := r.cfg.ChunkSize, r.cfg.ChunkSize == 0
 	if auto {
 		size = DefaultChunkSize
@@ -603,14 +628,21 @@ func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) err
 	}
 	clear(p.pays)
 	p.b.OnClaim = func(int64) error { return r.account(p) }
-	for i := range j.samples {
-		s := &j.samples[i]
+	samples := j.samples
+	if j.batch != nil {
+		// The previous chunk in p was written: its samples' memory is free for this one.
+		j.batch.Decode(&p.mem)
+		j.batch, samples = nil, p.mem.Samples
+		p.n = int64(len(samples))
+	}
+	for i := range samples {
+		s := &samples[i]
 		p.in += s.InputBytes
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if s.Err != nil {
-			p.rej = append(p.rej, &SampleError{Origin: s.Origin, Key: s.Key, Reason: reasonOf(s.Err, true), Err: s.Err})
+			p.rej = append(p.rej, &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Reason: reasonOf(s.Err, true), Err: s.Err})
 			continue
 		}
 		if e := r.encodeSample(s, wk.row, wk.pays); e != nil {
@@ -628,6 +660,9 @@ func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) err
 		}
 	}
 	clear(wk.pays)
+	if j.samples == nil {
+		return nil // a batch: its samples stay in p.mem until p is reused
+	}
 	// The chunk's slice goes back to the producer, emptied so that it keeps no value alive.
 	clear(j.samples)
 	select {
@@ -657,7 +692,7 @@ func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *
 	field := ""
 	defer func() {
 		if p := recover(); p != nil {
-			se = &SampleError{Origin: s.Origin, Key: s.Key, Field: field, Reason: "panic", Err: fmt.Errorf("encoder panicked: %v", p)}
+			se = &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Field: field, Reason: "panic", Err: fmt.Errorf("encoder panicked: %v", p)}
 		}
 	}()
 	for f, b := range r.cfg.Fields {
@@ -669,7 +704,7 @@ func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *
 				continue
 			}
 			err := fmt.Errorf("%w %q", ErrMissingColumn, b.Column)
-			return &SampleError{Origin: s.Origin, Key: s.Key, Field: b.Field.Name(), Reason: reasonOf(err, false), Err: err}
+			return &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Field: b.Field.Name(), Reason: reasonOf(err, false), Err: err}
 		}
 		payload, err := b.Field.Encode(v, meta)
 		if err == nil {
@@ -679,7 +714,7 @@ func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *
 			err = fmt.Errorf("%s field returned a %d-byte payload", b.Field.Type(), len(payload))
 		}
 		if err != nil {
-			return &SampleError{Origin: s.Origin, Key: s.Key, Field: b.Field.Name(), Reason: reasonOf(err, false), Err: err}
+			return &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Field: b.Field.Name(), Reason: reasonOf(err, false), Err: err}
 		}
 		if r.hasRef[f] {
 			clear(meta[:12]) // the writer owns the payload reference

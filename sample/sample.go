@@ -30,7 +30,12 @@ const (
 // may return them as its payload without a copy (and a source may let many values share one
 // buffer).
 type Value struct {
-	Kind  Kind
+	Kind Kind
+	// UTF8 marks Bytes as checked to be valid UTF-8 by the source that set them (a JSONL
+	// source validates every line), so that a text field need not check them again. The
+	// zero value, false, means unknown: a field must validate. Only KindString and KindBytes
+	// values may carry it.
+	UTF8  bool
 	Bytes []byte
 	Path  string
 	Int   int64

@@ -41,7 +41,8 @@ const (
 // MaxNumTokens is where TextMeta.num_tokens saturates.
 const MaxNumTokens = 65535
 
-// textBytes returns v's bytes if v holds text, checking UTF-8.
+// textBytes returns v's bytes if v holds text, checking UTF-8 unless the source already did
+// (sample.Value.UTF8).
 func textBytes(field string, v sample.Value) ([]byte, error) {
 	switch v.Kind {
 	case sample.KindString, sample.KindBytes, sample.KindFile:
@@ -52,7 +53,7 @@ func textBytes(field string, v sample.Value) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("field %q: %w", field, err)
 	}
-	if !utf8.Valid(b) {
+	if !(v.UTF8 && v.Kind != sample.KindFile) && !utf8.Valid(b) {
 		return nil, fmt.Errorf("field %q: %w at byte %d", field, ErrUTF8, firstInvalid(b))
 	}
 	return b, nil

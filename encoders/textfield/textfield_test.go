@@ -93,6 +93,19 @@ func TestRaw(t *testing.T) {
 	if _, err := f.Encode(str("a\xffb"), meta); !errors.Is(err, ErrUTF8) || !strings.Contains(err.Error(), "byte 1") {
 		t.Errorf("invalid UTF-8: %v", err)
 	}
+	// A source's UTF8 mark is trusted for in-memory bytes (the source checked them), never
+	// for a file's contents, which the field reads itself.
+	marked := sample.Value{Kind: sample.KindString, UTF8: true, Bytes: []byte("a\xffb")}
+	if p, err := f.Encode(marked, meta); err != nil || string(p) != "a\xffb" {
+		t.Errorf("marked value checked again: %q %v", p, err)
+	}
+	file := filepath.Join(t.TempDir(), "bad.txt")
+	if err := os.WriteFile(file, []byte("a\xffb"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Encode(sample.Value{Kind: sample.KindFile, UTF8: true, Path: file}, meta); !errors.Is(err, ErrUTF8) {
+		t.Errorf("marked file not checked: %v", err)
+	}
 	if _, err := NewRaw(""); err == nil {
 		t.Error("empty name accepted")
 	}

@@ -144,7 +144,7 @@ func (x *extractor) extract(s *scanner, line []byte, arena *arena, vals []sample
 			// A string without escapes: its text is its bytes between the quotes.
 			b := arena.space(sp.end - sp.start - 2)
 			b = append(b, line[sp.start+1:sp.end-1]...)
-			vals = append(vals, sample.Column{Name: c.name(), Value: sample.Value{Kind: sample.KindString, Bytes: arena.commit(b)}})
+			vals = append(vals, sample.Column{Name: c.name(), Value: sample.Value{Kind: sample.KindString, UTF8: true, Bytes: arena.commit(b)}})
 			continue
 		}
 		v, err := convert(c.Kind, line[sp.start:sp.end], arena)
@@ -177,7 +177,7 @@ func convert(kind sample.Kind, raw []byte, arena *arena) (sample.Value, error) {
 			if err != nil {
 				return sample.Value{}, fmt.Errorf("%w: %v", ErrUTF8, err)
 			}
-			return sample.Value{Kind: sample.KindString, Bytes: arena.commit(b)}, nil
+			return sample.Value{Kind: sample.KindString, UTF8: true, Bytes: arena.commit(b)}, nil
 		}
 		b, err := unescape(arena.tmp[:0], raw[1:len(raw)-1])
 		if err != nil {
@@ -255,20 +255,35 @@ const arenaBlock = 256 << 10
 // values cost a few allocations instead of one each, and no block is ever copied. Blocks are
 // at most arenaBlock bytes (or one larger value), so a value kept alive longer than its
 // chunk pins little besides itself.
+//
+// With reuse set, the blocks come from *reuse in order, and the new ones of arenaBlock bytes
+// are added to it: a chunk parsed into the memory of an earlier one allocates nothing once
+// there are enough blocks. A value longer than a block gets a block of its own, not kept.
 type arena struct {
 	buf   []byte
 	block int    // size of the next block; 0 means arenaBlock
 	tmp   []byte // scratch for a value being decoded in two steps (base64)
+	reuse *[][]byte
+	next  int // the next block of *reuse to use
 }
 
 // space returns an empty slice with room for n bytes, for a value being built.
 func (a *arena) space(n int) []byte {
 	if cap(a.buf)-len(a.buf) < n {
-		if a.block <= 0 {
+		switch {
+		case a.reuse != nil && n <= arenaBlock:
+			if a.next == len(*a.reuse) {
+				*a.reuse = append(*a.reuse, make([]byte, 0, arenaBlock))
+			}
+			a.buf = (*a.reuse)[a.next][:0]
+			a.next++
+		default:
+			if a.block <= 0 || a.reuse != nil {
+				a.block = arenaBlock
+			}
+			a.buf = make([]byte, 0, max(n, a.block))
 			a.block = arenaBlock
 		}
-		a.buf = make([]byte, 0, max(n, a.block))
-		a.block = arenaBlock
 	}
 	return a.buf[len(a.buf):len(a.buf)]
 }

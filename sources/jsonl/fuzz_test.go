@@ -88,6 +88,10 @@ func FuzzExtract(f *testing.F) {
 				if string(v.Bytes) != rv.(string) {
 					t.Fatalf("%s: %q vs %q", c.Key, v.Bytes, rv)
 				}
+				// The mark lets text fields skip their own check: it must never lie.
+				if !v.UTF8 || !utf8.Valid(v.Bytes) {
+					t.Fatalf("%s: %q marked UTF8 %v", c.Key, v.Bytes, v.UTF8)
+				}
 			case sample.KindJSON:
 				var got any
 				d := json.NewDecoder(bytes.NewReader(v.Bytes))

@@ -12,9 +12,14 @@
 // (2 × (Workers + 1) × ChunkSize, or one overlong line): a piece weighs its bytes plus the
 // estimated size of its parsed samples, and holds its weight until its last sample is
 // emitted. Read buffers are recycled, and a piece's samples share a few allocations (one
-// slice of samples, one of columns, one string of origins, the value bytes in 256 KiB
-// blocks): memory does not grow with the file, and allocations grow with the pieces, not
-// the lines.
+// slice of samples, one of columns, the value bytes and origins in 256 KiB blocks): memory
+// does not grow with the file, and allocations grow with the pieces, not the lines.
+//
+// Source is also a sources.BatchSource: RunBatches reads and cuts the same pieces on the
+// caller's goroutine and hands them out unparsed, and each piece's Decode parses it into the
+// consumer's sources.Memory, reusing its slices and blocks. The pipeline decodes them on its
+// workers and reuses a chunk's memory once the chunk is written, so a long run allocates
+// almost nothing per piece (issue 16: about 25% less CPU on fortune-sized lines).
 //
 // Each line is validated completely (RFC 8259 JSON, UTF-8 everywhere, nesting at most 10000)
 // in one pass by a small scanner that records where the wanted values lie and skips the
@@ -41,7 +46,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"unsafe"
 
@@ -70,8 +74,8 @@ const (
 
 // Options tune a Source. The zero value is usable.
 type Options struct {
-	// Workers is the number of parallel parsers; 0 means GOMAXPROCS. The samples and their
-	// order do not depend on it.
+	// Workers is the number of parallel parsers of Run; 0 means GOMAXPROCS. The samples and
+	// their order do not depend on it. (With RunBatches the consumer's goroutines parse.)
 	Workers int
 	// MaxLineSize is the longest line accepted, in bytes; 0 means DefaultMaxLineSize.
 	MaxLineSize int
@@ -94,7 +98,10 @@ type Source struct {
 	opt    Options
 }
 
-var _ sources.Source = (*Source)(nil)
+var (
+	_ sources.Source      = (*Source)(nil)
+	_ sources.BatchSource = (*Source)(nil)
+)
 
 // New returns a Source reading the given files or glob patterns in the order given (the files
 // of one pattern in lexical order; a file named twice is read once), extracting cols from
@@ -225,6 +232,21 @@ type chunk struct {
 	weight  int64
 	samples []sample.Sample // the parsed lines; on entry to parse, an empty slice to reuse
 	done    chan struct{}
+	src     *Source
+	pool    *bufPool // where blk's buffer goes back
+}
+
+// Decode implements sources.Batch: it parses the piece's lines into m, reusing m's buffers
+// (RunBatches hands out pieces as batches), and releases the piece's read buffer.
+func (c *chunk) Decode(m *sources.Memory) {
+	sc, ok := m.Scratch.(*scanner)
+	if !ok {
+		sc = &scanner{}
+		m.Scratch = sc
+	}
+	c.src.parse(sc, c, m, true)
+	c.blk.release(c.pool)
+	c.blk = nil
 }
 
 // block is a read buffer shared by the pieces cut from it. refs counts the pieces not yet
@@ -265,7 +287,7 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 	g.Go(func() error {
 		defer close(order)
 		defer close(work)
-		send := func(c *chunk) error {
+		return s.read(gctx, pool, func(c *chunk) error {
 			c.weight = min(int64(len(c.data))+int64(c.lines+1)*s.sampleCost(c.file), budget)
 			if err := sem.Acquire(gctx, c.weight); err != nil {
 				return err
@@ -283,23 +305,7 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 				return gctx.Err()
 			}
 			return nil
-		}
-		names := make([]string, len(s.inputs))
-		for i, in := range s.inputs {
-			names[i] = in.Path
-		}
-		streams := sources.OpenStreams(gctx, s.opt.Store, names, s.opt.Prefetch)
-		defer streams.Close()
-		for range s.inputs {
-			rc, name, err := streams.Next()
-			if err != nil {
-				return fmt.Errorf("jsonl: %w", err)
-			}
-			if err := s.readFile(gctx, name, rc, pool, send); err != nil {
-				return err
-			}
-		}
-		return nil
+		})
 	})
 	// Emitted samples are copied by the callee, so a piece's slice of samples is reused
 	// for a later piece once emitted (samplePool): no allocation, no clearing, per piece.
@@ -308,11 +314,13 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 		g.Go(func() error {
 			sc := &scanner{}
 			for c := range work {
+				var m sources.Memory
 				select {
-				case c.samples = <-samplePool:
+				case m.Samples = <-samplePool:
 				default:
 				}
-				s.parse(sc, c)
+				s.parse(sc, c, &m, false)
+				c.samples = m.Samples
 				c.blk.release(pool)
 				c.blk = nil
 				close(c.done)
@@ -352,6 +360,43 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 		return emitErr
 	}
 	return g.Wait()
+}
+
+// RunBatches implements sources.BatchSource: it reads the files in order on the caller's
+// goroutine and emits their pieces of lines (at most ChunkLines lines, about 256 KiB) unparsed;
+// each piece's Decode parses it into the consumer's memory, with the samples, keys, origins
+// and errors Run would emit. What is in flight is up to the consumer: emit blocks it.
+func (s *Source) RunBatches(ctx context.Context, emit func(sources.Batch) error) error {
+	pool := &bufPool{size: s.opt.ChunkSize, free: make(chan []byte, 2*(s.opt.Workers+1))}
+	return s.read(ctx, pool, func(c *chunk) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return emit(c)
+	})
+}
+
+// read cuts the files, in order, into pieces of whole lines and passes them to send.
+func (s *Source) read(ctx context.Context, pool *bufPool, send func(*chunk) error) error {
+	names := make([]string, len(s.inputs))
+	for i, in := range s.inputs {
+		names[i] = in.Path
+	}
+	streams := sources.OpenStreams(ctx, s.opt.Store, names, s.opt.Prefetch)
+	defer streams.Close()
+	for range s.inputs {
+		rc, name, err := streams.Next()
+		if err != nil {
+			return fmt.Errorf("jsonl: %w", err)
+		}
+		if err := s.readFile(ctx, name, rc, pool, func(c *chunk) error {
+			c.src, c.pool = s, pool
+			return send(c)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
@@ -564,25 +609,35 @@ func discardLine(r io.Reader) ([]byte, bool, error) {
 	}
 }
 
-// parse turns a chunk's lines into samples. The samples share one slice of columns, one
-// string of origins and the arena's blocks of value bytes: a few allocations per chunk, not
-// per line.
-func (s *Source) parse(sc *scanner, c *chunk) {
+// parse turns a chunk's lines into samples, set as m.Samples (whose slice it reuses). The
+// samples share one slice of columns and the arena's blocks, which hold the values' bytes and
+// the origins: a few allocations per chunk, not per line. With reuse, the columns and the
+// blocks are m's, reused from an earlier parse (the caller is done with its samples), and
+// none at all are allocated once they have grown; without, they are new (Run emits samples
+// whose memory is never reused).
+func (s *Source) parse(sc *scanner, c *chunk, m *sources.Memory, reuse bool) {
+	samples := m.Samples[:0]
+	defer func() { m.Samples = samples }()
 	if c.tooLong {
-		c.samples = append(c.samples[:0], s.errSample(c.file, c.line, 0, "", fmt.Errorf("%w: longer than the limit of %d bytes", ErrLineTooLong, s.opt.MaxLineSize)))
+		samples = append(samples, s.errSample(c.file, c.line, 0, "", fmt.Errorf("%w: longer than the limit of %d bytes", ErrLineTooLong, s.opt.MaxLineSize)))
 		return
 	}
 	data := c.data
 	n := c.lines + 1 // the last line may lack its newline
 	arena := arena{block: min(arenaBlock, len(data))}
-	if cap(c.samples) < n {
-		c.samples = make([]sample.Sample, 0, n)
+	if cap(samples) < n {
+		samples = make([]sample.Sample, 0, n)
 	}
-	cols := make([]sample.Column, 0, n*len(s.ext.cols))
-	// Origins ("file:line") are written one after the other into one builder: each is a
-	// substring of its contents, which a Builder never moves or changes once written.
-	var origins strings.Builder
-	origins.Grow(n * (len(c.file) + 2 + len(strconv.FormatInt(c.line+int64(n), 10))))
+	var cols []sample.Column
+	if reuse {
+		arena.reuse = &m.Blocks
+		if cap(m.Columns) < n*len(s.ext.cols) {
+			m.Columns = make([]sample.Column, 0, n*len(s.ext.cols))
+		}
+		cols = m.Columns[:0]
+	} else {
+		cols = make([]sample.Column, 0, n*len(s.ext.cols))
+	}
 	ln := c.line
 	var num lineNum // ln as decimal text
 	num.set(ln)
@@ -601,7 +656,7 @@ func (s *Source) parse(sc *scanner, c *chunk) {
 			continue
 		}
 		if len(line) > s.opt.MaxLineSize {
-			c.samples = append(c.samples, s.errSample(c.file, ln, n, "", fmt.Errorf("%w: %d bytes, longer than the limit of %d", ErrLineTooLong, len(line), s.opt.MaxLineSize)))
+			samples = append(samples, s.errSample(c.file, ln, n, "", fmt.Errorf("%w: %d bytes, longer than the limit of %d", ErrLineTooLong, len(line), s.opt.MaxLineSize)))
 			ln++
 			num.inc()
 			continue
@@ -612,19 +667,24 @@ func (s *Source) parse(sc *scanner, c *chunk) {
 		cols, key, err = s.ext.extract(sc, line, &arena, cols)
 		if err != nil {
 			cols = cols[:at]
-			c.samples = append(c.samples, s.errSample(c.file, ln, n, key, err))
+			samples = append(samples, s.errSample(c.file, ln, n, key, err))
 			ln++
 			num.inc()
 			continue
 		}
-		o := origins.Len()
-		origins.WriteString(c.file)
-		origins.WriteByte(':')
-		origins.Write(num.text())
-		origin := origins.String()[o:]
-		c.samples = append(c.samples, sample.Sample{Key: origin, Origin: origin, Values: cols[at:len(cols):len(cols)], InputBytes: n})
+		// The origin ("file:line") is written into the arena like a value: a string over
+		// bytes that stay as they are while the samples live.
+		digits := num.text()
+		o := arena.space(len(c.file) + 1 + len(digits))
+		o = append(append(append(o, c.file...), ':'), digits...)
+		o = arena.commit(o)
+		origin := unsafe.String(unsafe.SliceData(o), len(o))
+		samples = append(samples, sample.Sample{Key: origin, Origin: origin, Values: cols[at:len(cols):len(cols)], InputBytes: n})
 		ln++
 		num.inc()
+	}
+	if reuse {
+		m.Columns = cols[:0]
 	}
 	c.data = nil
 }

@@ -20,8 +20,10 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"go.uber.org/goleak"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/mldf/convert/sample"
+	"github.com/mldf/convert/sources"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -259,7 +261,7 @@ func TestValueKinds(t *testing.T) {
 		want sample.Value
 		err  error
 	}{
-		{Column{Key: "s", Kind: sample.KindString}, sample.Value{Kind: sample.KindString, Bytes: []byte("aé😀\n")}, nil},
+		{Column{Key: "s", Kind: sample.KindString}, sample.Value{Kind: sample.KindString, UTF8: true, Bytes: []byte("aé😀\n")}, nil},
 		{Column{Key: "i", Kind: sample.KindInt}, sample.Value{Kind: sample.KindInt, Int: -42}, nil},
 		{Column{Key: "big", Kind: sample.KindInt}, sample.Value{Kind: sample.KindInt, Int: 9223372036854775807}, nil},
 		{Column{Key: "fi", Kind: sample.KindInt}, sample.Value{Kind: sample.KindInt, Int: 3}, nil},
@@ -270,10 +272,10 @@ func TestValueKinds(t *testing.T) {
 		{Column{Key: "js", Kind: sample.KindJSON}, sample.Value{Kind: sample.KindJSON, Bytes: []byte(`"str"`)}, nil},
 		{Column{Key: "b", Kind: sample.KindBytes}, sample.Value{Kind: sample.KindBytes, Bytes: []byte("hello")}, nil},
 		{Column{Key: "braw", Kind: sample.KindBytes}, sample.Value{Kind: sample.KindBytes, Bytes: []byte("hello")}, nil},
-		{Column{Key: "arr.1.c", Kind: sample.KindString}, sample.Value{Kind: sample.KindString, Bytes: []byte("one")}, nil},
-		{Column{Key: "j.x.2.y", Kind: sample.KindString}, sample.Value{Kind: sample.KindString, Bytes: []byte("a b")}, nil},
+		{Column{Key: "arr.1.c", Kind: sample.KindString}, sample.Value{Kind: sample.KindString, UTF8: true, Bytes: []byte("one")}, nil},
+		{Column{Key: "j.x.2.y", Kind: sample.KindString}, sample.Value{Kind: sample.KindString, UTF8: true, Bytes: []byte("a b")}, nil},
 		{Column{Key: "dup", Kind: sample.KindInt}, sample.Value{Kind: sample.KindInt, Int: 2}, nil},
-		{Column{Key: "esc", Kind: sample.KindString}, sample.Value{Kind: sample.KindString, Bytes: []byte("escaped key")}, nil},
+		{Column{Key: "esc", Kind: sample.KindString}, sample.Value{Kind: sample.KindString, UTF8: true, Bytes: []byte("escaped key")}, nil},
 		{Column{Key: "n", Kind: sample.KindString}, sample.Value{}, nil}, // null = absent
 		{Column{Key: "n", Kind: sample.KindString, Required: true}, sample.Value{}, ErrMissing},
 		{Column{Key: "nope.deeper", Kind: sample.KindString, Required: true}, sample.Value{}, ErrMissing},
@@ -623,5 +625,134 @@ func TestLineNum(t *testing.T) {
 			}
 			d.inc()
 		}
+	}
+}
+
+// collectBatches runs src.RunBatches and decodes the batches on three goroutines, each
+// reusing its own memory from batch to batch; it returns deep copies of the samples, in
+// order, numbered like Run's.
+func collectBatches(t testing.TB, src *Source) []sample.Sample {
+	t.Helper()
+	var batches []*[]sample.Sample
+	work := make(chan struct {
+		b   sources.Batch
+		out *[]sample.Sample
+	})
+	g, ctx := errgroup.WithContext(context.Background())
+	for range 3 {
+		g.Go(func() error {
+			var m sources.Memory
+			for w := range work {
+				w.b.Decode(&m)
+				for _, s := range m.Samples {
+					s.Key, s.Origin = strings.Clone(s.Key), strings.Clone(s.Origin)
+					vals := make([]sample.Column, len(s.Values))
+					for i, c := range s.Values {
+						c.Value.Bytes = bytes.Clone(c.Value.Bytes)
+						vals[i] = c
+					}
+					if len(s.Values) == 0 {
+						vals = s.Values
+					}
+					s.Values = vals
+					*w.out = append(*w.out, s)
+				}
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		defer close(work)
+		return src.RunBatches(ctx, func(b sources.Batch) error {
+			out := new([]sample.Sample)
+			batches = append(batches, out)
+			select {
+			case work <- struct {
+				b   sources.Batch
+				out *[]sample.Sample
+			}{b, out}:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	})
+	if err := g.Wait(); err != nil {
+		t.Fatalf("RunBatches: %v", err)
+	}
+	var all []sample.Sample
+	for _, b := range batches {
+		for _, s := range *b {
+			s.Index = int64(len(all))
+			all = append(all, s)
+		}
+	}
+	return all
+}
+
+// TestBatchesMatchRun checks that the batches RunBatches hands out, decoded into reused
+// memory, are the samples Run emits: keys, origins, values (the UTF-8 mark too), input bytes
+// and errors, over blank, broken and overlong lines, a value larger than an arena block, a
+// BOM, base64 and several files.
+func TestBatchesMatchRun(t *testing.T) {
+	var long bytes.Buffer
+	long.WriteString("\xef\xbb\xbf{\"text\": \"first\", \"id\": 1}\n\n")
+	fmt.Fprintf(&long, "{\"text\": \"%s\", \"id\": 2, \"b\": \"aGVsbG8=\"}\n", strings.Repeat("é", 3<<19))
+	fmt.Fprintf(&long, "{\"text\": \"%s\", \"id\": 3}\n", strings.Repeat("z", 5<<20))
+	long.WriteString("{\"text\": \"after\", \"id\": 4}")
+	paths := []string{write(t, "a.jsonl", genCorpus(4000, 5)), write(t, "long.jsonl", long.Bytes()), write(t, "b.jsonl", genCorpus(3000, 9))}
+	cols := []Column{
+		{Key: "text", Kind: sample.KindString, Required: true},
+		{Key: "id", Kind: sample.KindInt, Required: true},
+		{Key: "meta.score", Name: "score", Kind: sample.KindFloat},
+		{Key: "meta.tags", Name: "tags", Kind: sample.KindJSON},
+		{Key: "b", Kind: sample.KindBytes},
+	}
+	for _, o := range []Options{{}, {Workers: 2, ChunkSize: 64 << 10, MaxLineSize: 4 << 20}, {Workers: 3, ChunkSize: 1000, ChunkLines: 7}} {
+		want := collect(t, mustNew(t, paths, cols, o))
+		got := collectBatches(t, mustNew(t, paths, cols, o))
+		if len(got) != len(want) || len(want) < 6000 {
+			t.Fatalf("%+v: %d samples from batches, %d from Run", o, len(got), len(want))
+		}
+		for i := range got {
+			a, b := got[i], want[i]
+			if a.Key != b.Key || a.Origin != b.Origin || a.Index != b.Index || fmt.Sprint(a.Err) != fmt.Sprint(b.Err) ||
+				!reflect.DeepEqual(a.Values, b.Values) || a.InputBytes != b.InputBytes {
+				t.Fatalf("%+v: sample %d differs: %+v vs %+v", o, i, a, b)
+			}
+		}
+	}
+}
+
+// TestRunBatchesStops checks that RunBatches returns emit's error, and ctx's error once
+// cancelled, without emitting another batch.
+func TestRunBatchesStops(t *testing.T) {
+	path := write(t, "corpus.jsonl", genCorpus(3000, 3))
+	cols := []Column{{Key: "text", Kind: sample.KindString}}
+	src := mustNew(t, []string{path}, cols, Options{ChunkSize: 4 << 10})
+	stop := errors.New("stop")
+	n := 0
+	err := src.RunBatches(context.Background(), func(sources.Batch) error {
+		n++
+		if n == 10 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || n != 10 {
+		t.Fatalf("emit error: %v after %d", err, n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n = 0
+	var m sources.Memory
+	err = src.RunBatches(ctx, func(b sources.Batch) error {
+		b.Decode(&m)
+		if n++; n == 5 {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || n != 5 {
+		t.Fatalf("cancel: %v after %d", err, n)
 	}
 }
