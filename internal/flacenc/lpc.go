@@ -217,14 +217,11 @@ func lpcResidual(r, x []int32, q []int32, shift int, bps uint) bool {
 		sumq += int64(max(c, -c))
 	}
 	check := bps >= 32 || (int64(1)<<(bps-1))*(1+(sumq>>shift)+1) > maxResidual
-	if !lpcResidualOrder(r, x, q, shift) {
-		for i := order; i < len(x); i++ {
-			var p int64
-			for j, c := range q {
-				p += int64(c) * int64(x[i-1-j])
-			}
-			r[i] = x[i] - int32(p>>shift)
-		}
+	// Predictions whose partial sums stay below 2^31 in magnitude can be computed in
+	// 32-bit lanes, eight at a time.
+	narrow := bps < 32 && sumq<<(bps-1) < 1<<31 && lpcResidualNarrow(r, x, q, shift)
+	if !narrow && !lpcResidualOrder(r, x, q, shift) {
+		residualTail(r, x, q, shift, order)
 	}
 	if !check {
 		return true
@@ -240,4 +237,16 @@ func lpcResidual(r, x []int32, q []int32, shift int, bps uint) bool {
 		}
 	}
 	return true
+}
+
+// residualTail computes r[i] = x[i] - (sum q[j]*x[i-1-j]) >> shift for i >= from, in
+// 64-bit arithmetic (from >= len(q)).
+func residualTail(r, x, q []int32, shift, from int) {
+	for i := from; i < len(x); i++ {
+		var p int64
+		for j, c := range q {
+			p += int64(c) * int64(x[i-1-j])
+		}
+		r[i] = x[i] - int32(p>>shift)
+	}
 }

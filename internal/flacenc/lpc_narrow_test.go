@@ -1,0 +1,123 @@
+package flacenc
+
+import (
+	"math/rand"
+	"testing"
+)
+
+// TestLPCResidualNarrow checks the 32-bit-lane residual (AVX2 on amd64) against the
+// 64-bit sum in Go for every order up to 32, block lengths around the 8-sample steps,
+// every shift, and samples and coefficients at the extremes the bound allows.
+func TestLPCResidualNarrow(t *testing.T) {
+	if !lpcResidualNarrow(make([]int32, 64), make([]int32, 64), make([]int32, 8), 3) {
+		t.Skip("no vector residual on this platform or CPU: lpcResidual uses lpcResidualOrder alone")
+	}
+	rng := rand.New(rand.NewSource(7))
+	for _, bps := range []uint{4, 8, 12, 16, 17, 20, 24} {
+		for order := 1; order <= 32; order++ {
+			for _, n := range []int{order + 8, order + 9, order + 15, order + 16, 255, 4096} {
+				lim := int64(1) << (bps - 1)
+				maxSum := (int64(1)<<31 - 1) >> (bps - 1) // sum|q| * 2^(bps-1) < 2^31
+				q := make([]int32, order)
+				var sum int64
+				for j := range q {
+					c := rng.Int63n(min(maxSum/int64(order), 1<<14)+1) * (1 - 2*rng.Int63n(2))
+					q[j], sum = int32(c), sum+max(c, -c)
+				}
+				if sum<<(bps-1) >= 1<<31 {
+					t.Fatal("test coefficients exceed the bound")
+				}
+				x := make([]int32, n)
+				for i := range x {
+					switch rng.Intn(4) {
+					case 0:
+						x[i] = int32(-lim)
+					case 1:
+						x[i] = int32(lim - 1)
+					default:
+						x[i] = int32(rng.Int63n(2*lim) - lim)
+					}
+				}
+				for shift := 0; shift <= 15; shift += 3 {
+					want := make([]int32, n)
+					residualTail(want, x, q, shift, order)
+					got := make([]int32, n)
+					if !lpcResidualNarrow(got, x, q, shift) {
+						t.Fatalf("bps %d order %d n %d: not handled", bps, order, n)
+					}
+					for i := order; i < n; i++ {
+						if got[i] != want[i] {
+							t.Fatalf("bps %d order %d n %d shift %d: r[%d] = %d, want %d", bps, order, n, shift, i, got[i], want[i])
+						}
+					}
+					// And through lpcResidual, against the unrolled Go loops.
+					plain := make([]int32, n)
+					if order <= 12 && !lpcResidualOrder(plain, x, q, shift) {
+						t.Fatalf("order %d: no unrolled loop", order)
+					}
+					if order > 12 {
+						copy(plain, want)
+					}
+					if !lpcResidual(got, x, q, shift, bps) {
+						t.Fatalf("bps %d order %d: lpcResidual failed", bps, order)
+					}
+					for i := order; i < n; i++ {
+						if got[i] != plain[i] {
+							t.Fatalf("bps %d order %d n %d shift %d: lpcResidual r[%d] = %d, unrolled %d", bps, order, n, shift, i, got[i], plain[i])
+						}
+					}
+				}
+			}
+		}
+	}
+	// Cases it must leave to the Go loops.
+	x := make([]int32, 40)
+	for _, c := range []struct {
+		name    string
+		r, x, q []int32
+		shift   int
+	}{
+		{"order 33", make([]int32, 40), x, make([]int32, 33), 0},
+		{"order 0", make([]int32, 40), x, nil, 0},
+		{"short block", make([]int32, 40), x[:11], make([]int32, 4), 0},
+		{"short r", make([]int32, 39), x, make([]int32, 4), 0},
+		{"negative shift", make([]int32, 40), x, make([]int32, 4), -1},
+		{"shift 32", make([]int32, 40), x, make([]int32, 4), 32},
+	} {
+		if lpcResidualNarrow(c.r, c.x, c.q, c.shift) {
+			t.Errorf("%s: lpcResidualNarrow took it", c.name)
+		}
+	}
+}
+
+// BenchmarkLPCResidual times the residual of a 4096-sample 16-bit block for orders 1, 4
+// and 8: the unrolled Go loops (lpcResidualOrder) and the 32-bit-lane version.
+func BenchmarkLPCResidual(b *testing.B) {
+	rng := rand.New(rand.NewSource(1))
+	x := make([]int32, 4096)
+	for i := range x {
+		x[i] = int32(rng.Intn(60000) - 30000)
+	}
+	r := make([]int32, len(x))
+	for _, order := range []int{1, 4, 8} {
+		q := make([]int32, order)
+		for j := range q {
+			q[j] = int32(rng.Intn(2000) - 1000)
+		}
+		b.Run("order"+itoa(order)+"/go", func(b *testing.B) {
+			b.SetBytes(int64(4 * len(x)))
+			for b.Loop() {
+				lpcResidualOrder(r, x, q, 11)
+			}
+		})
+		b.Run("order"+itoa(order)+"/narrow", func(b *testing.B) {
+			if !lpcResidualNarrow(r, x, q, 11) {
+				b.Skip("no vector residual here")
+			}
+			b.SetBytes(int64(4 * len(x)))
+			for b.Loop() {
+				lpcResidualNarrow(r, x, q, 11)
+			}
+		})
+	}
+}

@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package flacenc
+
+// lpcResidualNarrow has no vector version on this platform: the callers fall back to
+// lpcResidualOrder.
+func lpcResidualNarrow(r, x, q []int32, shift int) bool { return false }
