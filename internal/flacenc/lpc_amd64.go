@@ -27,3 +27,30 @@ func lpcResidualNarrow(r, x, q []int32, shift int) bool {
 	residualTail(r, x, q, shift, order+n)
 	return true
 }
+
+//go:noescape
+func fixedSums8AVX2(x *int32, n int, sums *[5][8]uint32)
+
+// fixedSumsNarrow is fixedSums for samples of at most bps bits, bps <= 27 (so that every
+// fixed residual, at most 2^(bps+3) in magnitude, fits in 32 bits): eight samples at a
+// time with AVX2, in runs short enough that no 32-bit lane sum overflows, the rest in Go.
+// It reports false when it cannot run (no AVX2, wider samples, short block).
+func fixedSumsNarrow(x []int32, bps uint) ([5]uint64, bool) {
+	var s [5]uint64
+	if !hasAVX2 || bps < 1 || bps > 27 || len(x) < 4+8 {
+		return s, false
+	}
+	n := (len(x) - 4) &^ 7
+	run := int((1<<32-1)>>(bps+3)) * 8 // samples per call: every lane sum stays below 2^32
+	for start := 0; start < n; start += run {
+		var lanes [5][8]uint32
+		fixedSums8AVX2(&x[4+start], min(run, n-start), &lanes)
+		for k := range lanes {
+			for _, v := range lanes[k] {
+				s[k] += uint64(v)
+			}
+		}
+	}
+	fixedSumsTail(x, 4+n, &s)
+	return s, true
+}

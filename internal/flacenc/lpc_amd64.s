@@ -60,3 +60,61 @@ sum:
 done:
 	VZEROUPPER
 	RET
+
+// func fixedSums8AVX2(x *int32, n int, sums *[5][8]uint32)
+//
+// Adds to sums[k][lane] the absolute fixed-predictor residuals of order k (k = 0..4) of
+// x[i] for i in [0, n), n a multiple of 8, lane = i mod 8: e0 = x[i], e1 = x[i]-x[i-1],
+// and e(k+1)[i] = ek[i] - ek[i-1]. x[-4..-1] must be readable; the caller checks that
+// every residual and every lane sum fits in 32 bits.
+TEXT ·fixedSums8AVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), BX
+	MOVQ sums+16(FP), DI
+	VMOVDQU 0(DI), Y10
+	VMOVDQU 32(DI), Y11
+	VMOVDQU 64(DI), Y12
+	VMOVDQU 96(DI), Y13
+	VMOVDQU 128(DI), Y14
+	XORQ    R8, R8
+
+loop:
+	CMPQ    R8, BX
+	JGE     done
+	LEAQ    (SI)(R8*4), R9
+	VMOVDQU (R9), Y0    // x[i]
+	VMOVDQU -4(R9), Y1  // x[i-1]
+	VMOVDQU -8(R9), Y2  // x[i-2]
+	VMOVDQU -12(R9), Y3 // x[i-3]
+	VMOVDQU -16(R9), Y4 // x[i-4]
+	VPABSD  Y0, Y5
+	VPADDD  Y5, Y10, Y10
+	VPSUBD  Y4, Y3, Y4  // first differences, newest in Y0
+	VPSUBD  Y3, Y2, Y3
+	VPSUBD  Y2, Y1, Y2
+	VPSUBD  Y1, Y0, Y1
+	VPABSD  Y1, Y5
+	VPADDD  Y5, Y11, Y11
+	VPSUBD  Y4, Y3, Y4  // second differences
+	VPSUBD  Y3, Y2, Y3
+	VPSUBD  Y2, Y1, Y2
+	VPABSD  Y2, Y5
+	VPADDD  Y5, Y12, Y12
+	VPSUBD  Y4, Y3, Y4  // third differences
+	VPSUBD  Y3, Y2, Y3
+	VPABSD  Y3, Y5
+	VPADDD  Y5, Y13, Y13
+	VPSUBD  Y4, Y3, Y4  // fourth difference
+	VPABSD  Y4, Y5
+	VPADDD  Y5, Y14, Y14
+	ADDQ    $8, R8
+	JMP     loop
+
+done:
+	VMOVDQU Y10, 0(DI)
+	VMOVDQU Y11, 32(DI)
+	VMOVDQU Y12, 64(DI)
+	VMOVDQU Y13, 96(DI)
+	VMOVDQU Y14, 128(DI)
+	VZEROUPPER
+	RET

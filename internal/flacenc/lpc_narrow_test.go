@@ -121,3 +121,73 @@ func BenchmarkLPCResidual(b *testing.B) {
 		})
 	}
 }
+
+// TestFixedSumsNarrow checks the 32-bit-lane fixed-predictor sums (AVX2 on amd64) against
+// the 64-bit loop for sample sizes up to the 27 bits it takes, at the extremes of the
+// range (where the residuals and the lane sums are largest) and around its 8-sample steps
+// and its runs.
+func TestFixedSumsNarrow(t *testing.T) {
+	if _, ok := fixedSumsNarrow(make([]int32, 64), 16); !ok {
+		t.Skip("no vector fixed sums on this platform or CPU: fixedEstimate uses fixedSums alone")
+	}
+	rng := rand.New(rand.NewSource(3))
+	for bps := uint(1); bps <= 27; bps++ {
+		lim := int64(1) << (bps - 1)
+		for _, n := range []int{12, 13, 19, 20, 255, 4096, 65535} {
+			for _, kind := range []string{"random", "alternating extremes", "constant minimum"} {
+				x := make([]int32, n)
+				for i := range x {
+					switch kind {
+					case "random":
+						x[i] = int32(rng.Int63n(2*lim) - lim)
+					case "alternating extremes":
+						if (i/3)%2 == 0 { // period 6 so every order sees large steps
+							x[i] = int32(-lim)
+						} else {
+							x[i] = int32(lim - 1)
+						}
+					default:
+						x[i] = int32(-lim)
+					}
+				}
+				got, ok := fixedSumsNarrow(x, bps)
+				if !ok {
+					t.Fatalf("bps %d n %d: not handled", bps, n)
+				}
+				if want := fixedSums(x); got != want {
+					t.Fatalf("bps %d n %d %s: sums %v, want %v", bps, n, kind, got, want)
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		n   int
+		bps uint
+	}{{11, 16}, {64, 28}, {64, 32}, {64, 0}} {
+		if _, ok := fixedSumsNarrow(make([]int32, c.n), c.bps); ok {
+			t.Errorf("n %d bps %d: fixedSumsNarrow took it", c.n, c.bps)
+		}
+	}
+}
+
+// BenchmarkFixedSums times the fixed-predictor sums of a 4096-sample 16-bit block.
+func BenchmarkFixedSums(b *testing.B) {
+	rng := rand.New(rand.NewSource(1))
+	x := make([]int32, 4096)
+	for i := range x {
+		x[i] = int32(rng.Intn(60000) - 30000)
+	}
+	b.Run("go", func(b *testing.B) {
+		for b.Loop() {
+			fixedSums(x)
+		}
+	})
+	b.Run("narrow", func(b *testing.B) {
+		if _, ok := fixedSumsNarrow(x, 16); !ok {
+			b.Skip("no vector sums here")
+		}
+		for b.Loop() {
+			fixedSumsNarrow(x, 16)
+		}
+	})
+}

@@ -5,3 +5,6 @@ package flacenc
 // lpcResidualNarrow has no vector version on this platform: the callers fall back to
 // lpcResidualOrder.
 func lpcResidualNarrow(r, x, q []int32, shift int) bool { return false }
+
+// fixedSumsNarrow has no vector version on this platform: fixedEstimate sums in Go.
+func fixedSumsNarrow(x []int32, bps uint) ([5]uint64, bool) { return [5]uint64{}, false }
