@@ -54,3 +54,22 @@ func fixedSumsNarrow(x []int32, bps uint) ([5]uint64, bool) {
 	fixedSumsTail(x, 4+n, &s)
 	return s, true
 }
+
+//go:noescape
+func autocorrFrom8AVX2(x *float64, n int, acc *[12]float64)
+
+// autocorrFrom8Vec is autocorrFrom8 with AVX2, one lag per lane (the same serial sum per
+// lag, so the same result to the bit). It reports false without AVX2 or when len(x) <= 8.
+func autocorrFrom8Vec(x []float64) ([9]float64, bool) {
+	var s [9]float64
+	if !hasAVX2 || len(x) <= 8 {
+		return s, false
+	}
+	var acc [12]float64
+	autocorrFrom8AVX2(&x[0], len(x), &acc)
+	for l := range 4 {
+		s[l], s[4+l] = acc[3-l], acc[7-l]
+	}
+	s[8] = acc[8]
+	return s, true
+}

@@ -118,3 +118,41 @@ done:
 	VMOVDQU Y14, 128(DI)
 	VZEROUPPER
 	RET
+
+// func autocorrFrom8AVX2(x *float64, n int, acc *[12]float64)
+//
+// For i in [8, n), in order: acc[3-l] += x[i]*x[i-l] for lags l = 0..3, acc[11-l] for
+// l = 4..7 and acc[8] for l = 8: each lag's sum is the serial sum of the Go loop (a
+// multiply rounded, then an add rounded, no fused multiply-add), one lag per lane.
+TEXT ·autocorrFrom8AVX2(SB), NOSPLIT, $0-24
+	MOVQ    x+0(FP), SI
+	MOVQ    n+8(FP), BX
+	MOVQ    acc+16(FP), DI
+	VMOVUPD 0(DI), Y0
+	VMOVUPD 32(DI), Y1
+	VMOVSD  64(DI), X2
+	MOVQ    $8, R8
+
+acloop:
+	CMPQ         R8, BX
+	JGE          acdone
+	LEAQ         (SI)(R8*8), R9
+	VBROADCASTSD (R9), Y3
+	VMOVUPD      -24(R9), Y4 // x[i-3..i]
+	VMULPD       Y4, Y3, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPD      -56(R9), Y5 // x[i-7..i-4]
+	VMULPD       Y5, Y3, Y5
+	VADDPD       Y5, Y1, Y1
+	VMOVSD       -64(R9), X6 // x[i-8]
+	VMULSD       X6, X3, X6
+	VADDSD       X6, X2, X2
+	INCQ         R8
+	JMP          acloop
+
+acdone:
+	VMOVUPD Y0, 0(DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVSD  X2, 64(DI)
+	VZEROUPPER
+	RET

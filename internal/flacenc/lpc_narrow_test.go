@@ -1,6 +1,7 @@
 package flacenc
 
 import (
+	"math"
 	"math/rand"
 	"testing"
 )
@@ -188,6 +189,58 @@ func BenchmarkFixedSums(b *testing.B) {
 		}
 		for b.Loop() {
 			fixedSumsNarrow(x, 16)
+		}
+	})
+}
+
+// TestAutocorrFrom8Vec checks the lane-per-lag autocorrelation (AVX2 on amd64) against the
+// Go loops to the bit: the LPC coefficients, and so the output, depend on every rounding.
+func TestAutocorrFrom8Vec(t *testing.T) {
+	if _, ok := autocorrFrom8Vec(make([]float64, 16)); !ok {
+		t.Skip("no vector autocorrelation on this platform or CPU: autocorr9 sums in Go")
+	}
+	rng := rand.New(rand.NewSource(5))
+	for _, n := range []int{9, 10, 11, 12, 13, 100, 4095, 4096} {
+		for _, scale := range []float64{1e-3, 1, 32768, 1 << 30} {
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = (rng.Float64()*2 - 1) * scale
+			}
+			got, ok := autocorrFrom8Vec(x)
+			if !ok {
+				t.Fatalf("n %d: not handled", n)
+			}
+			want := autocorrFrom8(x)
+			for l := range got {
+				if math.Float64bits(got[l]) != math.Float64bits(want[l]) {
+					t.Fatalf("n %d scale %g: lag %d = %v, want %v", n, scale, l, got[l], want[l])
+				}
+			}
+		}
+	}
+	if _, ok := autocorrFrom8Vec(make([]float64, 8)); ok {
+		t.Error("autocorrFrom8Vec took an 8-sample block")
+	}
+}
+
+// BenchmarkAutocorrFrom8 times the lag 0..8 sums of a 4096-sample block.
+func BenchmarkAutocorrFrom8(b *testing.B) {
+	rng := rand.New(rand.NewSource(1))
+	x := make([]float64, 4096)
+	for i := range x {
+		x[i] = rng.NormFloat64() * 1000
+	}
+	b.Run("go", func(b *testing.B) {
+		for b.Loop() {
+			autocorrFrom8(x)
+		}
+	})
+	b.Run("vec", func(b *testing.B) {
+		if _, ok := autocorrFrom8Vec(x); !ok {
+			b.Skip("no vector autocorrelation here")
+		}
+		for b.Loop() {
+			autocorrFrom8Vec(x)
 		}
 	})
 }
