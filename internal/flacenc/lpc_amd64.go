@@ -73,3 +73,20 @@ func autocorrFrom8Vec(x []float64) ([9]float64, bool) {
 	s[8] = acc[8]
 	return s, true
 }
+
+// fixedSumsTail adds to s the absolute fixed residuals of orders 0..4 of x[i] for i >= from
+// (from >= 4).
+func fixedSumsTail(x []int32, from int, s *[5]uint64) {
+	for i := from; i < len(x); i++ {
+		w := x[i-4 : i+1 : i+1]
+		a, b, c, d, e := int64(w[4]), int64(w[3]), int64(w[2]), int64(w[1]), int64(w[0])
+		e1, f1, g1, h1 := a-b, b-c, c-d, d-e
+		e2, f2, g2 := e1-f1, f1-g1, g1-h1
+		e3, f3 := e2-f2, f2-g2
+		s[0] += abs64(a)
+		s[1] += abs64(e1)
+		s[2] += abs64(e2)
+		s[3] += abs64(e3)
+		s[4] += abs64(e3 - f3)
+	}
+}

@@ -374,20 +374,3 @@ func fixedSums(x []int32) [5]uint64 {
 	}
 	return [5]uint64{s0, s1, s2, s3, s4}
 }
-
-// fixedSumsTail adds to s the absolute fixed residuals of orders 0..4 of x[i] for i >= from
-// (from >= 4).
-func fixedSumsTail(x []int32, from int, s *[5]uint64) {
-	for i := from; i < len(x); i++ {
-		w := x[i-4 : i+1 : i+1]
-		a, b, c, d, e := int64(w[4]), int64(w[3]), int64(w[2]), int64(w[1]), int64(w[0])
-		e1, f1, g1, h1 := a-b, b-c, c-d, d-e
-		e2, f2, g2 := e1-f1, f1-g1, g1-h1
-		e3, f3 := e2-f2, f2-g2
-		s[0] += abs64(a)
-		s[1] += abs64(e1)
-		s[2] += abs64(e2)
-		s[3] += abs64(e3)
-		s[4] += abs64(e3 - f3)
-	}
-}
