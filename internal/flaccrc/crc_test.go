@@ -37,6 +37,19 @@ func TestCRC(t *testing.T) {
 			t.Fatalf("CRC16 of %d bytes = %04x, want %04x", n, got, want)
 		}
 	}
+	// Lengths where the carry-less fold (from 64 bytes) takes the bulk, with every tail.
+	for _, n := range []int{63, 64, 65, 79, 80, 127, 128, 129, 1000, 4096, 4111, 65536 + 7} {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		if got, want := CRC16(b), bitwise(b, 0x8005, 16); uint32(got) != want {
+			t.Fatalf("CRC16 of %d bytes = %04x, want %04x", n, got, want)
+		}
+		if got, want := CRC16(b), crc16Update(0, b); got != want {
+			t.Fatalf("CRC16 of %d bytes = %04x, tables alone %04x", n, got, want)
+		}
+	}
 	// Check values of CRC-8/SMBUS and CRC-16/UMTS (the FLAC parameters) for "123456789".
 	if got := CRC8([]byte("123456789")); got != 0xF4 {
 		t.Errorf("CRC8 = %#x, want 0xf4", got)

@@ -269,7 +269,9 @@ func (d *decoder) hash(s []int32) bool {
 			buf[i] = byte(v)
 		}
 	case 2:
-		j := 0
+		n, o := pack16Vec(buf, s, off) // a vector loop, where there is one, takes the bulk
+		or, s = o, s[n:]
+		j := 2 * n
 		for len(s) >= 4 {
 			q := s[:4:4]
 			or |= (uint32(q[0]) + off) | (uint32(q[1]) + off) | (uint32(q[2]) + off) | (uint32(q[3]) + off)

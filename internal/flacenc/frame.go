@@ -210,7 +210,7 @@ func (e *encoder) encodeFrame(out []byte, frame uint64, n int) []byte {
 			var ord [4]int
 			var est [4]float64
 			for i, x := range [4][]int32{l, r, mid, side} {
-				ord[i], est[i] = fixedEstimate(x)
+				ord[i], est[i] = fixedEstimate(x, bps+1) // side has bps+1 bits
 			}
 			pair, best := [2]int{0, 1}, est[0]+est[1]
 			for _, c := range []struct {

@@ -112,6 +112,18 @@ func autocorr9(r []float64, x []float64) {
 			s[lag] += x[i] * x[i-lag]
 		}
 	}
+	m, ok := autocorrFrom8Vec(x)
+	if !ok {
+		m = autocorrFrom8(x)
+	}
+	for lag := range r[:9] {
+		r[lag] = s[lag] + m[lag]
+	}
+}
+
+// autocorrFrom8 returns, for lags 0..8, the sum over i >= 8 of x[i]*x[i-lag], each lag's
+// terms added in order of i (len(x) > 8).
+func autocorrFrom8(x []float64) [9]float64 {
 	var s0, s1, s2, s3, s4 float64
 	for xs := x[4:]; len(xs) > 4; xs = xs[1:] {
 		w := xs[:5:5]
@@ -131,8 +143,7 @@ func autocorr9(r []float64, x []float64) {
 		s7 += v * w[1]
 		s8 += v * w[0]
 	}
-	r[0], r[1], r[2], r[3], r[4] = s[0]+s0, s[1]+s1, s[2]+s2, s[3]+s3, s[4]+s4
-	r[5], r[6], r[7], r[8] = s[5]+s5, s[6]+s6, s[7]+s7, s[8]+s8
+	return [9]float64{s0, s1, s2, s3, s4, s5, s6, s7, s8}
 }
 
 // levinson solves the normal equations for every order up to len(r)-1 with
@@ -217,14 +228,11 @@ func lpcResidual(r, x []int32, q []int32, shift int, bps uint) bool {
 		sumq += int64(max(c, -c))
 	}
 	check := bps >= 32 || (int64(1)<<(bps-1))*(1+(sumq>>shift)+1) > maxResidual
-	if !lpcResidualOrder(r, x, q, shift) {
-		for i := order; i < len(x); i++ {
-			var p int64
-			for j, c := range q {
-				p += int64(c) * int64(x[i-1-j])
-			}
-			r[i] = x[i] - int32(p>>shift)
-		}
+	// Predictions whose partial sums stay below 2^31 in magnitude can be computed in
+	// 32-bit lanes, eight at a time.
+	narrow := bps < 32 && sumq<<(bps-1) < 1<<31 && lpcResidualNarrow(r, x, q, shift)
+	if !narrow && !lpcResidualOrder(r, x, q, shift) {
+		residualTail(r, x, q, shift, order)
 	}
 	if !check {
 		return true
@@ -240,4 +248,16 @@ func lpcResidual(r, x []int32, q []int32, shift int, bps uint) bool {
 		}
 	}
 	return true
+}
+
+// residualTail computes r[i] = x[i] - (sum q[j]*x[i-1-j]) >> shift for i >= from, in
+// 64-bit arithmetic (from >= len(q)).
+func residualTail(r, x, q []int32, shift, from int) {
+	for i := from; i < len(x); i++ {
+		var p int64
+		for j, c := range q {
+			p += int64(c) * int64(x[i-1-j])
+		}
+		r[i] = x[i] - int32(p>>shift)
+	}
 }

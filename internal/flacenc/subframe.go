@@ -180,7 +180,7 @@ func (a *analyzer) analyzeEst(sf *subframe, x []int32, bps uint, order int, est 
 	sf.bits = header + n*int(bps)
 
 	if order < 0 {
-		order, est = fixedEstimate(x)
+		order, est = fixedEstimate(x, bps)
 	} else {
 		// Shifting out the wasted bits leaves the best order and saves their bits.
 		est = max(est-float64(n)*float64(wasted), float64(n))
@@ -208,32 +208,18 @@ func (sf *subframe) keep(bits int, k kind, order int) bool {
 }
 
 // fixedEstimate returns the fixed predictor order with the smallest sum of absolute
-// residuals over x and an estimate of the bits its Rice-coded residual takes, from the
-// mean folded residual and the best Rice parameter for it.
-func fixedEstimate(x []int32) (order int, bits float64) {
+// residuals over x (samples of at most bps bits) and an estimate of the bits its
+// Rice-coded residual takes, from the mean folded residual and the best Rice parameter
+// for it.
+func fixedEstimate(x []int32, bps uint) (order int, bits float64) {
 	n := len(x)
 	if n <= 4 {
 		return 0, float64(n) * 32
 	}
-	var s0, s1, s2, s3, s4 uint64
-	p1 := int64(x[3]) - int64(x[2])
-	p2 := p1 - (int64(x[2]) - int64(x[1]))
-	p3 := p2 - ((int64(x[2]) - int64(x[1])) - (int64(x[1]) - int64(x[0])))
-	prev0 := int64(x[3])
-	for _, v := range x[4:] {
-		e0 := int64(v)
-		e1 := e0 - prev0
-		e2 := e1 - p1
-		e3 := e2 - p2
-		e4 := e3 - p3
-		s0 += abs64(e0)
-		s1 += abs64(e1)
-		s2 += abs64(e2)
-		s3 += abs64(e3)
-		s4 += abs64(e4)
-		prev0, p1, p2, p3 = e0, e1, e2, e3
+	s, ok := fixedSumsNarrow(x, bps)
+	if !ok {
+		s = fixedSums(x)
 	}
-	s := [5]uint64{s0, s1, s2, s3, s4}
 	for o := 1; o < 5; o++ {
 		if s[o] < s[order] {
 			order = o
@@ -363,4 +349,28 @@ func (sf *subframe) write(w *bitWriter) {
 		}
 	}
 	sf.rice.write(w, sf.res[:len(sf.data)], sf.order)
+}
+
+// fixedSums returns, for k = 0..4, the sum of |residual| of the fixed predictor of order k
+// over x[4:] (len(x) > 4).
+func fixedSums(x []int32) [5]uint64 {
+	var s0, s1, s2, s3, s4 uint64
+	p1 := int64(x[3]) - int64(x[2])
+	p2 := p1 - (int64(x[2]) - int64(x[1]))
+	p3 := p2 - ((int64(x[2]) - int64(x[1])) - (int64(x[1]) - int64(x[0])))
+	prev0 := int64(x[3])
+	for _, v := range x[4:] {
+		e0 := int64(v)
+		e1 := e0 - prev0
+		e2 := e1 - p1
+		e3 := e2 - p2
+		e4 := e3 - p3
+		s0 += abs64(e0)
+		s1 += abs64(e1)
+		s2 += abs64(e2)
+		s3 += abs64(e3)
+		s4 += abs64(e4)
+		prev0, p1, p2, p3 = e0, e1, e2, e3
+	}
+	return [5]uint64{s0, s1, s2, s3, s4}
 }
