@@ -13,9 +13,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/mldf/convert/internal/flacdec"
 	"github.com/mldf/convert/internal/flacenc"
+	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/internal/resample"
 	"github.com/mldf/convert/internal/wav"
@@ -94,6 +96,10 @@ type Field struct {
 	// 16- and 24-bit WAV data then goes to flacenc.AppendPCM as it is (wavToFLAC).
 	pcmFLAC bool
 
+	// readBufs holds buffers of files read earlier that no payload kept, for the next read:
+	// decoding and re-encoding paths then neither allocate nor fault in a new buffer a clip.
+	readBufs chan []byte
+
 	mu         sync.Mutex
 	resamplers map[[2]int]*resample.Resampler
 	cached     int // bytes of the cached resamplers' tables
@@ -143,7 +149,8 @@ func newField(name string, t manifest.TypeID, o Options) (*Field, error) {
 	if o.MaxDuration < 0 || math.IsNaN(o.MaxDuration) || math.IsInf(o.MaxDuration, 0) {
 		return nil, fmt.Errorf("audio field %q: max_duration %v", name, o.MaxDuration)
 	}
-	f := &Field{name: name, typ: t, opt: o, resamplers: map[[2]int]*resample.Resampler{}}
+	f := &Field{name: name, typ: t, opt: o, resamplers: map[[2]int]*resample.Resampler{},
+		readBufs: make(chan []byte, readBufCount)}
 	f.args = o.arguments()
 	return f, nil
 }
@@ -250,10 +257,60 @@ func (f *Field) encode(v sample.Value) ([]byte, manifest.AudioMeta, error) {
 	if v.Offset < 0 || v.Duration < 0 || math.IsNaN(v.Offset) || math.IsNaN(v.Duration) || math.IsInf(v.Offset, 0) || math.IsInf(v.Duration, 0) {
 		return nil, m, fmt.Errorf("%w: offset %v, duration %v", ErrSegment, v.Offset, v.Duration)
 	}
-	data, err := v.Load()
-	if err != nil {
-		return nil, m, err
+	if v.Kind != sample.KindFile {
+		data, err := v.Load()
+		if err != nil {
+			return nil, m, err
+		}
+		return f.encodeData(data, v)
 	}
+	var buf []byte
+	select {
+	case buf = <-f.readBufs:
+	default:
+	}
+	data, err := inputfile.ReadFileInto(v.Path, buf)
+	if err != nil {
+		f.recycle(buf)
+		return nil, m, fmt.Errorf("read %s: %w", quote.S(v.Path), err) // as sample.Value.Load says it
+	}
+	p, m, err := f.encodeData(data, v)
+	if !overlaps(p, data) {
+		f.recycle(data)
+	}
+	return p, m, err
+}
+
+// readBufCount and maxReadBuf bound the read buffers a field keeps (Field.readBufs).
+const (
+	readBufCount = 4
+	maxReadBuf   = 16 << 20
+)
+
+// recycle keeps buf for a later read if there is room and it is not too large.
+func (f *Field) recycle(buf []byte) {
+	if cap(buf) == 0 || cap(buf) > maxReadBuf {
+		return
+	}
+	select {
+	case f.readBufs <- buf[:0]:
+	default:
+	}
+}
+
+// overlaps reports whether p shares memory with buf's backing array.
+func overlaps(p, buf []byte) bool {
+	if cap(p) == 0 || cap(buf) == 0 {
+		return false
+	}
+	p0, b0 := uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	return p0 < b0+uintptr(cap(buf)) && b0 < p0+uintptr(cap(p))
+}
+
+// encodeData encodes the bytes of the audio file in v.
+func (f *Field) encodeData(data []byte, v sample.Value) ([]byte, manifest.AudioMeta, error) {
+	var m manifest.AudioMeta
+	var err error
 	kind := Sniff(data)
 	if kind == ContainerWAV && f.typ == manifest.TypeAudioWaveform {
 		if p, m, ok, err := f.wavFastPath(data, v); ok || err != nil {

@@ -575,7 +575,7 @@ func (r *bitReader) rice(dst []int32, k uint) bool {
 	}
 	for len(dst) > 0 {
 		var i int
-		i, r.cache, r.n, r.pos = riceFast(dst, k, r.buf, r.cache, r.n, r.pos)
+		i, r.cache, r.n, r.pos = riceFastVec(dst, k, r.buf, r.cache, r.n, r.pos)
 		if i == len(dst) {
 			break
 		}
