@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mldf/convert/pagewriter/multipart"
+	"golang.org/x/sync/errgroup"
 )
 
 // A Sink receives the bytes of one output by offset and publishes them as a whole. Every
@@ -56,9 +57,13 @@ type FileOptions struct {
 	Named bool
 	// NoWriteBehind turns off the write-behind: by default, every writeBehindStep bytes
 	// written, the sink asks the kernel to start writing the file's dirty pages to disk
-	// (sync_file_range SYNC_FILE_RANGE_WRITE, Linux), so the disk works while the run
-	// computes and the final fsync has little left to do.
+	// (sync_file_range SYNC_FILE_RANGE_WRITE, Linux), and every syncBehindStep bytes it
+	// makes them durable (fdatasync), both on a goroutine of its own that no writer waits
+	// for, so the disk and its cache flushes work while the run computes and the final
+	// fsync has little left to do.
 	NoWriteBehind bool
+	// syncData replaces fdatasync in the write-behind (tests).
+	syncData func(fd uintptr) error
 }
 
 // LocalFile opens path as a sink: an Output (a temporary file beside path, renamed onto it
@@ -69,7 +74,15 @@ func LocalFile(path string, opt FileOptions) SinkOpener {
 		if err != nil {
 			return nil, err
 		}
-		return &fileSink{o: o, pre: opt.Preallocate, behind: !opt.NoWriteBehind}, nil
+		s := &fileSink{o: o, pre: opt.Preallocate, behind: !opt.NoWriteBehind}
+		if s.behind {
+			sync := opt.syncData
+			if sync == nil {
+				sync = syncData
+			}
+			s.startBehind(sync)
+		}
+		return s, nil
 	}
 }
 
@@ -77,8 +90,14 @@ func LocalFile(path string, opt FileOptions) SinkOpener {
 const preallocStep = 64 << 20
 
 // writeBehindStep is the volume of writes after which the write-behind starts the writeback
-// of the file's dirty pages.
-const writeBehindStep = 8 << 20
+// of the file's dirty pages; syncBehindStep the volume after which it makes them durable.
+// On this project's machine (a virtio disk) the final fsync of a 456 MB output spent
+// 0.25-0.4 s in the device's cache flush, after the data had been written back; syncing
+// every 32 MiB on the way took a 500 MB JSONL run from 1.20-1.26 s to 1.01-1.07 s.
+const (
+	writeBehindStep = 8 << 20
+	syncBehindStep  = 32 << 20
+)
 
 // fileSink is a local file: positional writes to an Output; Zero does nothing (the file is
 // new, so an unwritten byte reads as zero).
@@ -89,7 +108,46 @@ type fileSink struct {
 	noPre    atomic.Bool
 	behind   bool
 	dirty    atomic.Int64 // bytes written since the last write-behind
+	total    atomic.Int64 // bytes written
 	iovs     sync.Pool    // pwritev's lists of buffers, reused
+	// The write-behind runs on a goroutine of g, so that no writer waits for it: kick (one
+	// slot) asks it to work, quit stops it. behindErr is its first fdatasync error, read
+	// after g.Wait: fsync reports a write-back error once per open file, so an error the
+	// write-behind saw must fail the commit itself.
+	kick, quit chan struct{}
+	stop       sync.Once
+	g          errgroup.Group
+	behindErr  error
+}
+
+// startBehind starts the write-behind goroutine; stopBehind stops it and waits for it.
+func (s *fileSink) startBehind(syncData func(uintptr) error) {
+	s.kick, s.quit = make(chan struct{}, 1), make(chan struct{})
+	fd := s.o.Fd()
+	s.g.Go(func() error {
+		var synced int64
+		for {
+			select {
+			case <-s.kick:
+			case <-s.quit:
+				return nil
+			}
+			startWriteback(fd)
+			if t := s.total.Load(); t-synced >= syncBehindStep && s.behindErr == nil {
+				synced = t
+				s.behindErr = syncData(fd)
+			}
+		}
+	})
+}
+
+func (s *fileSink) stopBehind() error {
+	if s.quit == nil {
+		return nil
+	}
+	s.stop.Do(func() { close(s.quit) })
+	s.g.Wait()
+	return s.behindErr
 }
 
 func (s *fileSink) WriteAt(p []byte, off int64) (int, error) {
@@ -128,12 +186,16 @@ func (s *fileSink) writev(bufs [][]byte, off int64) (int, error) {
 
 // wrote counts n bytes written for the write-behind.
 func (s *fileSink) wrote(n int) {
-	if s.behind && s.dirty.Add(int64(n)) >= writeBehindStep {
-		// One writer at a time starts the writeback, of the whole file: writers work on
-		// disjoint ranges in any order. A failure here also fails the final fsync, which
-		// reports it; the hint itself is not an error.
-		if s.dirty.Swap(0) >= writeBehindStep {
-			startWriteback(s.o.Fd())
+	if !s.behind {
+		return
+	}
+	s.total.Add(int64(n))
+	if s.dirty.Add(int64(n)) >= writeBehindStep && s.dirty.Swap(0) >= writeBehindStep {
+		// The writeback is of the whole file (writers work on disjoint ranges in any order);
+		// a kick already waiting stands for this one too.
+		select {
+		case s.kick <- struct{}{}:
+		default:
 		}
 	}
 }
@@ -164,6 +226,10 @@ func (s *fileSink) reserve(end int64) error {
 func (s *fileSink) Zero(off, n int64) error { return nil }
 
 func (s *fileSink) Commit(size int64) error {
+	if err := s.stopBehind(); err != nil {
+		s.o.Abort()
+		return fmt.Errorf("write %s: %w", s.o.TempPath(), err)
+	}
 	if err := s.o.Truncate(size); err != nil {
 		s.o.Abort()
 		return fmt.Errorf("size %s: %w", s.o.TempPath(), err)
@@ -171,7 +237,11 @@ func (s *fileSink) Commit(size int64) error {
 	return s.o.Commit()
 }
 
-func (s *fileSink) Abort() error       { return s.o.Abort() }
+func (s *fileSink) Abort() error {
+	s.stopBehind()
+	return s.o.Abort()
+}
+
 func (s *fileSink) Name() string       { return s.o.Target() }
 func (s *fileSink) ScratchDir() string { return dirOf(s.o.Target()) }
 

@@ -2,17 +2,21 @@ package pagewriter
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 )
 
-// The write-behind is a hint to the kernel: with it on (the default) or off, concurrent
-// writes at disjoint offsets, many times writeBehindStep in all, give the same file.
+// The write-behind does not change the file: with it on (the default, writeback started and
+// data synced on the way) or off, concurrent writes at disjoint offsets, past
+// syncBehindStep in all, give the same file.
 func TestLocalFileWriteBehind(t *testing.T) {
-	const piece, pieces = 1 << 20, 3 * writeBehindStep >> 20
+	const piece, pieces = 1 << 20, (syncBehindStep + 2*writeBehindStep) >> 20
 	want := make([]byte, piece*pieces)
 	for i := range want {
 		want[i] = byte(i*7 + i>>20)
@@ -95,6 +99,69 @@ func TestLocalFileGatherWrite(t *testing.T) {
 		}
 		if !bytes.Equal(got, want) {
 			t.Fatalf("wrapped %v: the file differs from what was written", wrapped)
+		}
+	}
+}
+
+// An fdatasync error seen by the write-behind fails the commit: the kernel reports a
+// write-back error once per open file, so the final fsync might not see it again. Nothing
+// appears at the target.
+func TestWriteBehindSyncErrorFailsCommit(t *testing.T) {
+	errSync := errors.New("fdatasync: input/output error")
+	called := make(chan struct{}, 1)
+	opt := FileOptions{syncData: func(uintptr) error {
+		select {
+		case called <- struct{}{}:
+		default:
+		}
+		return errSync
+	}}
+	path := filepath.Join(t.TempDir(), "out")
+	s, err := LocalFile(path, opt)(SinkLayout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	piece := make([]byte, 1<<20)
+	const n = (syncBehindStep + 2*writeBehindStep) >> 20
+	for k := range n {
+		if _, err := s.WriteAt(piece, int64(k)<<20); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-called: // the write-behind synced, and failed
+	case <-time.After(time.Minute):
+		t.Fatal("the write-behind never synced")
+	}
+	if err := s.Commit(n << 20); !errors.Is(err, errSync) {
+		t.Fatalf("Commit = %v, want the write-behind's error", err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("target after a failed commit: %v", err)
+	}
+}
+
+// The write-behind's goroutine ends with the sink, whether it commits or aborts.
+func TestWriteBehindStops(t *testing.T) {
+	base := runtime.NumGoroutine()
+	for _, commit := range []bool{true, false} {
+		s, err := LocalFile(filepath.Join(t.TempDir(), "out"), FileOptions{})(SinkLayout{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.WriteAt(make([]byte, writeBehindStep+1), 0); err != nil {
+			t.Fatal(err)
+		}
+		if commit {
+			err = s.Commit(writeBehindStep + 1)
+		} else {
+			err = s.Abort()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := runtime.NumGoroutine(); n > base {
+			t.Fatalf("commit %v: %d goroutines after, %d before", commit, n, base)
 		}
 	}
 }
