@@ -11,7 +11,8 @@
 # MB/s of input, peak RSS (from each run's report), the load average before each run, and the
 # PSNR of the jpeg output against a full decode + area average (bench/imgpsnr.py; the output
 # is the same bytes every run, so it is scored once). Warm page cache: the files are read once
-# first.
+# first. The 2-worker smart run is repeated with its output on tmpfs (TMPFS, default /dev/shm):
+# how fast the converter is when the disk does not bound it.
 #   bench/images.sh [N] [RUNS]        results: bench/out/images.md
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -97,6 +98,10 @@ anchor() { # KEY SECONDS
 }
 
 rm -f "$out/psnr.txt"
+# TMPFS=/dev/shm (the default when it exists) adds a 2-worker smart run whose output goes to
+# that memory file system; TMPFS= turns it off.
+shm=${TMPFS-/dev/shm}
+[ -n "$shm" ] && [ -d "$shm" ] && [ -w "$shm" ] || shm=""
 beton=0
 help=$("$out/convert" images --help 2>&1 || true) # not piped into grep -q: pipefail and SIGPIPE
 if [[ $help == *-format* ]]; then beton=1; fi
@@ -119,6 +124,11 @@ for r in $(seq "$runs"); do
   rss[pair]+=" $(jq -s 'map(.peak_rss_bytes)|add/1048576|floor' "$out"/bench-pair?.json)"
   rm -f "$out"/bench-pair?.*
   for w in 1 2; do conv "smart-$w" convert smart 512 "$w"; done
+  if [ -n "$shm" ]; then
+    # The same smart run with its output on tmpfs: the converter without the disk.
+    conv smart-shm convert smart 512 2 --output "$shm/bench-smart.mldf"
+    rm -f "$shm"/bench-smart.*
+  fi
   for w in 1 2; do conv "purego-$w" convert-purego jpeg 256 "$w"; done
   if [ "$beton" = 1 ]; then
     for w in 1 2; do conv "beton-$w" convert jpeg 256 "$w" --format beton --output "$out/bench.beton"; done
@@ -158,6 +168,7 @@ table="$out/images.md"
   [ "$beton" = 1 ] && row beton-2 "TurboJPEG (cgo), .beton" "jpeg, max 256, q90" 2
   row smart-1 "TurboJPEG (cgo)" "smart, max 512 (all pass through)" 1
   row smart-2 "TurboJPEG (cgo)" "smart, max 512 (all pass through)" 2
+  [ -n "$shm" ] && row smart-shm "TurboJPEG (cgo), output on tmpfs ($shm: no disk)" "smart, max 512 (all pass through)" 2
   row purego-1 "pure Go (CGO_ENABLED=0)" "jpeg, max 256, q90" 1
   row purego-2 "pure Go (CGO_ENABLED=0)" "jpeg, max 256, q90" 2
   echo
@@ -176,6 +187,7 @@ table="$out/images.md"
   echo "- FFCV scaled to this machine's speed today (an estimate, not a measurement), per run:$(echo "$est" | sed 's/ \([0-9]*-[0-9]* img\/s\)/; \1/g; s/^; / /')"
   echo "- jpeg, 2 workers over 1 worker, same run: $(ratios jpeg-2 jpeg-1); the machine's own scaling (2 processes of 1 worker over 1 worker): $(ratios pair jpeg-1); 2 workers over the 2 processes: $(ratios jpeg-2 pair)"
   echo "- smart over reading the files, same run: 1 worker $(ratios smart-1 cat); 2 workers $(ratios smart-2 cat)"
+  [ -n "$shm" ] && echo "- smart, output on tmpfs, over reading the files, same run: 2 workers $(ratios smart-shm cat)"
   echo "- smart over the plain durable write, same run: 1 worker $(ratios smart-1 plain); 2 workers $(ratios smart-2 plain)"
   echo "- jpeg output quality (bench/imgpsnr.py): $(cat "$out/psnr.txt")"
 } >"$table"

@@ -72,7 +72,7 @@ func (u *Upload) begin(op string, part int, size int64) error {
 		return errorf(op, u.raw, ErrPart, "part number %d outside 1..%d", part, MaxParts)
 	}
 	if size > MaxPartSize {
-		return errorf(op, u.raw, ErrPart, "part %d is %d bytes, over the %d limit", part, size, MaxPartSize)
+		return errorf(op, u.raw, ErrPart, "part %d is %d bytes, over the %d limit", part, size, int64(MaxPartSize))
 	}
 	if size <= 0 {
 		return errorf(op, u.raw, ErrPart, "part %d is empty", part)

@@ -153,7 +153,7 @@ func (h *Header) MarshalBinary() ([]byte, error) {
 	if err := h.Validate(); err != nil {
 		return nil, err
 	}
-	if len(h.Arrays) > 1<<32-1 || len(h.Features) > 1<<32-1 {
+	if uint64(len(h.Arrays)) > 1<<32-1 || uint64(len(h.Features)) > 1<<32-1 {
 		return nil, fmt.Errorf("%w: too many descriptors", ErrInvalid)
 	}
 	b := make([]byte, 0, 256)

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"syscall"
 
 	"go.yaml.in/yaml/v3"
 
@@ -56,15 +55,6 @@ func recipeHash(r *recipe.Recipe) string {
 	b, _ := yaml.Marshal(r)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
-}
-
-// peakRSS returns the process's peak resident set size in bytes (Linux reports KiB).
-func peakRSS() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Maxrss * 1024
 }
 
 func newReport(plan *recipe.Plan, rep pipeline.Report, runErr error) runReport {

@@ -112,5 +112,5 @@ func childPeakRSS(t *testing.T, bin string, args ...string) int64 {
 	if !ok || ru.Maxrss <= 0 {
 		t.Fatalf("no rusage for convert %s", strings.Join(args, " "))
 	}
-	return ru.Maxrss << 10 // KiB on Linux
+	return int64(ru.Maxrss) << 10 // KiB on Linux
 }

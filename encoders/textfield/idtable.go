@@ -70,7 +70,7 @@ func (t *idTable) get(h uint64, key []byte) ([]uint32, bool) {
 // put stores key's ids (key hashing to h) and reports whether it did: not when key is
 // there already or too long, or the slabs would pass 4 GiB.
 func (t *idTable) put(h uint64, key []byte, ids []uint32) bool {
-	if len(key) > maxIDKey || len(ids) > maxIDs || len(t.keys)+len(key) > 1<<32-1 || len(t.ids)+len(ids) > 1<<32-1 {
+	if len(key) > maxIDKey || len(ids) > maxIDs || uint64(len(t.keys)+len(key)) > 1<<32-1 || uint64(len(t.ids)+len(ids)) > 1<<32-1 {
 		return false
 	}
 	if _, ok := t.get(h, key); ok {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"math"
 	"slices"
 )
 
@@ -63,7 +64,7 @@ type Options struct {
 	SkipMD5 bool
 }
 
-const defaultMaxSamples = 1 << 31
+const defaultMaxSamples int64 = 1 << 31
 
 // maxBlockSize is the largest block size a frame may declare: STREAMINFO's 16-bit fields
 // cannot describe a larger one.
@@ -198,7 +199,7 @@ func (d *decoder) decode(b []byte, opts Options) ([]int32, Info, error) {
 	d.info = info
 	d.maxOut = opts.MaxSamples
 	if d.maxOut <= 0 {
-		d.maxOut = defaultMaxSamples
+		d.maxOut = int(min(defaultMaxSamples, math.MaxInt)) // 2^31-1 on 32-bit systems
 	}
 	nch := info.Channels
 	if info.TotalSamples > uint64(d.maxOut/nch) {

@@ -2,6 +2,7 @@ package flacenc
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 	"slices"
 )
@@ -73,7 +74,7 @@ func (a *analyzer) bestRice(r *rice, res []int32, order int) int {
 		sums[p] = s
 	}
 
-	bestBits := 1 << 62
+	bestBits := math.MaxInt
 	var params [1 << maxPartitionOrder]uint8
 	for po := top; po >= 0; po-- {
 		parts := 1 << po

@@ -17,7 +17,7 @@ func TestRateBounds(t *testing.T) {
 		{MaxRate, 16000, true},
 		{MaxRate + 1, 16000, false},
 		{16777213, 16000, false}, // the header
-		{1 << 31, 16000, false},
+		{math.MaxInt32, 16000, false},
 		{16000, MaxRate, false}, // 48 times up: fine for this package, but MaxRate+1 is not
 		{16000, MaxRate + 1, false},
 		{MinRate, 256, true},
