@@ -140,7 +140,7 @@ func bindFieldFlags(fs *flag.FlagSet) *fieldFlags {
 	fs.IntVar(&f.jpegQuality, "jpeg-quality", 0, "JPEG quality 1..100 (default 90)")
 	fs.StringVar(&f.filter, "filter", "", "resize filter: lanczos | catmullrom | linear | box | nearest")
 	fs.StringVar(&f.channels, "channels", "", "image: 1 | 3 | 4; audio: mono | keep")
-	fs.Int64Var(&f.maxPixels, "max-pixels", 0, "refuse images with more pixels than this (decompression bombs)")
+	fs.Int64Var(&f.maxPixels, "max-pixels", 0, "refuse images whose decoding costs more pixels than this (decompression bombs; JPEGs count their DCT-scaled size)")
 	fs.IntVar(&f.sampleRate, "sample-rate", 0, "audio: resample to this rate in Hz")
 	fs.StringVar(&f.sampleType, "sample-type", "", "audio waveform samples: int16 | int32 | float32")
 	fs.Float64Var(&f.maxDuration, "max-duration", 0, "audio: longest clip in seconds")

@@ -32,7 +32,7 @@ var (
 	ErrKind              = errors.New("value is not an image file or bytes")
 	ErrEmpty             = errors.New("empty image file (0 bytes)")
 	ErrUnsupportedFormat = errors.New("unsupported image format")
-	ErrTooManyPixels     = errors.New("image has more pixels than max_pixels allows (decompression bomb?)")
+	ErrTooManyPixels     = errors.New("image costs more pixels to decode than max_pixels allows (decompression bomb?)")
 	ErrDimensions        = errors.New("image dimensions out of range")
 	ErrCorrupt           = errors.New("corrupt or truncated image")
 	ErrEncode            = errors.New("image encoding failed")
@@ -218,30 +218,37 @@ func (f *Field) encode(c *codec, data []byte, copyIn bool) ([]byte, manifest.Ima
 	if hdr.Width <= 0 || hdr.Height <= 0 {
 		return nil, m, fmt.Errorf("%w: %s header says %dx%d", ErrDimensions, hdr.Format, hdr.Width, hdr.Height)
 	}
-	if px := int64(hdr.Width) * int64(hdr.Height); f.opts.MaxPixels > 0 && px > f.opts.MaxPixels {
-		return nil, m, fmt.Errorf("%w: %s header says %dx%d = %d pixels, max_pixels is %d (raising it lets a worker take up to %d bytes a pixel)",
-			ErrTooManyPixels, hdr.Format, hdr.Width, hdr.Height, px, f.opts.MaxPixels, BytesPerPixel)
-	}
 	// Sizes in the displayed (oriented) frame.
 	ow, oh := hdr.Width, hdr.Height
 	if hdr.Orientation >= 5 {
 		ow, oh = oh, ow
 	}
 	tw, th := f.target(ow, oh)
+	// Target in the stored (unoriented) frame.
+	sw, sh := tw, th
+	if hdr.Orientation >= 5 {
+		sw, sh = th, tw
+	}
+	pass := f.passThrough(hdr, tw != ow || th != oh)
+	// The pixel budget, from the header and before anything is decoded: what decoding this
+	// image costs (see decodeCost); a JPEG stored as it is costs its size, which a reader
+	// decodes.
+	cost := decodeCost{pixels: int64(hdr.Width) * int64(hdr.Height), how: "stored as it is"}
+	if !pass {
+		cost = f.decodeCost(c, hdr, data, sw, sh)
+	}
+	if err := f.checkCost(hdr, cost); err != nil {
+		return nil, m, err
+	}
 	if tw > 65535 || th > 65535 {
 		return nil, m, fmt.Errorf("%w: %dx%d exceeds 65535 pixels a side (set max_resolution)", ErrDimensions, tw, th)
 	}
-	if f.passThrough(hdr, tw != ow || th != oh) {
+	if pass {
 		m = manifest.ImageMeta{Height: uint16(oh), Width: uint16(ow), Channels: uint8(hdr.Components), Mode: manifest.ImageModeJPEG}
 		if copyIn {
 			data = bytes.Clone(data)
 		}
 		return data, m, nil
-	}
-	// Target in the stored (unoriented) frame.
-	sw, sh := tw, th
-	if hdr.Orientation >= 5 {
-		sw, sh = th, tw
 	}
 	var warned error // a libjpeg-turbo warning from the planar path: its pixels are not trusted
 	if f.canYUV(c, hdr) {
@@ -289,6 +296,13 @@ func (f *Field) decode(c *codec, data []byte, hdr Header, sw, sh int, warned err
 	if errors.Is(turboErr, turbojpeg.ErrDamaged) {
 		return pixbuf{}, 0, fmt.Errorf("%w: %s: %w", ErrCorrupt, hdr.Format, turboErr)
 	}
+	if turboErr != nil {
+		// Go's decoder decodes the whole image: a JPEG that fit the budget only at a DCT
+		// scale does not get it this way.
+		if err := f.checkCost(hdr, wholeCost(hdr, data)); err != nil {
+			return pixbuf{}, 0, fmt.Errorf("%w; Go's decoder would decode it whole after libjpeg-turbo warned: %v", err, turboErr)
+		}
+	}
 	img, err := decodeGo(data, hdr.Format)
 	if err != nil {
 		if turboErr != nil {
@@ -300,6 +314,72 @@ func (f *Field) decode(c *codec, data []byte, hdr Header, sw, sh int, warned err
 		return pixbuf{}, 0, fmt.Errorf("%w: %s decoded to %dx%d, header says %dx%d", ErrCorrupt, hdr.Format, b.Dx(), b.Dy(), hdr.Width, hdr.Height)
 	}
 	return fromDecoded(img, ch), 8, nil
+}
+
+// decodeCost is what decoding one image costs a worker, in pixels of the decoded frame (each
+// pixel about BytesPerPixel bytes at most), and how it is decoded, for messages.
+type decodeCost struct {
+	pixels int64
+	how    string
+}
+
+// decodeCost returns what decoding the image with header hdr (data its bytes) for the target
+// sw×sh (stored frame) costs, before anything is decoded. A JPEG that libjpeg-turbo decodes
+// (the cgo build) is decoded at a DCT scale n/8 (dctScale): a 48 MP photo resized to 256
+// pixels costs its 1/8 scale, 0.75 MP. A progressive JPEG also keeps every DCT coefficient of
+// the whole image while it decodes (2 bytes each, 1.5 or 3 a pixel), so it costs its full
+// size. Every other image (PNG, GIF, BMP, TIFF, WebP, a CMYK JPEG, any JPEG in the pure-Go
+// build) is decoded whole; a 16-bit PNG costs four times its pixels (Go's decoder holds 8
+// bytes a pixel, and a copy is made at 8 bits), a progressive JPEG twice (Go's decoder keeps
+// every coefficient as 4 bytes).
+func (f *Field) decodeCost(c *codec, hdr Header, data []byte, sw, sh int) decodeCost {
+	full := int64(hdr.Width) * int64(hdr.Height)
+	if hdr.Format == FormatJPEG && c.dec != nil && hdr.Components != 4 {
+		num := f.dctScale(hdr, sw, sh)
+		w, h := turbojpeg.ScaledSize(hdr.Width, hdr.Height, num)
+		if hdr.Process == procProgressive {
+			return decodeCost{pixels: max(full, int64(w)*int64(h)), how: "progressive JPEG: every coefficient is kept"}
+		}
+		return decodeCost{pixels: int64(w) * int64(h), how: fmt.Sprintf("decoded at %d/8 scale, %dx%d", num, w, h)}
+	}
+	return wholeCost(hdr, data)
+}
+
+// wholeCost is decodeCost for an image decoded whole by Go's decoders.
+func wholeCost(hdr Header, data []byte) decodeCost {
+	full := int64(hdr.Width) * int64(hdr.Height)
+	switch {
+	case hdr.Format == FormatPNG && len(data) > 24 && data[24] == 16:
+		return decodeCost{pixels: 4 * full, how: "16-bit PNG, decoded whole: each pixel costs 4"}
+	case hdr.Format == FormatJPEG && hdr.Process == procProgressive:
+		return decodeCost{pixels: 2 * full, how: "progressive JPEG, decoded whole by Go's decoder: each pixel costs 2"}
+	}
+	return decodeCost{pixels: full, how: "decoded whole"}
+}
+
+// HeaderFactor bounds the pixels an image's header may declare to HeaderFactor × max_pixels,
+// whatever its decoding costs: a JPEG decoded at 1/8 scale costs 1/64 of its pixels, but
+// libjpeg-turbo still reads every coefficient of it, so the header bounds the time one image
+// takes. At DefaultMaxPixels that is 2^30 pixels (a 32768 × 32768 JPEG); a 100000 × 100000
+// header is refused before anything is decoded.
+const HeaderFactor = 16
+
+// checkCost returns an error wrapping ErrTooManyPixels when cost is over the field's
+// max_pixels, or the header declares more than HeaderFactor times as many pixels.
+func (f *Field) checkCost(hdr Header, cost decodeCost) error {
+	if f.opts.MaxPixels <= 0 {
+		return nil
+	}
+	if full := int64(hdr.Width) * int64(hdr.Height); full/HeaderFactor > f.opts.MaxPixels {
+		return fmt.Errorf("%w: %s header says %dx%d = %d pixels, more than %d × max_pixels (%d) that any decode may scale down from",
+			ErrTooManyPixels, hdr.Format, hdr.Width, hdr.Height, full, HeaderFactor, f.opts.MaxPixels)
+	}
+	if cost.pixels <= f.opts.MaxPixels {
+		return nil
+	}
+	return fmt.Errorf("%w: %s of %dx%d costs %d pixels to decode (%s), max_pixels is %d "+
+		"(raising it lets a worker take up to %d bytes for each pixel of it)",
+		ErrTooManyPixels, hdr.Format, hdr.Width, hdr.Height, cost.pixels, cost.how, f.opts.MaxPixels, BytesPerPixel)
 }
 
 // dctShort is how much smaller than the target (in percent of each side) a DCT-scaled decode

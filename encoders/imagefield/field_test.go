@@ -650,7 +650,7 @@ func TestOptionsAndArguments(t *testing.T) {
 		t.Errorf("type %s", f.Type())
 	}
 	a := f.Arguments()
-	want := []byte{1, 1, 90, 3, 0, 1, 0, 0, 6, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0}
+	want := []byte{1, 1, 90, 3, 0, 1, 0, 0, 6, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0} // max_pixels 2^26
 	if !bytes.Equal(a[:24], want) || !bytes.Equal(a[24:], make([]byte, 104)) {
 		t.Errorf("arguments % x", a[:24])
 	}
