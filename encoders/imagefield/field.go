@@ -240,6 +240,12 @@ func (f *Field) encode(c *codec, data []byte, copyIn bool) ([]byte, manifest.Ima
 	if err := f.checkCost(hdr, cost); err != nil {
 		return nil, m, err
 	}
+	if px := int64(tw) * int64(th); f.opts.MaxPixels > 0 && px > f.opts.MaxPixels {
+		// The stored image is what a reader decodes (rule F3), and may be a little larger than
+		// the DCT-scaled decode it is enlarged from (see dctShort).
+		return nil, m, fmt.Errorf("%w: %s of %dx%d would be stored at %dx%d = %d pixels, max_pixels is %d (set max_resolution)",
+			ErrTooManyPixels, hdr.Format, hdr.Width, hdr.Height, tw, th, px, f.opts.MaxPixels)
+	}
 	if tw > 65535 || th > 65535 {
 		return nil, m, fmt.Errorf("%w: %dx%d exceeds 65535 pixels a side (set max_resolution)", ErrDimensions, tw, th)
 	}
