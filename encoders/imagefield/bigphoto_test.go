@@ -119,3 +119,15 @@ func BenchmarkBigPhotos(b *testing.B) {
 		}
 	}
 }
+
+// TestStoredSizeWithinMaxPixels: a DCT-scaled decode slightly smaller than the target (see
+// dctShort) fits the budget, but the stored image, which readers decode, must too (rule F3).
+func TestStoredSizeWithinMaxPixels(t *testing.T) {
+	src := jpegBytes(t, 800, 800, 3)
+	for _, f := range variants(t, Options{Mode: ModeJPEG, MaxResolution: 203, MaxPixels: 40500}) {
+		_, m, err := encodeBytes(f, "x.jpg", src)
+		if !errors.Is(err, ErrTooManyPixels) {
+			t.Errorf("%s: stored %dx%d with max_pixels 40500, err %v", pathName(f), m.Width, m.Height, err)
+		}
+	}
+}
