@@ -57,19 +57,19 @@ func TestReadBack(t *testing.T) {
 	if err != nil || !slices.Equal(names, []string{"dense", "flags", "fstr", "ints", "sub", "vstr"}) {
 		t.Fatalf("List: %v %v", names, err)
 	}
-	if s, err := f.AttrStrings("grp", "encoding-type"); err != nil || !slices.Equal(s, []string{"csr_matrix"}) {
+	if s, err := f.AttrStrings("grp", "encoding-type", 1<<10); err != nil || !slices.Equal(s, []string{"csr_matrix"}) {
 		t.Fatalf("attr: %v %v", s, err)
 	}
-	if s, err := f.AttrStrings("grp", "column-order"); err != nil || !slices.Equal(s, []string{"b", "a"}) {
+	if s, err := f.AttrStrings("grp", "column-order", 1<<10); err != nil || !slices.Equal(s, []string{"b", "a"}) {
 		t.Fatalf("column-order: %v %v", s, err)
 	}
-	if s, err := f.AttrStrings("grp", "empty"); err != nil || len(s) != 0 {
+	if s, err := f.AttrStrings("grp", "empty", 1<<10); err != nil || len(s) != 0 {
 		t.Fatalf("empty: %v %v", s, err)
 	}
 	if v, err := f.AttrInts("grp", "shape"); err != nil || !slices.Equal(v, []int64{3, 4}) {
 		t.Fatalf("shape: %v %v", v, err)
 	}
-	if _, err := f.AttrStrings("grp", "missing"); !errors.Is(err, ErrNotFound) {
+	if _, err := f.AttrStrings("grp", "missing", 1<<10); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("missing attr: %v", err)
 	}
 

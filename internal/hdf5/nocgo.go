@@ -58,7 +58,9 @@ func (d *Dataset) ReadColsFloat32(col, n int64, dst []float32) error { return Er
 func (d *Dataset) ReadStrings(off, n int64) ([]string, error) { return nil, ErrUnavailable }
 
 // AttrStrings returns ErrUnavailable.
-func (f *File) AttrStrings(obj, name string) ([]string, error) { return nil, ErrUnavailable }
+func (f *File) AttrStrings(obj, name string, maxBytes int64) ([]string, error) {
+	return nil, ErrUnavailable
+}
 
 // AttrInts returns ErrUnavailable.
 func (f *File) AttrInts(obj, name string) ([]int64, error) { return nil, ErrUnavailable }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mldf/convert/internal/cellsort"
 	"github.com/mldf/convert/internal/hdf5"
+	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/scdl"
 )
 
@@ -127,10 +128,17 @@ func (x *File) open(opt Options) error {
 }
 
 func (x *File) openSparse(mat string) error {
-	enc := x.attr(mat, "encoding-type")
+	enc, err := x.attr(mat, "encoding-type", maxEncodingBytes)
+	if err != nil {
+		return err
+	}
 	shapeAttr := "shape"
 	if enc == "" { // anndata < 0.7
-		switch x.attr(mat, "h5sparse_format") {
+		old, err := x.attr(mat, "h5sparse_format", maxEncodingBytes)
+		if err != nil {
+			return err
+		}
+		switch old {
 		case "csr":
 			enc = "csr_matrix"
 		case "csc":
@@ -144,7 +152,7 @@ func (x *File) openSparse(mat string) error {
 	case "csc_matrix":
 		x.layout = csc
 	default:
-		return x.fail("%s has encoding %q (csr_matrix, csc_matrix or a dense array expected)", mat, enc)
+		return x.fail("%s has encoding %s (csr_matrix, csc_matrix or a dense array expected)", mat, quote.Q(enc))
 	}
 	shape, err := x.f.AttrInts(mat, shapeAttr)
 	if err != nil {
@@ -197,13 +205,28 @@ func (x *File) openSparse(mat string) error {
 	return nil
 }
 
-// attr returns a string attribute, or "".
-func (x *File) attr(obj, name string) string {
-	s, err := x.f.AttrStrings(obj, name)
-	if err != nil || len(s) != 1 {
-		return ""
+// Bounds of the strings read from attributes: longer ones are errors that quote none of
+// their bytes.
+const (
+	maxEncodingBytes = 64      // encoding-type, h5sparse_format
+	maxNameBytes     = 4096    // a column's name (_index)
+	maxOrderBytes    = 1 << 20 // column-order: all the names together
+)
+
+// attr returns a scalar string attribute of at most maxBytes bytes, or "" when it does not
+// exist or is not one string.
+func (x *File) attr(obj, name string, maxBytes int64) (string, error) {
+	s, err := x.f.AttrStrings(obj, name, maxBytes)
+	if errors.Is(err, hdf5.ErrNotFound) {
+		return "", nil
 	}
-	return s[0]
+	if err != nil {
+		return "", err // names the file and the attribute
+	}
+	if len(s) != 1 {
+		return "", nil
+	}
+	return s[0], nil
 }
 
 func (x *File) openObs() error {
@@ -231,13 +254,21 @@ func (x *File) dataframe(grp string, n int64) ([]obsColumn, error) {
 	if kind == hdf5.KindNone {
 		return nil, x.fail("no %s dataframe", grp)
 	}
-	index := x.attr(grp, "_index")
+	index, err := x.attr(grp, "_index", maxNameBytes)
+	if err != nil {
+		return nil, err
+	}
 	if index == "" {
 		return nil, x.fail("%s has no _index attribute", grp)
 	}
-	order, err := x.f.AttrStrings(grp, "column-order")
+	order, err := x.f.AttrStrings(grp, "column-order", maxOrderBytes)
 	if err != nil && !errors.Is(err, hdf5.ErrNotFound) {
 		return nil, err
+	}
+	for _, name := range order {
+		if len(name) > maxNameBytes {
+			return nil, x.fail("%s: a column name of %d bytes (at most %d)", grp, len(name), maxNameBytes)
+		}
 	}
 	var cols []obsColumn
 	for i, name := range append([]string{index}, order...) {
@@ -260,9 +291,12 @@ func (x *File) column(grp, name string, n int64) (obsColumn, error) {
 	c := obsColumn{spec: scdl.ColumnSpec{Name: name}}
 	switch kind {
 	case hdf5.KindNone:
-		return c, x.fail("%s: column %q is listed but missing", grp, name)
+		return c, x.fail("%s: column %s is listed but missing", grp, quote.Q(name))
 	case hdf5.KindGroup:
-		enc := x.attr(p, "encoding-type")
+		enc, err := x.attr(p, "encoding-type", maxEncodingBytes)
+		if err != nil {
+			return c, err
+		}
 		switch enc {
 		case "categorical":
 			cats, err := x.f.OpenDataset(p + "/categories")
@@ -298,7 +332,7 @@ func (x *File) column(grp, name string, n int64) (obsColumn, error) {
 				c.spec.Kind = scdl.KindBool
 			}
 		default:
-			return c, x.fail("%s: column %q has encoding %q (supported: arrays, strings, categorical, nullable)", grp, name, enc)
+			return c, x.fail("%s: column %s has encoding %s (supported: arrays, strings, categorical, nullable)", grp, quote.Q(name), quote.Q(enc))
 		}
 	case hdf5.KindDataset:
 		if c.ds, err = x.f.OpenDataset(p); err != nil {
@@ -314,11 +348,11 @@ func (x *File) column(grp, name string, n int64) (obsColumn, error) {
 		case hdf5.ClassEnum:
 			c.spec.Kind = scdl.KindBool
 		default:
-			return c, x.fail("%s: column %q holds %s values", grp, name, c.ds.Type.Class)
+			return c, x.fail("%s: column %s holds %s values", grp, quote.Q(name), c.ds.Type.Class)
 		}
 	}
 	if c.ds.Rank != 1 || c.ds.Len() != n {
-		return c, x.fail("%s: column %q has %d values (rank %d) for %d rows", grp, name, c.ds.Len(), c.ds.Rank, n)
+		return c, x.fail("%s: column %s has %d values (rank %d) for %d rows", grp, quote.Q(name), c.ds.Len(), c.ds.Rank, n)
 	}
 	return c, nil
 }
@@ -486,7 +520,7 @@ func (x *File) readObs(c *obsColumn, lo, hi int64, out *scdl.Column) error {
 		for i, code := range codes {
 			null := code < 0 || code >= int64(len(c.categories))
 			if null && code >= int64(len(c.categories)) {
-				return fmt.Errorf("%s: %w: obs column %q: cell %d has category code %d of %d", x.path, ErrFormat, c.spec.Name, lo+int64(i), code, len(c.categories))
+				return fmt.Errorf("%s: %w: obs column %s: cell %d has category code %d of %d", x.path, ErrFormat, quote.Q(c.spec.Name), lo+int64(i), code, len(c.categories))
 			}
 			anyNull = anyNull || null
 			s := ""
