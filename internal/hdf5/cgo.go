@@ -143,8 +143,11 @@ static hid_t h5w_open_dataset(hid_t f, hid_t dapl, const char *path, char *msg) 
 // h5w_storage describes where a dataset's values are: *layout 0 compact, 1 contiguous,
 // 2 chunked, 3 virtual, 4 other; *external the number of external files; for a chunked
 // dataset *chunk the bytes of one chunk as stored before filters (elements x type size).
-static int h5w_storage(hid_t d, int *layout, int *external, unsigned long long *chunk, char *msg) {
+static int h5w_storage(hid_t d, int *layout, int *external, unsigned long long *chunk, int *allocated, char *msg) {
 	h5w_quiet();
+	H5D_space_status_t st;
+	if (H5Dget_space_status(d, &st) < 0) { h5w_msg(msg, 256); return -1; }
+	*allocated = st == H5D_SPACE_STATUS_ALLOCATED; // chunked: counted below
 	hid_t dcpl = H5Dget_create_plist(d);
 	if (dcpl < 0) { h5w_msg(msg, 256); return -1; }
 	H5D_layout_t l = H5Pget_layout(dcpl);
@@ -163,6 +166,18 @@ static int h5w_storage(hid_t d, int *layout, int *external, unsigned long long *
 			b *= dims[i];
 		}
 		*chunk = b;
+		// Every chunk the dataspace covers must be stored (the library reports a filtered or
+		// edge-chunked dataset as partly allocated, so count them).
+		hid_t fs = H5Dget_space(d);
+		hsize_t ext[32], want = 1, have = 0;
+		int n = fs < 0 ? -1 : H5Sget_simple_extent_dims(fs, ext, NULL);
+		if (n < 0 || n != r || H5Dget_num_chunks(d, fs, &have) < 0) { h5w_msg(msg, 256); if (fs >= 0) H5Sclose(fs); H5Pclose(dcpl); return -1; }
+		H5Sclose(fs);
+		for (int i = 0; i < n; i++) {
+			hsize_t k = dims[i] ? (ext[i] + dims[i] - 1) / dims[i] : 0;
+			want = k != 0 && want > ~(hsize_t)0 / k ? ~(hsize_t)0 : want * k;
+		}
+		*allocated = have >= want;
 	}
 	H5Pclose(dcpl);
 	return *external < 0 ? -1 : 0;
@@ -533,9 +548,9 @@ func (f *File) OpenDataset(path string) (*Dataset, error) {
 		return nil, opErr("open dataset", name, m.String())
 	}
 	d := &Dataset{id: id, name: name, f: f}
-	var layout, external C.int
+	var layout, external, allocated C.int
 	var chunk C.ulonglong
-	if C.h5w_storage(id, &layout, &external, &chunk, &m[0]) < 0 {
+	if C.h5w_storage(id, &layout, &external, &chunk, &allocated, &m[0]) < 0 {
 		d.Close()
 		return nil, opErr("describe", name, m.String())
 	}
@@ -572,6 +587,11 @@ func (f *File) OpenDataset(path string) (*Dataset, error) {
 	if err := info(d.id, false, name, &d.Rank, &d.Dims, &d.Type, &d.vlen); err != nil {
 		d.Close()
 		return nil, err
+	}
+	if allocated == 0 && d.Dims[0] > 0 && d.Dims[1] > 0 && layout != 0 {
+		// Values never written read as the fill value: a few bytes could declare any size.
+		d.Close()
+		return nil, fmt.Errorf("%w: dataset %s declares %d x %d values but stores only part of them", ErrNotStored, name, d.Dims[0], d.Dims[1])
 	}
 	if d.Rank > 2 {
 		d.Close()
@@ -732,6 +752,19 @@ func (d *Dataset) ReadRowsFloat32(row, n int64, dst []float32) error {
 	}
 	defer runtime.KeepAlive(dst)
 	return d.read(row, n, 0, d.Dims[1], 1, unsafe.Pointer(&dst[0]))
+}
+
+// ReadBlockFloat32 reads rows [row, row+n) × columns [col, col+m) of a 2-D numeric dataset
+// as float32, row-major: n × m values.
+func (d *Dataset) ReadBlockFloat32(row, n, col, m int64, dst []float32) error {
+	if d.Rank != 2 || col < 0 || m < 0 || col+m > d.Dims[1] || int64(len(dst)) != n*m {
+		return opErr("read", d.name, "block range")
+	}
+	if err := d.numeric(row, n); err != nil || n == 0 || m == 0 {
+		return err
+	}
+	defer runtime.KeepAlive(dst)
+	return d.read(row, n, col, m, 1, unsafe.Pointer(&dst[0]))
 }
 
 // ReadColsFloat32 reads columns [col, col+n) of a 2-D numeric dataset (all rows) as float32,

@@ -27,6 +27,10 @@ var ErrExternal = errors.New("hdf5: refers to data outside the file")
 // MaxChunkBytes: the library inflates a whole chunk for any read that touches it.
 var ErrChunkTooLarge = errors.New("hdf5: chunk too large")
 
+// ErrNotStored is returned for a dataset whose storage is not (fully) allocated: its values
+// would read as the fill value, so that a few bytes could declare any size.
+var ErrNotStored = errors.New("hdf5: dataset not stored")
+
 // ErrTooLarge is returned for strings or attributes larger than a read's bound.
 var ErrTooLarge = errors.New("hdf5: too large")
 

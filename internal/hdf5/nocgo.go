@@ -51,6 +51,11 @@ func (d *Dataset) ReadUint32(off int64, dst []uint32) error { return ErrUnavaila
 // ReadRowsFloat32 returns ErrUnavailable.
 func (d *Dataset) ReadRowsFloat32(row, n int64, dst []float32) error { return ErrUnavailable }
 
+// ReadBlockFloat32 returns ErrUnavailable.
+func (d *Dataset) ReadBlockFloat32(row, n, col, m int64, dst []float32) error {
+	return ErrUnavailable
+}
+
 // ReadColsFloat32 returns ErrUnavailable.
 func (d *Dataset) ReadColsFloat32(col, n int64, dst []float32) error { return ErrUnavailable }
 

@@ -54,10 +54,12 @@ type File struct {
 	schema []scdl.ColumnSpec
 	varGrp string
 
-	tempDir  string
-	sortOnce sync.Once
-	sorter   *cellsort.Sorter
-	sortErr  error
+	tempDir     string
+	denseValues int64 // values per read of a dense matrix (denseValues; tests lower it)
+	sortStep    int64 // values and column pointers per read of a CSC matrix's sort (sortStep)
+	sortOnce    sync.Once
+	sorter      *cellsort.Sorter
+	sortErr     error
 }
 
 // obsColumn is one obs column: a dataset, or a categorical's codes and categories.
@@ -80,7 +82,7 @@ func Open(path string, opt Options) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &File{path: path, f: h, varGrp: "var", tempDir: opt.TempDir}
+	x := &File{path: path, f: h, varGrp: "var", tempDir: opt.TempDir, denseValues: denseValues, sortStep: sortStep}
 	if err := x.open(opt); err != nil {
 		x.Close()
 		return nil, err
@@ -124,7 +126,13 @@ func (x *File) open(opt Options) error {
 	if err := x.openObs(); err != nil {
 		return err
 	}
-	return nil
+	// The gene count of a sparse matrix is only an attribute: check it against the stored var
+	// table now, before anything is sized by it.
+	cols, err := x.dataframe(x.varGrp, x.cols)
+	for i := range cols {
+		closeColumn(&cols[i])
+	}
+	return err
 }
 
 func (x *File) openSparse(mat string) error {
@@ -211,7 +219,12 @@ const (
 	maxEncodingBytes = 64      // encoding-type, h5sparse_format
 	maxNameBytes     = 4096    // a column's name (_index)
 	maxOrderBytes    = 1 << 20 // column-order: all the names together
+	maxCategories    = 1 << 24 // categories of one categorical column
 )
+
+// denseValues bounds the values of one read of a dense matrix: a range of cells is read in
+// blocks of rows, or a wide row in pieces of columns.
+const denseValues = 1 << 20
 
 // attr returns a scalar string attribute of at most maxBytes bytes, or "" when it does not
 // exist or is not one string.
@@ -304,6 +317,9 @@ func (x *File) column(grp, name string, n int64) (obsColumn, error) {
 				return c, err
 			}
 			defer cats.Close()
+			if cats.Len() > maxCategories {
+				return c, x.fail("%s: column %s has %d categories (at most %d)", grp, quote.Q(name), cats.Len(), maxCategories)
+			}
 			if cats.Type.Class != hdf5.ClassString {
 				// Numeric categories: keep their text.
 				v := make([]float64, cats.Len())
@@ -410,6 +426,10 @@ func (x *File) readCSR(lo, hi int64, b *scdl.Block) error {
 		if ptr[r+1] < ptr[r] || ptr[r+1] > x.nnz {
 			return fmt.Errorf("%s: %w: X/indptr decreases or overflows at cell %d (%d after %d)", x.path, ErrFormat, lo+r, ptr[r+1], ptr[r])
 		}
+		if ptr[r+1]-ptr[r] > x.cols {
+			// Checked before anything is sized by the values: a cell holds at most one per gene.
+			return fmt.Errorf("%s: %w: cell %d has %d values for %d genes", x.path, ErrFormat, lo+r, ptr[r+1]-ptr[r], x.cols)
+		}
 	}
 	for _, p := range ptr[1:] {
 		b.Indptr = append(b.Indptr, p-p0)
@@ -433,22 +453,46 @@ func (x *File) readCSR(lo, hi int64, b *scdl.Block) error {
 }
 
 func (x *File) readDense(lo, hi int64, b *scdl.Block) error {
-	buf := make([]float32, (hi-lo)*x.cols)
-	if err := x.x.ReadRowsFloat32(lo, hi-lo, buf); err != nil {
-		return err
-	}
-	for r := range hi - lo {
-		row := buf[r*x.cols : (r+1)*x.cols]
-		for c, v := range row {
-			if v != 0 {
-				b.Cols = append(b.Cols, uint32(c))
-				b.Vals = append(b.Vals, v)
+	// Blocks of rows × a piece of the columns, at most denseValues values each.
+	width := min(x.cols, x.denseValues)
+	step := max(1, x.denseValues/max(width, 1))
+	buf := make([]float32, min(hi-lo, step)*width)
+	for r0 := lo; r0 < hi; r0 += step {
+		n := min(step, hi-r0)
+		if width == x.cols {
+			if err := x.x.ReadRowsFloat32(r0, n, buf[:n*width]); err != nil {
+				return err
 			}
+			for r := range n {
+				appendDense(b, buf[r*width:(r+1)*width], 0)
+				b.Indptr = append(b.Indptr, int64(len(b.Vals)))
+			}
+			continue
+		}
+		for c0 := int64(0); c0 < x.cols; c0 += width { // n == 1: a row wider than the budget
+			m := min(width, x.cols-c0)
+			if err := x.x.ReadBlockFloat32(r0, 1, c0, m, buf[:m]); err != nil {
+				return err
+			}
+			appendDense(b, buf[:m], c0)
 		}
 		b.Indptr = append(b.Indptr, int64(len(b.Vals)))
 	}
 	return nil
 }
+
+// appendDense appends the non-zero values of row, whose first column is c0, to b.
+func appendDense(b *scdl.Block, row []float32, c0 int64) {
+	for c, v := range row {
+		if v != 0 {
+			b.Cols = append(b.Cols, uint32(c0+int64(c)))
+			b.Vals = append(b.Vals, v)
+		}
+	}
+}
+
+// sortStep is the values, and the column pointers, per read of a CSC matrix's sort.
+const sortStep = 1 << 20
 
 // sortSpan is the rows per bucket of a CSC matrix's sort: the writer's chunks of a CSC input
 // are at most scdl.MaxChunkRows rows, so a read touches one or two buckets.
@@ -471,12 +515,28 @@ func (x *File) transpose() error {
 		return err
 	}
 	x.sorter = s
-	const step = 1 << 20 // values per read
-	ptr := make([]int64, x.cols+1)
-	if err := x.indptr.ReadInt64(0, ptr); err != nil {
-		return err
+	step := x.sortStep
+	// ptr holds the column pointers [base, base+len(ptr)) (a window: the genes may be many).
+	window := max(step, 2) // holds indptr[col] and indptr[col+1]
+	ptr := make([]int64, 0, window)
+	base := int64(0)
+	// next returns the end of column col (indptr[col+1]), reading the window that holds it.
+	next := func(col int64) (int64, error) {
+		if col+1 >= base+int64(len(ptr)) {
+			base = col
+			ptr = ptr[:min(window, x.cols+1-col)]
+			if err := x.indptr.ReadInt64(base, ptr); err != nil {
+				return 0, err
+			}
+		}
+		return ptr[col+1-base], nil
 	}
 	col := int64(0)
+	end, err := next(0)
+	if err != nil {
+		return err
+	}
+	prev := int64(0)
 	idx := make([]int64, 0, step)
 	val := make([]float32, 0, step)
 	for p0 := int64(0); p0 < x.nnz; p0 += step {
@@ -490,11 +550,20 @@ func (x *File) transpose() error {
 		}
 		for k := range n {
 			p := p0 + k
-			for col < x.cols && ptr[col+1] <= p {
-				if ptr[col+1] < ptr[col] {
+			for col < x.cols && end <= p {
+				if end < prev {
 					return fmt.Errorf("%s: %w: X/indptr decreases at gene %d", x.path, ErrFormat, col)
 				}
 				col++
+				if col < x.cols {
+					prev = end
+					if end, err = next(col); err != nil {
+						return err
+					}
+				}
+			}
+			if end < prev {
+				return fmt.Errorf("%s: %w: X/indptr decreases at gene %d", x.path, ErrFormat, col)
 			}
 			if idx[k] < 0 || idx[k] >= x.rows {
 				return fmt.Errorf("%s: %w: gene %d has cell index %d (the matrix has %d cells)", x.path, ErrFormat, col, idx[k], x.rows)

@@ -73,6 +73,21 @@ def long_index(f):
     f["obs"].attrs["_index"] = "\n" * (1 << 20)
 def many_order(f):
     f["obs"].attrs.create("column-order", np.array(["n" * 400] * 3000, dtype=object))
+def unstored_indptr(f):
+    del f["X/indptr"]
+    f.create_dataset("X/indptr", shape=(1 << 40,), dtype="<i8", chunks=(1 << 16,))
+    f["X"].attrs["shape"] = np.array([(1 << 40) - 1, 50])
+def unstored_obs(f):
+    d = f["obs/n_counts"][:]
+    del f["obs/n_counts"]
+    ds = f.create_dataset("obs/n_counts", shape=(60,), dtype="<i8", chunks=(10,), compression="gzip")
+    ds[:10] = d[:10]
+def wide_shape(f):
+    f["X"].attrs["shape"] = np.array([60, 1 << 31])
+def fat_cell(f):
+    p = f["X/indptr"][:]
+    p[1:60] = np.maximum(p[1:60], 60)
+    f["X/indptr"][:] = p
 for name, fn in list(globals().items()):
     if callable(fn) and name not in ("variant", "open") and not name.startswith("_") and fn.__module__ == "__main__":
         variant(name, fn)
@@ -126,6 +141,10 @@ func TestHostileFiles(t *testing.T) {
 		{"long_column_name", "column name", ErrFormat},
 		{"long_index", "_index", hdf5.ErrTooLarge},
 		{"many_order", "column-order", hdf5.ErrTooLarge},
+		{"unstored_indptr", "X/indptr", hdf5.ErrNotStored},
+		{"unstored_obs", "obs/n_counts", hdf5.ErrNotStored},
+		{"wide_shape", "var", ErrFormat},
+		{"fat_cell", "cell 0 has 60 values for 50 genes", ErrFormat},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(dir, c.name+".h5ad")
@@ -181,5 +200,54 @@ func TestNamedPipe(t *testing.T) {
 		}
 		<-done
 		t.Fatal("Open blocked on a named pipe")
+	}
+}
+
+// TestCSCInPieces sorts a CSC matrix reading its values and column pointers in windows
+// smaller than both: the cells are those of one read.
+func TestCSCInPieces(t *testing.T) {
+	need(t)
+	exp := loadExpected(t)["small_csc"]
+	for _, step := range []int64{1, 3, 17} {
+		f, err := Open(filepath.Join(fixtures, "small_csc.h5ad"), Options{TempDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.sortStep = step
+		var b scdl.Block
+		b.Reset(f.ObsSchema())
+		rows, _ := f.Shape()
+		err = f.ReadRows(0, rows, &b)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareRows(t, "csc", exp.Rows, func(i int64) ([]float32, []uint32) {
+			return b.Vals[b.Indptr[i]:b.Indptr[i+1]], b.Cols[b.Indptr[i]:b.Indptr[i+1]]
+		})
+	}
+}
+
+// TestDenseInPieces reads a dense matrix with a read budget below its width and below its
+// rows × width: the cells are those of the budget-free read.
+func TestDenseInPieces(t *testing.T) {
+	need(t)
+	exp := loadExpected(t)["small_dense"]
+	for _, budget := range []int64{7, 50, 120} {
+		f, err := Open(filepath.Join(fixtures, "small_dense.h5ad"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.denseValues = budget
+		var b scdl.Block
+		b.Reset(f.ObsSchema())
+		rows, _ := f.Shape()
+		if err := f.ReadRows(0, rows, &b); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		compareRows(t, "dense", exp.Rows, func(i int64) ([]float32, []uint32) {
+			return b.Vals[b.Indptr[i]:b.Indptr[i+1]], b.Cols[b.Indptr[i]:b.Indptr[i+1]]
+		})
 	}
 }
