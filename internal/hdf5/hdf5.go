@@ -1,7 +1,10 @@
 // Package hdf5 is a small cgo wrapper of libhdf5 (Debian libhdf5-dev) for reading AnnData
 // files: open a file, list groups, read attributes and strings, and read hyperslabs of 1-D
 // and 2-D datasets with HDF5's own type conversion. It reads only; without cgo every call
-// returns ErrUnavailable.
+// returns ErrUnavailable. Files are untrusted: only regular files are opened, data outside
+// the file (external storage, external links, virtual datasets) and datasets not fully
+// stored are refused, and chunks, chunk caches, strings and attributes are bounded (see the
+// constants).
 package hdf5
 
 import (

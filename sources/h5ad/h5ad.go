@@ -2,6 +2,8 @@
 // the matrix X (or raw/X) stored as CSR, CSC or dense, and the obs and var dataframes (index,
 // numeric, boolean, string and categorical columns). It implements scdl.Input; memory stays
 // bounded by a few row ranges (a CSC matrix is first bucket-sorted into temporary files).
+// Files are untrusted: what they may not do (read other files, declare sizes they do not
+// store, hold unbounded strings or chunks) is listed in docs/SCDL.md §6.
 package h5ad
 
 import (
