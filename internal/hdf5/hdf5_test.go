@@ -101,6 +101,13 @@ func TestReadBack(t *testing.T) {
 	if err := dense.ReadRowsFloat32(1, 2, rows); err != nil || !slices.Equal(rows, []float32{4, 5, 6, 7, 8, 9, 10, 11}) {
 		t.Fatalf("rows: %v %v", rows, err)
 	}
+	block := make([]float32, 4)
+	if err := dense.ReadBlockFloat32(1, 2, 1, 2, block); err != nil || !slices.Equal(block, []float32{5, 6, 9, 10}) {
+		t.Fatalf("block: %v %v", block, err)
+	}
+	if err := dense.ReadBlockFloat32(1, 2, 3, 2, block); err == nil {
+		t.Fatal("block past the last column")
+	}
 	cols := make([]float32, 3)
 	if err := dense.ReadColsFloat32(2, 1, cols); err != nil || !slices.Equal(cols, []float32{2, 6, 10}) {
 		t.Fatalf("cols: %v %v", cols, err)
