@@ -125,6 +125,23 @@ func TestReadBack(t *testing.T) {
 		}
 		s.Close()
 	}
+	// A read over its byte bound fails as the library allocates (variable-length strings) or
+	// before it reads (fixed-length ones), and frees what it allocated.
+	for _, name := range []string{"grp/vstr", "grp/fstr"} {
+		s, err := f.OpenDataset(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 100 {
+			if _, err := readStrings(s.id, false, 0, s.Len(), 8, 8, s.name); !errors.Is(err, ErrTooLarge) {
+				t.Fatalf("%s over its bound: %v", name, err)
+			}
+		}
+		if got, err := readStrings(s.id, false, 0, 2, 64, 64, s.name); err != nil || len(got) != 2 {
+			t.Fatalf("%s after failed reads: %q %v", name, got, err)
+		}
+		s.Close()
+	}
 	b, err := f.OpenDataset("grp/flags")
 	if err != nil {
 		t.Fatal(err)
