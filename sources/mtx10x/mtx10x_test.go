@@ -163,8 +163,8 @@ func TestHostileDirectories(t *testing.T) {
 	const mtx = "%%MatrixMarket matrix coordinate integer general\n3 2 1\n1 1 1\n"
 	const genes = "g1\tA\tGene Expression\ng2\tB\tGene Expression\ng3\tC\tGene Expression\n"
 	const bcs = "c1\nc2\n"
-	long := strings.Repeat("x", 4<<20)
-	many := strings.Repeat("c\n", 1<<20)
+	long := strings.Repeat("x", 2*MaxLineBytes)
+	many := strings.Repeat("c\n", 1<<16)
 	cases := []struct {
 		name, mtx, genes, bcs, want string
 	}{
@@ -175,7 +175,7 @@ func TestHostileDirectories(t *testing.T) {
 		{"long feature", mtx, "g1\tA\ng2\t" + long + "\ng3\tC\n", bcs, "features.tsv.gz:2:"},
 		{"long barcode", mtx, genes, "c1\n" + long + "\n", "barcodes.tsv.gz:2:"},
 		{"more entries", "%%MatrixMarket matrix coordinate integer general\n3 2 1\n1 1 1\n" + strings.Repeat("2 2 1\n", 1<<16), genes, bcs, "matrix.mtx.gz:4:"},
-		{"more features", mtx, genes + strings.Repeat("g\tG\n", 1<<20), bcs, "features.tsv.gz:4:"},
+		{"more features", mtx, genes + strings.Repeat("g\tG\n", 1<<16), bcs, "features.tsv.gz:4:"},
 		{"more barcodes", mtx, genes, bcs + many, "barcodes.tsv.gz:3:"},
 		{"banner quoted", "%%MatrixMarket \x1b[31m" + long[:1<<15] + "\n", genes, bcs, "matrix.mtx.gz:1:"},
 	}
