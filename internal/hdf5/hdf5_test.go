@@ -57,19 +57,19 @@ func TestReadBack(t *testing.T) {
 	if err != nil || !slices.Equal(names, []string{"dense", "flags", "fstr", "ints", "sub", "vstr"}) {
 		t.Fatalf("List: %v %v", names, err)
 	}
-	if s, err := f.AttrStrings("grp", "encoding-type"); err != nil || !slices.Equal(s, []string{"csr_matrix"}) {
+	if s, err := f.AttrStrings("grp", "encoding-type", 1<<10); err != nil || !slices.Equal(s, []string{"csr_matrix"}) {
 		t.Fatalf("attr: %v %v", s, err)
 	}
-	if s, err := f.AttrStrings("grp", "column-order"); err != nil || !slices.Equal(s, []string{"b", "a"}) {
+	if s, err := f.AttrStrings("grp", "column-order", 1<<10); err != nil || !slices.Equal(s, []string{"b", "a"}) {
 		t.Fatalf("column-order: %v %v", s, err)
 	}
-	if s, err := f.AttrStrings("grp", "empty"); err != nil || len(s) != 0 {
+	if s, err := f.AttrStrings("grp", "empty", 1<<10); err != nil || len(s) != 0 {
 		t.Fatalf("empty: %v %v", s, err)
 	}
 	if v, err := f.AttrInts("grp", "shape"); err != nil || !slices.Equal(v, []int64{3, 4}) {
 		t.Fatalf("shape: %v %v", v, err)
 	}
-	if _, err := f.AttrStrings("grp", "missing"); !errors.Is(err, ErrNotFound) {
+	if _, err := f.AttrStrings("grp", "missing", 1<<10); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("missing attr: %v", err)
 	}
 
@@ -101,6 +101,13 @@ func TestReadBack(t *testing.T) {
 	if err := dense.ReadRowsFloat32(1, 2, rows); err != nil || !slices.Equal(rows, []float32{4, 5, 6, 7, 8, 9, 10, 11}) {
 		t.Fatalf("rows: %v %v", rows, err)
 	}
+	block := make([]float32, 4)
+	if err := dense.ReadBlockFloat32(1, 2, 1, 2, block); err != nil || !slices.Equal(block, []float32{5, 6, 9, 10}) {
+		t.Fatalf("block: %v %v", block, err)
+	}
+	if err := dense.ReadBlockFloat32(1, 2, 3, 2, block); err == nil {
+		t.Fatal("block past the last column")
+	}
 	cols := make([]float32, 3)
 	if err := dense.ReadColsFloat32(2, 1, cols); err != nil || !slices.Equal(cols, []float32{2, 6, 10}) {
 		t.Fatalf("cols: %v %v", cols, err)
@@ -115,6 +122,23 @@ func TestReadBack(t *testing.T) {
 		got, err := s.ReadStrings(1, int64(len(want)))
 		if err != nil || !slices.Equal(got, want) {
 			t.Fatalf("%s: %q %v", name, got, err)
+		}
+		s.Close()
+	}
+	// A read over its byte bound fails as the library allocates (variable-length strings) or
+	// before it reads (fixed-length ones), and frees what it allocated.
+	for _, name := range []string{"grp/vstr", "grp/fstr"} {
+		s, err := f.OpenDataset(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 100 {
+			if _, err := readStrings(s.id, false, 0, s.Len(), 8, 8, s.name); !errors.Is(err, ErrTooLarge) {
+				t.Fatalf("%s over its bound: %v", name, err)
+			}
+		}
+		if got, err := readStrings(s.id, false, 0, 2, 64, 64, s.name); err != nil || len(got) != 2 {
+			t.Fatalf("%s after failed reads: %q %v", name, got, err)
 		}
 		s.Close()
 	}

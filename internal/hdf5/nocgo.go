@@ -51,6 +51,11 @@ func (d *Dataset) ReadUint32(off int64, dst []uint32) error { return ErrUnavaila
 // ReadRowsFloat32 returns ErrUnavailable.
 func (d *Dataset) ReadRowsFloat32(row, n int64, dst []float32) error { return ErrUnavailable }
 
+// ReadBlockFloat32 returns ErrUnavailable.
+func (d *Dataset) ReadBlockFloat32(row, n, col, m int64, dst []float32) error {
+	return ErrUnavailable
+}
+
 // ReadColsFloat32 returns ErrUnavailable.
 func (d *Dataset) ReadColsFloat32(col, n int64, dst []float32) error { return ErrUnavailable }
 
@@ -58,7 +63,9 @@ func (d *Dataset) ReadColsFloat32(col, n int64, dst []float32) error { return Er
 func (d *Dataset) ReadStrings(off, n int64) ([]string, error) { return nil, ErrUnavailable }
 
 // AttrStrings returns ErrUnavailable.
-func (f *File) AttrStrings(obj, name string) ([]string, error) { return nil, ErrUnavailable }
+func (f *File) AttrStrings(obj, name string, maxBytes int64) ([]string, error) {
+	return nil, ErrUnavailable
+}
 
 // AttrInts returns ErrUnavailable.
 func (f *File) AttrInts(obj, name string) ([]int64, error) { return nil, ErrUnavailable }

@@ -2,6 +2,8 @@
 // the matrix X (or raw/X) stored as CSR, CSC or dense, and the obs and var dataframes (index,
 // numeric, boolean, string and categorical columns). It implements scdl.Input; memory stays
 // bounded by a few row ranges (a CSC matrix is first bucket-sorted into temporary files).
+// Files are untrusted: what they may not do (read other files, declare sizes they do not
+// store, hold unbounded strings or chunks) is listed in docs/SCDL.md §6.
 package h5ad
 
 import (
@@ -13,6 +15,7 @@ import (
 
 	"github.com/mldf/convert/internal/cellsort"
 	"github.com/mldf/convert/internal/hdf5"
+	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/scdl"
 )
 
@@ -53,10 +56,12 @@ type File struct {
 	schema []scdl.ColumnSpec
 	varGrp string
 
-	tempDir  string
-	sortOnce sync.Once
-	sorter   *cellsort.Sorter
-	sortErr  error
+	tempDir     string
+	denseValues int64 // values per read of a dense matrix (denseValues; tests lower it)
+	sortStep    int64 // values and column pointers per read of a CSC matrix's sort (sortStep)
+	sortOnce    sync.Once
+	sorter      *cellsort.Sorter
+	sortErr     error
 }
 
 // obsColumn is one obs column: a dataset, or a categorical's codes and categories.
@@ -79,7 +84,7 @@ func Open(path string, opt Options) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &File{path: path, f: h, varGrp: "var", tempDir: opt.TempDir}
+	x := &File{path: path, f: h, varGrp: "var", tempDir: opt.TempDir, denseValues: denseValues, sortStep: sortStep}
 	if err := x.open(opt); err != nil {
 		x.Close()
 		return nil, err
@@ -123,14 +128,27 @@ func (x *File) open(opt Options) error {
 	if err := x.openObs(); err != nil {
 		return err
 	}
-	return nil
+	// The gene count of a sparse matrix is only an attribute: check it against the stored var
+	// table now, before anything is sized by it.
+	cols, err := x.dataframe(x.varGrp, x.cols)
+	for i := range cols {
+		closeColumn(&cols[i])
+	}
+	return err
 }
 
 func (x *File) openSparse(mat string) error {
-	enc := x.attr(mat, "encoding-type")
+	enc, err := x.attr(mat, "encoding-type", maxEncodingBytes)
+	if err != nil {
+		return err
+	}
 	shapeAttr := "shape"
 	if enc == "" { // anndata < 0.7
-		switch x.attr(mat, "h5sparse_format") {
+		old, err := x.attr(mat, "h5sparse_format", maxEncodingBytes)
+		if err != nil {
+			return err
+		}
+		switch old {
 		case "csr":
 			enc = "csr_matrix"
 		case "csc":
@@ -144,7 +162,7 @@ func (x *File) openSparse(mat string) error {
 	case "csc_matrix":
 		x.layout = csc
 	default:
-		return x.fail("%s has encoding %q (csr_matrix, csc_matrix or a dense array expected)", mat, enc)
+		return x.fail("%s has encoding %s (csr_matrix, csc_matrix or a dense array expected)", mat, quote.Q(enc))
 	}
 	shape, err := x.f.AttrInts(mat, shapeAttr)
 	if err != nil {
@@ -197,13 +215,33 @@ func (x *File) openSparse(mat string) error {
 	return nil
 }
 
-// attr returns a string attribute, or "".
-func (x *File) attr(obj, name string) string {
-	s, err := x.f.AttrStrings(obj, name)
-	if err != nil || len(s) != 1 {
-		return ""
+// Bounds of the strings read from attributes: longer ones are errors that quote none of
+// their bytes.
+const (
+	maxEncodingBytes = 64      // encoding-type, h5sparse_format
+	maxNameBytes     = 4096    // a column's name (_index)
+	maxOrderBytes    = 1 << 20 // column-order: all the names together
+	maxCategories    = 1 << 24 // categories of one categorical column
+)
+
+// denseValues bounds the values of one read of a dense matrix: a range of cells is read in
+// blocks of rows, or a wide row in pieces of columns.
+const denseValues = 1 << 20
+
+// attr returns a scalar string attribute of at most maxBytes bytes, or "" when it does not
+// exist or is not one string.
+func (x *File) attr(obj, name string, maxBytes int64) (string, error) {
+	s, err := x.f.AttrStrings(obj, name, maxBytes)
+	if errors.Is(err, hdf5.ErrNotFound) {
+		return "", nil
 	}
-	return s[0]
+	if err != nil {
+		return "", err // names the file and the attribute
+	}
+	if len(s) != 1 {
+		return "", nil
+	}
+	return s[0], nil
 }
 
 func (x *File) openObs() error {
@@ -231,13 +269,21 @@ func (x *File) dataframe(grp string, n int64) ([]obsColumn, error) {
 	if kind == hdf5.KindNone {
 		return nil, x.fail("no %s dataframe", grp)
 	}
-	index := x.attr(grp, "_index")
+	index, err := x.attr(grp, "_index", maxNameBytes)
+	if err != nil {
+		return nil, err
+	}
 	if index == "" {
 		return nil, x.fail("%s has no _index attribute", grp)
 	}
-	order, err := x.f.AttrStrings(grp, "column-order")
+	order, err := x.f.AttrStrings(grp, "column-order", maxOrderBytes)
 	if err != nil && !errors.Is(err, hdf5.ErrNotFound) {
 		return nil, err
+	}
+	for _, name := range order {
+		if len(name) > maxNameBytes {
+			return nil, x.fail("%s: a column name of %d bytes (at most %d)", grp, len(name), maxNameBytes)
+		}
 	}
 	var cols []obsColumn
 	for i, name := range append([]string{index}, order...) {
@@ -260,9 +306,12 @@ func (x *File) column(grp, name string, n int64) (obsColumn, error) {
 	c := obsColumn{spec: scdl.ColumnSpec{Name: name}}
 	switch kind {
 	case hdf5.KindNone:
-		return c, x.fail("%s: column %q is listed but missing", grp, name)
+		return c, x.fail("%s: column %s is listed but missing", grp, quote.Q(name))
 	case hdf5.KindGroup:
-		enc := x.attr(p, "encoding-type")
+		enc, err := x.attr(p, "encoding-type", maxEncodingBytes)
+		if err != nil {
+			return c, err
+		}
 		switch enc {
 		case "categorical":
 			cats, err := x.f.OpenDataset(p + "/categories")
@@ -270,6 +319,9 @@ func (x *File) column(grp, name string, n int64) (obsColumn, error) {
 				return c, err
 			}
 			defer cats.Close()
+			if cats.Len() > maxCategories {
+				return c, x.fail("%s: column %s has %d categories (at most %d)", grp, quote.Q(name), cats.Len(), maxCategories)
+			}
 			if cats.Type.Class != hdf5.ClassString {
 				// Numeric categories: keep their text.
 				v := make([]float64, cats.Len())
@@ -298,7 +350,7 @@ func (x *File) column(grp, name string, n int64) (obsColumn, error) {
 				c.spec.Kind = scdl.KindBool
 			}
 		default:
-			return c, x.fail("%s: column %q has encoding %q (supported: arrays, strings, categorical, nullable)", grp, name, enc)
+			return c, x.fail("%s: column %s has encoding %s (supported: arrays, strings, categorical, nullable)", grp, quote.Q(name), quote.Q(enc))
 		}
 	case hdf5.KindDataset:
 		if c.ds, err = x.f.OpenDataset(p); err != nil {
@@ -314,11 +366,11 @@ func (x *File) column(grp, name string, n int64) (obsColumn, error) {
 		case hdf5.ClassEnum:
 			c.spec.Kind = scdl.KindBool
 		default:
-			return c, x.fail("%s: column %q holds %s values", grp, name, c.ds.Type.Class)
+			return c, x.fail("%s: column %s holds %s values", grp, quote.Q(name), c.ds.Type.Class)
 		}
 	}
 	if c.ds.Rank != 1 || c.ds.Len() != n {
-		return c, x.fail("%s: column %q has %d values (rank %d) for %d rows", grp, name, c.ds.Len(), c.ds.Rank, n)
+		return c, x.fail("%s: column %s has %d values (rank %d) for %d rows", grp, quote.Q(name), c.ds.Len(), c.ds.Rank, n)
 	}
 	return c, nil
 }
@@ -376,6 +428,10 @@ func (x *File) readCSR(lo, hi int64, b *scdl.Block) error {
 		if ptr[r+1] < ptr[r] || ptr[r+1] > x.nnz {
 			return fmt.Errorf("%s: %w: X/indptr decreases or overflows at cell %d (%d after %d)", x.path, ErrFormat, lo+r, ptr[r+1], ptr[r])
 		}
+		if ptr[r+1]-ptr[r] > x.cols {
+			// Checked before anything is sized by the values: a cell holds at most one per gene.
+			return fmt.Errorf("%s: %w: cell %d has %d values for %d genes", x.path, ErrFormat, lo+r, ptr[r+1]-ptr[r], x.cols)
+		}
 	}
 	for _, p := range ptr[1:] {
 		b.Indptr = append(b.Indptr, p-p0)
@@ -399,22 +455,46 @@ func (x *File) readCSR(lo, hi int64, b *scdl.Block) error {
 }
 
 func (x *File) readDense(lo, hi int64, b *scdl.Block) error {
-	buf := make([]float32, (hi-lo)*x.cols)
-	if err := x.x.ReadRowsFloat32(lo, hi-lo, buf); err != nil {
-		return err
-	}
-	for r := range hi - lo {
-		row := buf[r*x.cols : (r+1)*x.cols]
-		for c, v := range row {
-			if v != 0 {
-				b.Cols = append(b.Cols, uint32(c))
-				b.Vals = append(b.Vals, v)
+	// Blocks of rows × a piece of the columns, at most denseValues values each.
+	width := min(x.cols, x.denseValues)
+	step := max(1, x.denseValues/max(width, 1))
+	buf := make([]float32, min(hi-lo, step)*width)
+	for r0 := lo; r0 < hi; r0 += step {
+		n := min(step, hi-r0)
+		if width == x.cols {
+			if err := x.x.ReadRowsFloat32(r0, n, buf[:n*width]); err != nil {
+				return err
 			}
+			for r := range n {
+				appendDense(b, buf[r*width:(r+1)*width], 0)
+				b.Indptr = append(b.Indptr, int64(len(b.Vals)))
+			}
+			continue
+		}
+		for c0 := int64(0); c0 < x.cols; c0 += width { // n == 1: a row wider than the budget
+			m := min(width, x.cols-c0)
+			if err := x.x.ReadBlockFloat32(r0, 1, c0, m, buf[:m]); err != nil {
+				return err
+			}
+			appendDense(b, buf[:m], c0)
 		}
 		b.Indptr = append(b.Indptr, int64(len(b.Vals)))
 	}
 	return nil
 }
+
+// appendDense appends the non-zero values of row, whose first column is c0, to b.
+func appendDense(b *scdl.Block, row []float32, c0 int64) {
+	for c, v := range row {
+		if v != 0 {
+			b.Cols = append(b.Cols, uint32(c0+int64(c)))
+			b.Vals = append(b.Vals, v)
+		}
+	}
+}
+
+// sortStep is the values, and the column pointers, per read of a CSC matrix's sort.
+const sortStep = 1 << 20
 
 // sortSpan is the rows per bucket of a CSC matrix's sort: the writer's chunks of a CSC input
 // are at most scdl.MaxChunkRows rows, so a read touches one or two buckets.
@@ -437,12 +517,28 @@ func (x *File) transpose() error {
 		return err
 	}
 	x.sorter = s
-	const step = 1 << 20 // values per read
-	ptr := make([]int64, x.cols+1)
-	if err := x.indptr.ReadInt64(0, ptr); err != nil {
-		return err
+	step := x.sortStep
+	// ptr holds the column pointers [base, base+len(ptr)) (a window: the genes may be many).
+	window := max(step, 2) // holds indptr[col] and indptr[col+1]
+	ptr := make([]int64, 0, window)
+	base := int64(0)
+	// next returns the end of column col (indptr[col+1]), reading the window that holds it.
+	next := func(col int64) (int64, error) {
+		if col+1 >= base+int64(len(ptr)) {
+			base = col
+			ptr = ptr[:min(window, x.cols+1-col)]
+			if err := x.indptr.ReadInt64(base, ptr); err != nil {
+				return 0, err
+			}
+		}
+		return ptr[col+1-base], nil
 	}
 	col := int64(0)
+	end, err := next(0)
+	if err != nil {
+		return err
+	}
+	prev := int64(0)
 	idx := make([]int64, 0, step)
 	val := make([]float32, 0, step)
 	for p0 := int64(0); p0 < x.nnz; p0 += step {
@@ -456,11 +552,20 @@ func (x *File) transpose() error {
 		}
 		for k := range n {
 			p := p0 + k
-			for col < x.cols && ptr[col+1] <= p {
-				if ptr[col+1] < ptr[col] {
+			for col < x.cols && end <= p {
+				if end < prev {
 					return fmt.Errorf("%s: %w: X/indptr decreases at gene %d", x.path, ErrFormat, col)
 				}
 				col++
+				if col < x.cols {
+					prev = end
+					if end, err = next(col); err != nil {
+						return err
+					}
+				}
+			}
+			if end < prev {
+				return fmt.Errorf("%s: %w: X/indptr decreases at gene %d", x.path, ErrFormat, col)
 			}
 			if idx[k] < 0 || idx[k] >= x.rows {
 				return fmt.Errorf("%s: %w: gene %d has cell index %d (the matrix has %d cells)", x.path, ErrFormat, col, idx[k], x.rows)
@@ -486,7 +591,7 @@ func (x *File) readObs(c *obsColumn, lo, hi int64, out *scdl.Column) error {
 		for i, code := range codes {
 			null := code < 0 || code >= int64(len(c.categories))
 			if null && code >= int64(len(c.categories)) {
-				return fmt.Errorf("%s: %w: obs column %q: cell %d has category code %d of %d", x.path, ErrFormat, c.spec.Name, lo+int64(i), code, len(c.categories))
+				return fmt.Errorf("%s: %w: obs column %s: cell %d has category code %d of %d", x.path, ErrFormat, quote.Q(c.spec.Name), lo+int64(i), code, len(c.categories))
 			}
 			anyNull = anyNull || null
 			s := ""

@@ -2,6 +2,7 @@ package mtx10x
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -54,6 +55,44 @@ func FuzzMatrixFile(f *testing.F) {
 			if _, err := r.Verify(); err != nil {
 				t.Fatalf("written archive does not verify: %v", err)
 			}
+		}
+	})
+}
+
+// FuzzSideFiles runs features.tsv and barcodes.tsv contents through Var and the barcode
+// index: any input ends in tables of exactly the matrix's genes and cells or a clean
+// ErrFormat, never a panic.
+func FuzzSideFiles(f *testing.F) {
+	f.Add([]byte("g1\tA\ng2\tB\ng3\tC\n"), []byte("c1\nc2\n"))
+	f.Add([]byte("g1\tA\tGene Expression\r\ng2\tB\tGene Expression\r\ng3\tC\tGene Expression\r\n"), []byte("c1\tx\nc2"))
+	f.Add([]byte("g1\n\n\ng2\tB"), []byte("\n\nc1\nc2\nc3\n"))
+	f.Fuzz(func(t *testing.T, features, barcodes []byte) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "matrix.mtx"), []byte("%%MatrixMarket matrix coordinate integer general\n3 2 1\n1 1 1\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "genes.tsv"), features, 0o644)
+		os.WriteFile(filepath.Join(dir, "barcodes.tsv"), barcodes, 0o644)
+		d, err := Open(dir, Options{TempDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		if cols, err := d.Var(); err == nil {
+			for _, c := range cols {
+				if len(c.Strings) != 3 {
+					t.Fatalf("column %s has %d values for 3 genes", c.Name, len(c.Strings))
+				}
+			}
+		} else if !errors.Is(err, ErrFormat) {
+			t.Fatalf("features: %v", err)
+		}
+		var b scdl.Block
+		b.Reset(d.ObsSchema())
+		if err := d.ReadRows(0, 2, &b); err == nil {
+			if len(b.Obs[0].Strings) != 2 {
+				t.Fatalf("%d barcodes for 2 cells", len(b.Obs[0].Strings))
+			}
+		} else if !errors.Is(err, ErrFormat) {
+			t.Fatalf("barcodes: %v", err)
 		}
 	})
 }

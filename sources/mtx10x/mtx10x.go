@@ -21,11 +21,40 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/mldf/convert/internal/cellsort"
+	"github.com/mldf/convert/internal/inputfile"
+	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/scdl"
 )
 
 // ErrFormat wraps every error about the directory's content.
 var ErrFormat = errors.New("10x matrix")
+
+// MaxLineBytes bounds every line of the three files (the banner, comments, the size line,
+// entries, features, barcodes): a longer line is an error, found after reading at most this
+// many bytes of it.
+const MaxLineBytes = 64 << 10
+
+// errLineTooLong is returned by readLine for a line over MaxLineBytes.
+var errLineTooLong = fmt.Errorf("%w: line longer than %d bytes", ErrFormat, MaxLineBytes)
+
+// readLine returns the next line without its terminator ("\n", "\r\n"): the slice is valid
+// until the next read. At the end of the input it returns io.EOF (after the last line, also
+// one without a terminator); a line over MaxLineBytes is errLineTooLong.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	s, err := r.ReadSlice('\n')
+	if len(s) > MaxLineBytes+2 || err == bufio.ErrBufferFull {
+		return nil, errLineTooLong
+	}
+	if err != nil && (err != io.EOF || len(s) == 0) {
+		return nil, err
+	}
+	s = bytes.TrimSuffix(s, []byte("\n"))
+	s = bytes.TrimSuffix(s, []byte("\r"))
+	if len(s) > MaxLineBytes {
+		return nil, errLineTooLong
+	}
+	return s, nil
+}
 
 // Options configure Open.
 type Options struct {
@@ -82,9 +111,10 @@ func Open(path string, opt Options) (*Dir, error) {
 	return d, nil
 }
 
-// openText opens a plain or gzipped text file.
+// openText opens a plain or gzipped text file, which must be a regular file (a named pipe
+// is refused without blocking).
 func openText(path string) (*bufio.Reader, func(), error) {
-	f, err := os.Open(path)
+	f, _, err := inputfile.OpenRegular(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -104,46 +134,59 @@ func (d *Dir) header(r *bufio.Reader) (int, error) {
 	bad := func(line int, format string, args ...any) error {
 		return fmt.Errorf("%s:%d: %w: %s", d.matrix, line, ErrFormat, fmt.Sprintf(format, args...))
 	}
-	banner, err := r.ReadString('\n')
-	if err != nil && banner == "" {
+	b, err := readLine(r)
+	if err == io.EOF {
 		return 0, bad(1, "empty file")
 	}
+	if err != nil {
+		return 0, d.lineErr(1, err)
+	}
+	banner := string(b)
 	f := strings.Fields(strings.ToLower(banner))
 	if len(f) != 5 || f[0] != "%%matrixmarket" || f[1] != "matrix" || f[2] != "coordinate" {
-		return 0, bad(1, "not a Matrix Market coordinate matrix: %q", strings.TrimSpace(banner))
+		return 0, bad(1, "not a Matrix Market coordinate matrix: %s", quote.Q(strings.TrimSpace(banner)))
 	}
 	if f[4] != "general" {
-		return 0, bad(1, "%s symmetry is not supported (general only)", f[4])
+		return 0, bad(1, "%s symmetry is not supported (general only)", quote.Q(f[4]))
 	}
 	switch f[3] {
 	case "integer", "real", "pattern":
 		d.field = f[3]
 	default:
-		return 0, bad(1, "field %q is not supported (integer, real or pattern)", f[3])
+		return 0, bad(1, "field %s is not supported (integer, real or pattern)", quote.Q(f[3]))
 	}
 	line := 1
 	for {
-		s, err := r.ReadString('\n')
+		b, err := readLine(r)
 		line++
-		if err != nil && s == "" {
+		if err == io.EOF {
 			return line, bad(line, "no size line")
 		}
+		if err != nil {
+			return line, d.lineErr(line, err)
+		}
+		s := string(b)
 		if strings.HasPrefix(s, "%") || strings.TrimSpace(s) == "" {
 			continue
 		}
 		p := strings.Fields(s)
 		if len(p) != 3 {
-			return line, bad(line, "size line %q", strings.TrimSpace(s))
+			return line, bad(line, "size line %s", quote.Q(strings.TrimSpace(s)))
 		}
 		var v [3]int64
 		for i := range p {
 			if v[i], err = strconv.ParseInt(p[i], 10, 64); err != nil || v[i] < 0 {
-				return line, bad(line, "size line %q", strings.TrimSpace(s))
+				return line, bad(line, "size line %s", quote.Q(strings.TrimSpace(s)))
 			}
 		}
 		d.genes, d.cells, d.entries = v[0], v[1], v[2]
 		return line, nil
 	}
+}
+
+// lineErr wraps a read error of line n of the matrix file.
+func (d *Dir) lineErr(n int, err error) error {
+	return fmt.Errorf("%s:%d: %w", d.matrix, n, err)
 }
 
 // Name returns the directory's path.
@@ -183,24 +226,25 @@ func (d *Dir) prepare() error {
 	}
 	var n int64
 	for {
-		s, err := r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			return fmt.Errorf("%s:%d: %w: line too long", d.matrix, line+1, ErrFormat)
-		}
-		if len(s) == 0 && err != nil {
-			if err != io.EOF {
-				return fmt.Errorf("%s:%d: %w", d.matrix, line, err)
-			}
+		s, err := readLine(r)
+		if err == io.EOF {
 			break
 		}
 		line++
+		if err != nil {
+			return d.lineErr(line, err)
+		}
 		s = bytes.TrimSpace(s)
 		if len(s) == 0 || s[0] == '%' {
 			continue
 		}
+		if n == d.entries {
+			// Stop here: the sort's temporary files hold no more than the size line announced.
+			return fmt.Errorf("%s:%d: %w: more entries than the %d the size line announces", d.matrix, line, ErrFormat, d.entries)
+		}
 		gene, cell, v, ok := parseEntry(s, d.field)
 		if !ok {
-			return fmt.Errorf("%s:%d: %w: bad entry %q", d.matrix, line, ErrFormat, s)
+			return fmt.Errorf("%s:%d: %w: bad entry %s", d.matrix, line, ErrFormat, quote.B(s))
 		}
 		if gene < 1 || gene > d.genes || cell < 1 || cell > d.cells {
 			return fmt.Errorf("%s:%d: %w: entry (%d, %d) outside the %d x %d matrix", d.matrix, line, ErrFormat, gene, cell, d.genes, d.cells)
@@ -209,9 +253,6 @@ func (d *Dir) prepare() error {
 			return err
 		}
 		n++
-		if err == io.EOF {
-			break
-		}
 	}
 	if n != d.entries {
 		return fmt.Errorf("%s: %w: the size line announces %d entries, the file has %d", d.matrix, ErrFormat, d.entries, n)
@@ -287,22 +328,25 @@ func (d *Dir) indexBarcodes() error {
 	var off uint64
 	var b8 [8]byte
 	var n int64
-	for {
-		s, err := r.ReadString('\n')
-		if s == "" && err != nil {
-			if err != io.EOF {
-				return fmt.Errorf("%s: %w", d.barcode, err)
-			}
+	for line := 1; ; line++ {
+		s, err := readLine(r)
+		if err == io.EOF {
 			break
 		}
-		s = strings.TrimRight(s, "\r\n")
-		if s == "" {
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", d.barcode, line, err)
+		}
+		if len(s) == 0 {
 			continue
 		}
-		bc, _, _ := strings.Cut(s, "\t")
+		if n == d.cells {
+			// Stop here: the temporary copy holds no more than the matrix's cells.
+			return fmt.Errorf("%s:%d: %w: more barcodes than the %d cells of %s", d.barcode, line, ErrFormat, d.cells, filepath.Base(d.matrix))
+		}
+		bc, _, _ := bytes.Cut(s, []byte("\t"))
 		binary.LittleEndian.PutUint64(b8[:], off)
 		iw.Write(b8[:])
-		dw.WriteString(bc)
+		dw.Write(bc)
 		off += uint64(len(bc))
 		n++
 	}
@@ -365,21 +409,22 @@ func (d *Dir) Var() ([]scdl.Column, error) {
 	idx := scdl.Column{ColumnSpec: scdl.ColumnSpec{Name: "gene_symbols", Kind: scdl.KindString, Index: true}}
 	ids := scdl.Column{ColumnSpec: scdl.ColumnSpec{Name: "gene_ids", Kind: scdl.KindString}}
 	types := scdl.Column{ColumnSpec: scdl.ColumnSpec{Name: "feature_types", Kind: scdl.KindString}}
-	line := 0
-	for {
-		s, err := r.ReadString('\n')
-		if s == "" && err != nil {
-			if err != io.EOF {
-				return nil, fmt.Errorf("%s: %w", d.features, err)
-			}
+	for line := 1; ; line++ {
+		b, err := readLine(r)
+		if err == io.EOF {
 			break
 		}
-		line++
-		s = strings.TrimRight(s, "\r\n")
-		if s == "" {
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", d.features, line, err)
+		}
+		if len(b) == 0 {
 			continue
 		}
-		f := strings.Split(s, "\t")
+		if int64(len(ids.Strings)) == d.genes {
+			// Stop here: memory holds no more features than the matrix has genes.
+			return nil, fmt.Errorf("%s:%d: %w: more features than the %d genes of %s", d.features, line, ErrFormat, d.genes, filepath.Base(d.matrix))
+		}
+		f := strings.Split(string(b), "\t")
 		if len(f) < 2 {
 			return nil, fmt.Errorf("%s:%d: %w: %d columns (id, symbol[, type] expected)", d.features, line, ErrFormat, len(f))
 		}

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/scdl"
 )
 
@@ -129,5 +132,94 @@ func TestBadDirectories(t *testing.T) {
 	}
 	if _, err := Open(t.TempDir(), Options{}); !errors.Is(err, ErrFormat) {
 		t.Fatalf("empty directory: %v", err)
+	}
+}
+
+// writeFiles writes a 10x directory: names ending in .gz are gzipped.
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, s := range files {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(name, ".gz") {
+			z := gzip.NewWriter(f)
+			z.Write([]byte(s))
+			z.Close()
+		} else {
+			f.WriteString(s)
+		}
+		f.Close()
+	}
+	return dir
+}
+
+// TestHostileDirectories: lines over MaxLineBytes and files with more lines than the size
+// line announces are errors found after reading at most one line too many, naming the
+// file and the line, in a message of bounded length.
+func TestHostileDirectories(t *testing.T) {
+	const mtx = "%%MatrixMarket matrix coordinate integer general\n3 2 1\n1 1 1\n"
+	const genes = "g1\tA\tGene Expression\ng2\tB\tGene Expression\ng3\tC\tGene Expression\n"
+	const bcs = "c1\nc2\n"
+	long := strings.Repeat("x", 2*MaxLineBytes)
+	many := strings.Repeat("c\n", 1<<16)
+	cases := []struct {
+		name, mtx, genes, bcs, want string
+	}{
+		{"long comment", "%%MatrixMarket matrix coordinate integer general\n%" + long + "\n3 2 1\n1 1 1\n", genes, bcs, "matrix.mtx.gz:2:"},
+		{"long banner", "%%MatrixMarket matrix coordinate integer general " + long + "\n3 2 1\n1 1 1\n", genes, bcs, "matrix.mtx.gz:1:"},
+		{"long size line", "%%MatrixMarket matrix coordinate integer general\n3 2 1 " + long + "\n1 1 1\n", genes, bcs, "matrix.mtx.gz:2:"},
+		{"long entry", mtx + "1 2 " + long + "\n", genes, bcs, "matrix.mtx.gz:4:"},
+		{"long feature", mtx, "g1\tA\ng2\t" + long + "\ng3\tC\n", bcs, "features.tsv.gz:2:"},
+		{"long barcode", mtx, genes, "c1\n" + long + "\n", "barcodes.tsv.gz:2:"},
+		{"more entries", "%%MatrixMarket matrix coordinate integer general\n3 2 1\n1 1 1\n" + strings.Repeat("2 2 1\n", 1<<16), genes, bcs, "matrix.mtx.gz:4:"},
+		{"more features", mtx, genes + strings.Repeat("g\tG\n", 1<<16), bcs, "features.tsv.gz:4:"},
+		{"more barcodes", mtx, genes, bcs + many, "barcodes.tsv.gz:3:"},
+		{"banner quoted", "%%MatrixMarket \x1b[31m" + long[:1<<15] + "\n", genes, bcs, "matrix.mtx.gz:1:"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := writeFiles(t, map[string]string{"matrix.mtx.gz": c.mtx, "features.tsv.gz": c.genes, "barcodes.tsv.gz": c.bcs})
+			parent := t.TempDir()
+			d, err := Open(dir, Options{TempDir: t.TempDir()})
+			if err == nil {
+				defer d.Close()
+				_, err = scdl.Write(context.Background(), filepath.Join(parent, "x"), []scdl.Input{d}, scdl.Options{Workers: 2})
+			}
+			if !errors.Is(err, ErrFormat) {
+				t.Fatalf("error %v, want ErrFormat", err)
+			}
+			if msg := err.Error(); len(msg) > 2048 || !strings.Contains(msg, c.want) || strings.Contains(msg, "\x1b") {
+				t.Fatalf("error of %d bytes, want one naming %s: %.300q", len(msg), c.want, msg)
+			}
+			if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+				t.Fatalf("left %v", entries)
+			}
+		})
+	}
+}
+
+// TestNamedPipes: a named pipe in place of any of the three files is never opened (open(2)
+// would block until a writer came).
+func TestNamedPipes(t *testing.T) {
+	for _, name := range []string{"matrix.mtx", "features.tsv", "barcodes.tsv"} {
+		t.Run(name, func(t *testing.T) {
+			files := map[string]string{"matrix.mtx": "%%MatrixMarket matrix coordinate integer general\n3 2 1\n1 1 1\n", "features.tsv": "g1\tA\ng2\tB\ng3\tC\n", "barcodes.tsv": "c1\nc2\n"}
+			delete(files, name)
+			dir := writeFiles(t, files)
+			if err := syscall.Mkfifo(filepath.Join(dir, name), 0o600); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
+			d, err := Open(dir, Options{TempDir: t.TempDir()})
+			if err == nil {
+				defer d.Close()
+				_, err = scdl.Write(context.Background(), filepath.Join(t.TempDir(), "x"), []scdl.Input{d}, scdl.Options{Workers: 2})
+			}
+			if !errors.Is(err, ErrFormat) && !errors.Is(err, inputfile.ErrNotRegular) {
+				t.Fatalf("error %v, want the pipe refused", err)
+			}
+		})
 	}
 }
