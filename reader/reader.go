@@ -51,6 +51,7 @@ type Reader struct {
 
 	fields     []manifest.FieldDesc
 	rules      []*manifest.FieldRules // per field: rules F1..F10 (docs/FORMAT.md §10.2)
+	classes    []*classBlock          // per field: a class label's names (nil: not a class label)
 	layout     manifest.RowLayout
 	hasPayload []bool
 	numSamples int
@@ -315,6 +316,12 @@ func newReader(name string, src backing, size uint64) (*Reader, error) {
 			h.AllocTablePtr, size, allocLen, manifest.AllocEntrySize)
 	}
 
+	// R14: the class-names blocks (minor version 1).
+	r.classes = make([]*classBlock, h.NumFields)
+	if err := r.checkClassBlocks(); err != nil {
+		return nil, err
+	}
+
 	r.metaLen, r.allocLen = metaLen, allocLen
 	if src.zeroCopy() { // in place; positional backings read rows and entries when used
 		if r.meta, err = src.bytes(h.MetadataPtr, metaLen); err != nil {
@@ -520,7 +527,11 @@ func (r *Reader) Int(i, f int) (int64, error) {
 	if r.fields[f].Type != manifest.TypeInt {
 		return 0, r.typeErr(i, f, "INT")
 	}
-	return manifest.GetInt(m), nil
+	v := manifest.GetInt(m)
+	if err := r.checkClassValue(i, f, v); err != nil {
+		return 0, err
+	}
+	return v, nil
 }
 
 // Float returns the value of FLOAT field f in sample i.
