@@ -100,4 +100,3 @@ func ClassNames(ctx context.Context, store *objstore.Client, r *reader.Reader, f
 	}
 	return out, nil
 }
-
