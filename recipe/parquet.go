@@ -114,6 +114,7 @@ func buildParquet(ctx context.Context, r *Recipe, p *Plan, store *objstore.Clien
 // A .beton output cannot hold them: its names are written beside it (OUTPUT.classes.json)
 // once the run succeeds.
 func finishParquet(p *Plan) error {
+	addKeys(p) // keys.go: from: path, from: __key__
 	sourceClasses(p)
 	if len(p.classes) == 0 {
 		return nil

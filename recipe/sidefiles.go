@@ -50,6 +50,9 @@ func classesOf(src sources.Source) (string, []string) {
 		case *alternatives:
 			src = s.Source
 			continue
+		case *withKeys:
+			src = s.Source
+			continue
 		case *unknownMembers:
 			src = s.Source
 			continue
