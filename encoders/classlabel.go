@@ -22,8 +22,9 @@ const (
 // writer stores the names themselves in the file, in a class-names block (docs/FORMAT.md
 // §14), when the field's descriptor (Descriptor) reaches it.
 //
-// A value may also be given as a class name (a WebDataset .cls member holding "dog"): it is
-// stored as that name's index. A decimal integer is read as the index itself.
+// A value may also be given as a class name (a WebDataset .cls member holding "dog", an h5ad
+// category): it is stored as that name's index. A decimal integer is read as the index
+// itself, and empty text (a missing category) as -1.
 type ClassLabel struct {
 	Int
 	names []string
@@ -74,6 +75,10 @@ func (f *ClassLabel) Encode(v sample.Value, meta []byte) ([]byte, error) {
 			return nil, fmt.Errorf("field %q: %w", f.name, err)
 		}
 		s := strings.TrimSpace(string(b))
+		if s == "" { // a missing category (an h5ad categorical's NaN): no label
+			manifest.PutInt(meta, -1)
+			return nil, nil
+		}
 		if _, err := strconv.ParseInt(s, 10, 64); err != nil {
 			k, ok := f.index[s]
 			if !ok {

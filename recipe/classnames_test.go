@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/sample"
+	"github.com/mldf/convert/sources/h5ad"
 )
 
 // TestFolderClassNames: an image folder's class folders become the names of the int field
@@ -62,5 +65,37 @@ func TestFolderClassNames(t *testing.T) {
 	_, err = buildYAML(t, strings.Replace(src, "type: int}", "type: int, names: [a, a]}", 1))
 	if err == nil || !strings.Contains(err.Error(), `"label"`) || !strings.Contains(err.Error(), "both") {
 		t.Fatalf("duplicate names: %v", err)
+	}
+}
+
+// TestCellClassNames: an int field reading a categorical obs column of an h5ad file gets the
+// categories as class names; a cell's category is stored as its index, a missing one as -1.
+func TestCellClassNames(t *testing.T) {
+	if !h5ad.Available() {
+		t.Skip("built without cgo: no h5ad (libhdf5)")
+	}
+	p, err := buildYAML(t, "source: {type: h5ad, inputs: [../testdata/scdl/small_csr.h5ad]}\n"+
+		"fields:\n  - {name: cell_type, type: int}\n  - {name: donor, type: int}\n  - {name: n, type: int, from: n_counts}\noutput: x.mldf\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, ok := p.Bindings[0].Field.(*encoders.ClassLabel)
+	if !ok || len(cl.Names()) == 0 {
+		t.Fatalf("cell_type is %T", p.Bindings[0].Field)
+	}
+	if _, ok := p.Bindings[1].Field.(*encoders.ClassLabel); !ok {
+		t.Fatalf("donor is %T", p.Bindings[1].Field)
+	}
+	if _, ok := p.Bindings[2].Field.(*encoders.ClassLabel); ok {
+		t.Fatal("a numeric column became a class label")
+	}
+	meta := make([]byte, 8)
+	for k, want := range map[string]int64{"": -1, cl.Names()[1]: 1} {
+		if _, err := cl.Encode(sample.Value{Kind: sample.KindString, Bytes: []byte(k)}, meta); err != nil || manifest.GetInt(meta) != want {
+			t.Errorf("%q: %d %v", k, manifest.GetInt(meta), err)
+		}
+	}
+	if _, err := cl.Encode(sample.Value{Kind: sample.KindString, Bytes: []byte("no such type")}, meta); err == nil {
+		t.Error("an unknown category was accepted")
 	}
 }

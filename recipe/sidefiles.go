@@ -2,6 +2,7 @@ package recipe
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/objstore"
@@ -9,6 +10,7 @@ import (
 	"github.com/mldf/convert/sources"
 	"github.com/mldf/convert/sources/audio"
 	"github.com/mldf/convert/sources/imagefolder"
+	"github.com/mldf/convert/sources/scdlsrc"
 )
 
 // WritesClasses reports whether the run writes a class-names file (OUTPUT.classes.json) beside
@@ -102,4 +104,26 @@ func ClassNames(ctx context.Context, store *objstore.Client, r *reader.Reader, f
 		return nil, nil
 	}
 	return out, nil
+}
+
+// cellClasses makes the int fields that read a categorical obs column of a cell source
+// (cell types, batches of an h5ad file) class-label fields whose names are the categories:
+// a cell's category is stored as its index. Fields given names: keep theirs.
+func cellClasses(p *Plan, src *scdlsrc.Source) error {
+	for i, f := range p.Recipe.Fields {
+		if f.Type != "int" || len(f.Names) > 0 || i >= len(p.Bindings) {
+			continue
+		}
+		names := src.ClassNames(f.From)
+		if names == nil {
+			continue
+		}
+		cl, err := encoders.NewClassLabel(f.Name, names)
+		if err != nil {
+			return fmt.Errorf("%w: field %q: the categories of obs column %q: %w", ErrRecipe, f.Name, f.From, err)
+		}
+		p.Bindings[i].Field = cl
+		p.Notes = append(p.Notes, fmt.Sprintf("class names of %q (%d) are the categories of obs column %q, stored in the file", f.Name, len(names), f.From))
+	}
+	return nil
 }
