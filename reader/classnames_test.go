@@ -22,7 +22,7 @@ const (
 	clNamesPtr  = clArgs + 16
 	clNamesSize = clArgs + 24
 	clBlock     = 496
-	clBlockLen  = 36 // len(`["cat","dog","fish \u0026 chips"]`)
+	clBlockLen  = 33 // len(`["cat","dog","fish \u0026 chips"]`)
 	clMeta      = 4112
 	clAlloc     = 4184
 )

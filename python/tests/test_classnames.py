@@ -19,7 +19,7 @@ NAMES = ["cat", "dog", "fish & chips"]
 # offsets in the golden file
 ARGS = 80 + 76
 NAMES_PTR, NAMES_SIZE = ARGS + 16, ARGS + 24
-BLOCK, BLOCK_LEN = 496, 36
+BLOCK, BLOCK_LEN = 496, 33
 META, ALLOC = 4112, 4184
 
 
