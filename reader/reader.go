@@ -3,14 +3,16 @@
 // structure when opening it and can verify every invariant and checksum of docs/FORMAT.md.
 //
 // Open checks the signature, the header, the pointers against the file size and each other,
-// and the field descriptors (rules R1..R12 of docs/FORMAT.md §10); it never allocates in
+// the field descriptors and the place of the class-names blocks (rules R1..R12 and R14 of
+// docs/FORMAT.md §10); it never allocates in
 // proportion to a header value before checking that value against the file size. Every
 // accessor checks the payload reference it follows (rule R13) and that the value's metadata
-// agrees with its payload (field rules F1..F10, manifest.FieldRules). Verify checks the rest
-// (rules V1..V7, and F1..F10 for every value): the allocation table, the page rule, the
+// agrees with its payload (field rules F1..F11, manifest.FieldRules). Verify checks the rest
+// (rules V1..V8, and F1..F11 for every value): the allocation table, the page rule, the
 // one-to-one match of references and allocation entries, the CRC-32C of every payload and the
-// header's xxhash64; VerifyWith can also decode every payload (rules D1..D5, with the
-// decoders of package reader/decode).
+// header's xxhash64, the class-names blocks; VerifyWith can also decode every payload (rules
+// D1..D5, with the decoders of package reader/decode). ClassNames (or Field(name).ClassNames)
+// returns a class-label field's names, checked (rule V8).
 //
 // A Reader is safe for concurrent use by many goroutines until Close. Slices it returns point
 // into the mapped file: they are read-only and valid only until Close. The file must not be
