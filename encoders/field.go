@@ -32,8 +32,13 @@ type Field interface {
 	Encode(v sample.Value, meta []byte) (payload []byte, err error)
 }
 
-// Descriptor returns f's field descriptor.
+// Descriptor returns f's field descriptor, with the class names of a ClassLabel (which the
+// writer stores in the file).
 func Descriptor(f Field) manifest.FieldDesc {
 	size, _ := manifest.MetaSize(f.Type())
-	return manifest.FieldDesc{Name: f.Name(), Type: f.Type(), MetadataSize: uint32(size), Arguments: f.Arguments()}
+	d := manifest.FieldDesc{Name: f.Name(), Type: f.Type(), MetadataSize: uint32(size), Arguments: f.Arguments()}
+	if c, ok := f.(*ClassLabel); ok {
+		d.ClassNames = c.Names()
+	}
+	return d
 }

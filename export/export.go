@@ -39,6 +39,7 @@ type Result struct {
 	Files   int      // files (folder) or shards (webdataset) written
 	Bytes   int64    // bytes written
 	Ignored []string // fields the format does not write
+	Notes   []string // what the caller should tell the user (folder: why classes are numbered)
 	// Members maps each exported field to the member suffix it gets in a WebDataset sample
 	// ("jpg", "cls", "caption.txt"; image fields may also use "png" per sample).
 	Members map[string]string

@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/mldf/convert/internal/quote"
 
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/reader"
@@ -17,11 +21,15 @@ type FolderOptions struct {
 	Image string
 	// Label is the INT label field; "" means the field called "label", else the only INT field.
 	Label string
+	// Classes are class names by field name, for a file that does not hold its own (those of
+	// FILE.classes.json beside a file written before names went into the file).
+	Classes map[string][]string
 }
 
-// Folder writes r's samples to dir as an ImageFolder: dir/<label>/<index>.<ext>. The class
-// folder is the label number zero-padded to at least 4 digits (MLDF keeps no class names),
-// the file name is the sample index zero-padded to at least 6 digits, so sorted names keep
+// Folder writes r's samples to dir as an ImageFolder: dir/<class>/<index>.<ext>. The class
+// folder is the label's class name when the label field has class names (reader.ClassNames,
+// else FolderOptions.Classes) that can all be folder names, else the label number
+// zero-padded to at least 4 digits; the file name is the sample index zero-padded to at least 6 digits, so sorted names keep
 // the file's order and `convert images dir` reads the samples back in the same order. JPEG
 // and PNG payloads are written as stored; raw images are encoded to PNG.
 //
@@ -57,6 +65,24 @@ func Folder(ctx context.Context, r *reader.Reader, dir string, o FolderOptions) 
 		maxLabel = max(maxLabel, v)
 	}
 	labelWidth := max(4, len(strconv.FormatInt(maxLabel, 10)))
+	classDir := func(label int64) string { return fmt.Sprintf("%0*d", labelWidth, label) }
+	names, err := r.ClassNames(lab)
+	if err != nil {
+		return res, err
+	}
+	if names == nil {
+		names = o.Classes[r.Fields()[lab].Name]
+	}
+	if names != nil && int64(len(names)) > maxLabel {
+		if bad := unsafeFolderName(names); bad != "" {
+			res.Notes = append(res.Notes, fmt.Sprintf("class folders are numbered: the class name %s cannot be a folder name", quote.Q(bad)))
+		} else {
+			classDir = func(label int64) string { return names[label] }
+			if !slices.IsSorted(names) {
+				res.Notes = append(res.Notes, "the class names are not in sorted order: an ImageFolder reader (convert images, torchvision) numbers the classes by sorted name, so the labels it reads differ from the file's")
+			}
+		}
+	}
 	indexWidth := max(6, len(strconv.Itoa(max(n-1, 0))))
 	if err := prepareDir(dir); err != nil {
 		return res, err
@@ -79,7 +105,7 @@ func Folder(ctx context.Context, r *reader.Reader, dir string, o FolderOptions) 
 			return res, fmt.Errorf("%s: %w", where(r, i, img), err)
 		}
 		label, _ := r.Int(i, lab)
-		sub := filepath.Join(dir, fmt.Sprintf("%0*d", labelWidth, label))
+		sub := filepath.Join(dir, classDir(label))
 		if !made[label] {
 			if err := os.MkdirAll(sub, 0o755); err != nil {
 				return res, fmt.Errorf("export: %w", err)
@@ -95,4 +121,15 @@ func Folder(ctx context.Context, r *reader.Reader, dir string, o FolderOptions) 
 		res.Bytes += int64(len(b))
 	}
 	return res, nil
+}
+
+// unsafeFolderName returns the first name that cannot be a folder name on its own ("", ".",
+// "..", a name with a slash, backslash or NUL), or "".
+func unsafeFolderName(names []string) string {
+	for _, n := range names {
+		if n == "" || n == "." || n == ".." || strings.ContainsAny(n, "/\\\x00") {
+			return n
+		}
+	}
+	return ""
 }

@@ -20,10 +20,16 @@ import (
 
 // ParquetOptions configure Parquet.
 type ParquetOptions struct {
-	// Classes are the class names of class-label INT fields (from FILE.classes.json), by
-	// field name; they become ClassLabel features. Names that do not match the field's
-	// arguments are an error.
+	// Classes are the class names of class-label INT fields by field name (those of
+	// FILE.classes.json beside a file written before names went into the file); they become
+	// ClassLabel features, as do the names the file holds (reader.ClassNames), which come
+	// first. Names that do not match the field's arguments are an error.
 	Classes map[string][]string
+	// Key is a TEXT_RAW field holding each sample's key or source path (from: __key__ or
+	// from: path); it fills the path member of image and audio columns (a key without an
+	// extension gets the payload's). "" means the TEXT_RAW field called "path", "key" or
+	// "__key__" if there is one; "-" means none (path stays null).
+	Key string
 	// RowsPerGroup is the rows per row group (0: 100 when the file has an image or audio
 	// field, as the Hugging Face Hub writes them, else 10000).
 	RowsPerGroup int
@@ -83,6 +89,10 @@ func Parquet(ctx context.Context, r *reader.Reader, dir string, o ParquetOptions
 	var features []string
 	media := false
 	var skipBounds []string
+	key, err := keyField(r, o.Key)
+	if err != nil {
+		return res, err
+	}
 	for k, fd := range fields {
 		c := &pqColumn{f: k, name: fd.Name}
 		var node parquet.Node
@@ -98,7 +108,14 @@ func Parquet(ctx context.Context, r *reader.Reader, dir string, o ParquetOptions
 		case t == manifest.TypeInt:
 			c.kind, node = pqInt, parquet.Int(64)
 			c.feature = `{"dtype": "int64", "_type": "Value"}`
-			if names, ok := o.Classes[fd.Name]; ok {
+			names, err := r.ClassNames(k)
+			if err != nil {
+				return res, err
+			}
+			if names == nil {
+				names = o.Classes[fd.Name]
+			}
+			if names != nil {
 				if err := encoders.CheckClassNames(fd.Arguments, names); err != nil {
 					return res, fmt.Errorf("%s: field %q: %w", r.Name(), fd.Name, err)
 				}
@@ -182,7 +199,7 @@ func Parquet(ctx context.Context, r *reader.Reader, dir string, o ParquetOptions
 			}
 			row = row[:0]
 			for _, c := range cols {
-				if row, err = appendColumn(row, r, i, c, fields[c.f]); err != nil {
+				if row, err = appendColumn(row, r, i, c, fields[c.f], key); err != nil {
 					a.Abort()
 					return res, err
 				}
@@ -211,6 +228,44 @@ func Parquet(ctx context.Context, r *reader.Reader, dir string, o ParquetOptions
 		}
 	}
 	return res, nil
+}
+
+// keyField resolves ParquetOptions.Key: the index of the TEXT_RAW field holding keys or
+// paths, or -1.
+func keyField(r *reader.Reader, name string) (int, error) {
+	isText := func(t manifest.TypeID) bool { return t == manifest.TypeTextRaw }
+	switch name {
+	case "-":
+		return -1, nil
+	case "":
+		for _, n := range []string{"path", "key", "__key__"} {
+			if f := r.FieldIndex(n); f >= 0 && isText(r.Fields()[f].Type) {
+				return f, nil
+			}
+		}
+		return -1, nil
+	}
+	return pickField(r, name, name, "TEXT_RAW", "--key", isText)
+}
+
+// keyPath returns the path member of sample i's blob: the key field's text, with ext (or the
+// extension of the field's media) appended when its base name has none; "" when empty.
+func keyPath(r *reader.Reader, i, key int, ext string, fd manifest.FieldDesc) (string, error) {
+	_, p, err := r.Text(i, key)
+	if err != nil || len(p) == 0 {
+		return "", err
+	}
+	path := string(p)
+	if base := path[strings.LastIndexByte(path, '/')+1:]; !strings.Contains(base, ".") {
+		if ext == "" {
+			ext = "flac"
+			if fd.Type == manifest.TypeAudioWaveform {
+				ext = "wav"
+			}
+		}
+		path += "." + ext
+	}
+	return path, nil
 }
 
 // sortRow orders a row's values by column index, as the writer expects.
@@ -245,7 +300,7 @@ func fixed1D(args [manifest.ArgumentsSize]byte) func() (parquet.Type, string, ui
 }
 
 // appendColumn appends field c of sample i as the values of its leaves, with their levels.
-func appendColumn(row parquet.Row, r *reader.Reader, i int, c *pqColumn, fd manifest.FieldDesc) (parquet.Row, error) {
+func appendColumn(row parquet.Row, r *reader.Reader, i int, c *pqColumn, fd manifest.FieldDesc, key int) (parquet.Row, error) {
 	wrap := func(err error) error { return fmt.Errorf("%s: %w", where(r, i, c.f), err) }
 	null := func() parquet.Row {
 		for _, l := range c.leaves {
@@ -267,7 +322,7 @@ func appendColumn(row parquet.Row, r *reader.Reader, i int, c *pqColumn, fd mani
 		}
 		return append(row, parquet.DoubleValue(v).Level(0, 1, c.leaves[0])), nil
 	case pqBlob:
-		b, _, err := value(r, i, c.f, fd)
+		b, ext, err := value(r, i, c.f, fd)
 		if err != nil {
 			return row, err
 		}
@@ -275,7 +330,15 @@ func appendColumn(row parquet.Row, r *reader.Reader, i int, c *pqColumn, fd mani
 			return null(), nil
 		}
 		// leaves: bytes, path (the schema orders group members by name)
-		return append(row, parquet.ByteArrayValue(b).Level(0, 2, c.leaves[0]), parquet.Value{}.Level(0, 1, c.leaves[1])), nil
+		row = append(row, parquet.ByteArrayValue(b).Level(0, 2, c.leaves[0]))
+		if key < 0 {
+			return append(row, parquet.Value{}.Level(0, 1, c.leaves[1])), nil
+		}
+		path, err := keyPath(r, i, key, ext, fd)
+		if err != nil || path == "" {
+			return append(row, parquet.Value{}.Level(0, 1, c.leaves[1])), err
+		}
+		return append(row, parquet.ByteArrayValue([]byte(path)).Level(0, 2, c.leaves[1])), nil
 	case pqIDs:
 		m, p, err := r.Text(i, c.f)
 		if err != nil {

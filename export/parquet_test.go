@@ -162,14 +162,18 @@ func equalIDs(a, b []uint32) bool {
 	return true
 }
 
-// TestParquetClassNames: names that do not match a class-label field are refused; matching
-// ones become a ClassLabel feature.
+// TestParquetClassNames: for a file that does not hold its class names (written before they
+// went into the file, names in a side file), names that do not match the class-label field
+// are refused; matching ones become a ClassLabel feature.
 func TestParquetClassNames(t *testing.T) {
 	f, err := encoders.NewClassLabel("label", []string{"a", "b", "c", "d"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := buildWith(t, f)
+	path := buildWith(t, struct{ encoders.Field }{f}) // hides the names from the writer
+	if names, err := must[*reader.Reader](t)(reader.Open(path)).ClassNames(0); names != nil || err != nil {
+		t.Fatalf("names in an old-style file: %q %v", names, err)
+	}
 	r, err := reader.Open(path)
 	if err != nil {
 		t.Fatal(err)

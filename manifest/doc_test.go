@@ -14,26 +14,41 @@ import (
 // hexLine matches the worked-example lines of docs/FORMAT.md §11: "@OFFSET | bytes | meaning".
 var hexLine = regexp.MustCompile(`^@(\d+)\s*\|\s*((?:[0-9a-f]{2} ?)+)\|`)
 
-// TestFormatDocHex keeps docs/FORMAT.md §11 and the golden file in step: every hex line of the
-// document must match the file's bytes at its offset.
+// TestFormatDocHex keeps docs/FORMAT.md §11 and §14 and the golden files in step: every hex
+// line of the document must match the bytes at its offset of the section's golden file
+// (§11: tiny.mldf, §14: classes.mldf).
 func TestFormatDocHex(t *testing.T) {
 	doc, err := os.Open(filepath.Join("..", "docs", "FORMAT.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer doc.Close()
-	golden, err := os.ReadFile(goldenPath)
+	tiny, err := os.ReadFile(goldenPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := 0
+	classes, err := os.ReadFile(classesPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := tiny
+	lines, classLines := 0, 0
 	sc := bufio.NewScanner(doc)
 	for sc.Scan() {
+		switch {
+		case strings.HasPrefix(sc.Text(), "## 14."):
+			golden = classes
+		case strings.HasPrefix(sc.Text(), "## "):
+			golden = tiny
+		}
 		m := hexLine.FindStringSubmatch(sc.Text())
 		if m == nil {
 			continue
 		}
 		lines++
+		if &golden[0] == &classes[0] {
+			classLines++
+		}
 		off, _ := strconv.Atoi(m[1])
 		want, err := hex.DecodeString(strings.ReplaceAll(strings.TrimSpace(m[2]), " ", ""))
 		if err != nil {
@@ -47,7 +62,7 @@ func TestFormatDocHex(t *testing.T) {
 			t.Errorf("FORMAT.md @%d: % x, golden file has % x", off, want, got)
 		}
 	}
-	if lines < 20 {
-		t.Errorf("found %d hex lines in FORMAT.md §11, want at least 20", lines)
+	if lines-classLines < 20 || classLines < 15 {
+		t.Errorf("found %d hex lines in FORMAT.md §11 and %d in §14, want at least 20 and 15", lines-classLines, classLines)
 	}
 }

@@ -47,10 +47,15 @@ const (
 	AllocEntrySize = 16
 )
 
-// Format version written by this package. Readers accept any minor of VersionMajor.
+// Format versions. Readers accept any minor of VersionMajor; VersionMinor is the newest minor
+// this package knows (it checks the gaps of files up to it, rule V7). Writers write minor 0
+// unless the file holds what a later minor defines: class-names blocks, minor
+// VersionMinorClassNames (docs/FORMAT.md §14), so a file without them keeps the bytes of 1.0.
 const (
 	VersionMajor = 1
-	VersionMinor = 0
+	VersionMinor = 1
+
+	VersionMinorClassNames = 1
 )
 
 // DefaultPageSize is the page size used when none is given: 2 MiB.
@@ -249,6 +254,11 @@ type FieldDesc struct {
 	Flags        uint16
 	MetadataSize uint32
 	Arguments    [ArgumentsSize]byte
+	// ClassNames, for a writer, are the class names of a class-label INT field: the writer
+	// stores them in a class-names block (docs/FORMAT.md §14) and records the block in the
+	// arguments. They are not part of the 208 descriptor bytes; decoding leaves them nil
+	// (readers read the block on request).
+	ClassNames []string
 }
 
 // ValidateName reports whether name is a valid field name: UTF-8, 1..63 bytes, no NUL.

@@ -5,7 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 func goldenBytes(tb testing.TB) []byte {
@@ -67,7 +71,7 @@ func FuzzDecodeFieldDesc(f *testing.F) {
 			t.Fatalf("round trip:\n% x\n% x", out, want)
 		}
 		d2, err := DecodeFieldDesc(out)
-		if err != nil || d2 != d {
+		if err != nil || !reflect.DeepEqual(d2, d) {
 			t.Fatalf("re-decode %+v %v", d2, err)
 		}
 	})
@@ -117,3 +121,46 @@ func TestMetaSizeTable(t *testing.T) {
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+// FuzzDecodeClassNames feeds class-names blocks whose hash matches (so the parser, not the
+// hash, decides): no panic, and a block accepted is exactly the canonical form of its names,
+// which CheckClassNames accepts.
+func FuzzDecodeClassNames(f *testing.F) {
+	for _, s := range []string{`["cat","dog","fish \u0026 chips"]`, `["a"]`, `[]`, `["a","a"]`, `["a",""]`,
+		`[ "a"]`, `["\ud800"]`, `["a\u003c"]`, `["é"]`, `["\u00e9"]`, `[1]`, `{"a":1}`, `["a"]x`, "[\"\xff\"]", `null`} {
+		f.Add([]byte(s), uint32(1))
+	}
+	f.Fuzz(func(t *testing.T, block []byte, count uint32) {
+		c := ClassLabelArgs{NumClasses: count, NamesHash: xxhash.Sum64(block), NamesSize: uint32(len(block))}
+		names, err := DecodeClassNames(block, c)
+		if err != nil {
+			if !errors.Is(err, ErrClassNames) {
+				t.Fatalf("error %v does not wrap ErrClassNames", err)
+			}
+			return
+		}
+		if uint32(len(names)) != count || CheckClassNames(names) != nil || !bytes.Equal(ClassNamesJSON(names), block) {
+			t.Fatalf("accepted %q as %q", block, names)
+		}
+	})
+}
+
+func TestClassNamesLimits(t *testing.T) {
+	long := strings.Repeat("é", MaxClassNameLen/2)
+	for _, c := range []struct {
+		names []string
+		ok    bool
+	}{
+		{[]string{"a"}, true},
+		{[]string{long}, true},
+		{[]string{long + "x"}, false},
+		{nil, false},
+		{[]string{"a", "b", "a"}, false},
+		{[]string{""}, false},
+		{[]string{"a\xffb"}, false},
+	} {
+		if err := CheckClassNames(c.names); (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrClassNames)) {
+			t.Errorf("%q: %v", c.names, err)
+		}
+	}
+}

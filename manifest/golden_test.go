@@ -205,7 +205,7 @@ func checkGoldenEncoders(t *testing.T, want []byte) {
 	le := binary.LittleEndian
 	b := make([]byte, len(want))
 	copy(b, manifest.Signature)
-	h := manifest.Header{VersionMajor: manifest.VersionMajor, VersionMinor: manifest.VersionMinor,
+	h := manifest.Header{VersionMajor: manifest.VersionMajor, VersionMinor: 0,
 		Flags: manifest.FlagLittleEndian | manifest.FlagChecksummed, NumSamples: 4, NumFields: 2, PageSize: 4096,
 		FieldDescPtr: 80, MetadataPtr: 13200, DataPtr: 4096, AllocTablePtr: 13296}
 	descs := []manifest.FieldDesc{

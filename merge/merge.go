@@ -121,7 +121,8 @@ type part struct {
 	hdr     manifest.Header
 	rec     Record
 	descs   []byte
-	refs    []int // per field: offset of its payload reference in a row, or -1
+	names   []byte // the class-names blocks after the descriptors (MLDF 1.1), to their end
+	refs    []int  // per field: offset of its payload reference in a row, or -1
 	rowSize int64
 	entries int64
 	shift   int64 // added to every payload pointer
@@ -293,6 +294,9 @@ func checkPart(p *part, opt Options) error {
 	if _, err := p.f.ReadAt(p.descs, int64(p.hdr.FieldDescPtr)); err != nil {
 		return fmt.Errorf("part %d: read descriptors of %s: %w", p.index, p.path, err)
 	}
+	if err := readNames(p, p.f); err != nil {
+		return err
+	}
 
 	return checkRecord(p, ReadRecord)
 }
@@ -376,7 +380,7 @@ func checkCompatible(ps []*part) error {
 		case p.hdr.FieldDescPtr != a.hdr.FieldDescPtr || p.hdr.DataPtr != a.hdr.DataPtr:
 			return bad("layout (field_desc_ptr, data_ptr)", fmt.Sprint(a.hdr.FieldDescPtr, a.hdr.DataPtr),
 				fmt.Sprint(p.hdr.FieldDescPtr, p.hdr.DataPtr))
-		case !bytes.Equal(p.descs, a.descs):
+		case !bytes.Equal(p.descs, a.descs) || !bytes.Equal(p.names, a.names):
 			return fmt.Errorf("%w: field descriptors differ between %s and %s (fields, types or options)", ErrIncompatible, a.path, p.path)
 		}
 	}
@@ -411,13 +415,49 @@ func plan(ps []*part) (h manifest.Header, rows, entries, size int64) {
 }
 
 // preamble returns the merged file's bytes before its data region's first payload: the
-// signature, h and the field descriptors (the rest up to data_ptr is zero).
-func preamble(h manifest.Header, descs []byte) []byte {
-	pre := make([]byte, int(h.FieldDescPtr)+len(descs))
+// signature, h, the field descriptors and the class-names blocks after them (the rest up to
+// data_ptr is zero).
+func preamble(h manifest.Header, descs, names []byte) []byte {
+	pre := make([]byte, int(h.FieldDescPtr)+len(descs)+len(names))
 	copy(pre, manifest.Signature)
 	h.Put(pre[manifest.HeaderOffset:])
 	copy(pre[h.FieldDescPtr:], descs)
+	copy(pre[int(h.FieldDescPtr)+len(descs):], names)
 	return pre
+}
+
+// readNames reads p's class-names blocks (docs/FORMAT.md §14): the bytes from the end of the
+// descriptors to the end of the last block, which the merged file keeps as they are (the
+// parts' descriptors, and so the blocks' places, are equal).
+func readNames(p *part, ra io.ReaderAt) error {
+	h := p.hdr
+	if h.VersionMinor < manifest.VersionMinorClassNames {
+		return nil
+	}
+	descEnd := h.FieldDescPtr + uint64(len(p.descs))
+	end := descEnd
+	for k := 0; k+manifest.FieldDescSize <= len(p.descs); k += manifest.FieldDescSize {
+		var a [manifest.ArgumentsSize]byte
+		copy(a[:], p.descs[k+76:k+76+manifest.ArgumentsSize])
+		c, ok := manifest.ParseClassLabelArgs(a)
+		if !ok || c.NamesSize == 0 {
+			continue
+		}
+		e := c.NamesPtr + uint64(c.NamesSize)
+		if c.NamesPtr < descEnd || e < c.NamesPtr || e > h.DataPtr || c.NamesSize > manifest.MaxClassNamesBlock {
+			return fmt.Errorf("part %d: %w: %s: class-names block [%d, %d+%d) outside [%d, %d)",
+				p.index, ErrCorruptPart, p.path, c.NamesPtr, c.NamesPtr, c.NamesSize, descEnd, h.DataPtr)
+		}
+		end = max(end, e)
+	}
+	if end-descEnd > uint64(len(p.descs)/manifest.FieldDescSize)*manifest.MaxClassNamesBlock+uint64(len(p.descs)) {
+		return fmt.Errorf("part %d: %w: %s: class-names blocks too large", p.index, ErrCorruptPart, p.path)
+	}
+	p.names = make([]byte, end-descEnd)
+	if _, err := ra.ReadAt(p.names, int64(descEnd)); err != nil {
+		return fmt.Errorf("part %d: read class names of %s: %w", p.index, p.path, err)
+	}
+	return nil
 }
 
 // write lays the parts out and writes the merged file.
@@ -436,7 +476,7 @@ func write(ctx context.Context, out string, ps []*part, opt Options, rep *Report
 		}
 	}()
 	tmp := o.TempPath()
-	pre := preamble(h, a.descs)
+	pre := preamble(h, a.descs, a.names)
 	if _, err := o.WriteAt(pre, 0); err != nil {
 		return fmt.Errorf("merge: write %s: %w", tmp, err)
 	}

@@ -79,6 +79,9 @@ func checkObjectPart(ctx context.Context, p *part, opt Options) error {
 	if _, err := obj.ReadAt(p.descs, int64(h.FieldDescPtr)); err != nil {
 		return fmt.Errorf("part %d: read descriptors of %s: %w", p.index, p.path, err)
 	}
+	if err := readNames(p, obj); err != nil {
+		return err
+	}
 	types := make([]manifest.TypeID, h.NumFields)
 	for k := range types {
 		d, err := manifest.DecodeFieldDesc(p.descs[k*manifest.FieldDescSize:])
@@ -302,7 +305,7 @@ func writeObject(ctx context.Context, out string, ps []*part, opt Options, rep *
 	}()
 	asm := &assembler{ctx: gctx, c: opt.Store, up: up, g: g, part: 1, buf: make([]byte, 0, objBufPart),
 		read: make([]byte, chunkSize), rep: rep}
-	pre := preamble(h, a0.descs)
+	pre := preamble(h, a0.descs, a0.names)
 	if _, err := asm.bytes(pre, 0); err != nil {
 		return err
 	}

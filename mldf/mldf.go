@@ -40,6 +40,7 @@ type Container struct {
 	rowSize int
 	refs    []int // per field: offset of its payload reference in a row, or -1
 	descs   []byte
+	names   []byte // the class-names blocks, from the end of the descriptors (8-aligned each)
 	dataPtr int64
 }
 
@@ -57,8 +58,12 @@ func New(opt Options) (*Container, error) {
 	c := &Container{opt: opt}
 	types := make([]manifest.TypeID, len(opt.Fields))
 	c.descs = make([]byte, manifest.FieldDescSize*len(opt.Fields))
+	namesAt := uint64(FieldDescOffset + len(c.descs)) // a multiple of 8
 	seen := map[string]bool{}
 	for i, d := range opt.Fields {
+		if err := c.classNames(&d, namesAt); err != nil {
+			return nil, err
+		}
 		size, _ := manifest.MetaSize(d.Type)
 		if size == 0 {
 			return nil, fmt.Errorf("field %q: %w %d", d.Name, manifest.ErrUnknownType, uint16(d.Type))
@@ -87,8 +92,44 @@ func New(opt Options) (*Container, error) {
 			c.refs[i] = layout.Offsets[i]
 		}
 	}
-	c.dataPtr = alignUp(FieldDescOffset+int64(len(c.descs)), opt.PageSize)
+	c.dataPtr = alignUp(FieldDescOffset+int64(len(c.descs))+int64(len(c.names)), opt.PageSize)
 	return c, nil
+}
+
+// classNames stores the class names of a class-label INT field in a class-names block
+// (docs/FORMAT.md §14) after the blocks so far, the first at namesAt, and records the block
+// in d's arguments. A class-label field without names gets no block (its arguments' block
+// members are cleared: they are this writer's to fill).
+func (c *Container) classNames(d *manifest.FieldDesc, namesAt uint64) error {
+	args, isLabel := manifest.ParseClassLabelArgs(d.Arguments)
+	if len(d.ClassNames) == 0 {
+		if isLabel && d.Type == manifest.TypeInt {
+			args.NamesPtr, args.NamesSize = 0, 0
+			args.Put(&d.Arguments)
+		}
+		return nil
+	}
+	if d.Type != manifest.TypeInt {
+		return fmt.Errorf("field %q (%s): %w: only INT fields have class names", d.Name, d.Type, manifest.ErrClassNames)
+	}
+	if err := manifest.CheckClassNames(d.ClassNames); err != nil {
+		return fmt.Errorf("field %q: %w", d.Name, err)
+	}
+	block := manifest.ClassNamesJSON(d.ClassNames)
+	sum := manifest.ClassNamesHash(d.ClassNames)
+	if isLabel && (args.NumClasses != uint32(len(d.ClassNames)) || args.NamesHash != sum) {
+		return fmt.Errorf("field %q: %w: %d names hashing to %016x, the arguments say %d classes and %016x",
+			d.Name, manifest.ErrClassNames, len(d.ClassNames), sum, args.NumClasses, args.NamesHash)
+	}
+	if !isLabel && d.Arguments != [manifest.ArgumentsSize]byte{} {
+		return fmt.Errorf("field %q: %w: the arguments are not those of a class label", d.Name, manifest.ErrClassNames)
+	}
+	at := uint64(alignUp(int64(namesAt)+int64(len(c.names)), 8))
+	c.names = append(c.names, make([]byte, at-namesAt-uint64(len(c.names)))...)
+	c.names = append(c.names, block...)
+	manifest.ClassLabelArgs{NumClasses: uint32(len(d.ClassNames)), NamesHash: sum,
+		NamesPtr: at, NamesSize: uint32(len(block))}.Put(&d.Arguments)
+	return nil
 }
 
 // NewContainer creates the container from a pipeline's spec (pagewriter.NewContainer).
@@ -181,19 +222,24 @@ func (c *Container) Finish(f *pagewriter.Final) (pagewriter.Result, error) {
 	if c.opt.Checksums {
 		flags |= manifest.FlagChecksummed
 	}
+	minor := uint16(0) // a file with no class names keeps the bytes of 1.0
+	if len(c.names) > 0 {
+		minor = manifest.VersionMinorClassNames
+	}
 	h := manifest.Header{
-		VersionMajor: manifest.VersionMajor, VersionMinor: manifest.VersionMinor, Flags: flags,
+		VersionMajor: manifest.VersionMajor, VersionMinor: minor, Flags: flags,
 		NumSamples: uint64(pos.Rows), NumFields: uint16(len(c.refs)), PageSize: uint32(c.opt.PageSize),
 		FieldDescPtr: FieldDescOffset, MetadataPtr: uint64(meta), DataPtr: uint64(c.dataPtr),
 		AllocTablePtr: uint64(alloc),
 	}
-	pre := make([]byte, FieldDescOffset+len(c.descs))
+	pre := make([]byte, FieldDescOffset+len(c.descs)+len(c.names))
 	copy(pre, manifest.Signature)
 	h.Put(pre[manifest.HeaderOffset:])
 	copy(pre[FieldDescOffset:], c.descs)
+	copy(pre[FieldDescOffset+len(c.descs):], c.names)
 	d := xxhash.New()
 	d.Write(pre[manifest.HeaderOffset : manifest.HeaderOffset+manifest.HeaderChecksumOffset])
-	d.Write(c.descs)
+	d.Write(c.descs) // the class-names blocks are covered by the names hash in the descriptors
 	if err := f.CopyRows(meta, nil, d); err != nil {
 		return pagewriter.Result{}, fmt.Errorf("write metadata table of %s: %w", f.Name(), err)
 	}

@@ -54,6 +54,14 @@ type FieldInfo struct {
 	Payloads     int    // samples with a non-empty payload
 	PayloadBytes uint64 // their total size
 	MaxPayload   uint32
+	// NumClasses is the number of classes of a class-label INT field (0 for other fields).
+	NumClasses int `json:",omitempty"`
+	// ClassNames are its class names when known; ClassNamesFrom says where they were found:
+	// "file" (the file's class-names block) or the side file a caller read them from.
+	ClassNames     []string `json:",omitempty"`
+	ClassNamesFrom string   `json:",omitempty"`
+	// ClassNamesError says why the file's class names could not be read (rule V8).
+	ClassNamesError string `json:",omitempty"`
 }
 
 // Version returns "major.minor".
@@ -126,6 +134,12 @@ func (r *Reader) Describe() Description {
 	for k, fd := range r.fields {
 		fi := FieldInfo{Index: k, Name: fd.Name, Type: fd.Type, TypeName: fd.Type.String(), Flags: fd.Flags,
 			MetadataSize: fd.MetadataSize, RowOffset: r.layout.Offsets[k], Arguments: fd.Arguments, HasPayload: r.hasPayload[k]}
+		fi.NumClasses, _ = r.NumClasses(k)
+		if names, err := r.ClassNames(k); err != nil {
+			fi.ClassNamesError = err.Error()
+		} else if names != nil {
+			fi.ClassNames, fi.ClassNamesFrom = names, "file"
+		}
 		if fi.HasPayload {
 			for i := range r.numSamples {
 				r.touch(uint64(r.rowSize))

@@ -34,7 +34,7 @@ var (
 // error values; Cause, when set, is the underlying manifest error.
 type RuleError struct {
 	File   string
-	Rule   string // "R1".."R13" (Open and access) or "V1".."V7" (Verify)
+	Rule   string // "R1".."R14" (Open and access), "V1".."V8" (Verify, class names), "F1".."F11"
 	Sample int    // sample index, or -1
 	Field  int    // field index, or -1
 	Name   string // field name when Field >= 0

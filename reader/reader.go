@@ -3,14 +3,16 @@
 // structure when opening it and can verify every invariant and checksum of docs/FORMAT.md.
 //
 // Open checks the signature, the header, the pointers against the file size and each other,
-// and the field descriptors (rules R1..R12 of docs/FORMAT.md §10); it never allocates in
+// the field descriptors and the place of the class-names blocks (rules R1..R12 and R14 of
+// docs/FORMAT.md §10); it never allocates in
 // proportion to a header value before checking that value against the file size. Every
 // accessor checks the payload reference it follows (rule R13) and that the value's metadata
-// agrees with its payload (field rules F1..F10, manifest.FieldRules). Verify checks the rest
-// (rules V1..V7, and F1..F10 for every value): the allocation table, the page rule, the
+// agrees with its payload (field rules F1..F11, manifest.FieldRules). Verify checks the rest
+// (rules V1..V8, and F1..F11 for every value): the allocation table, the page rule, the
 // one-to-one match of references and allocation entries, the CRC-32C of every payload and the
-// header's xxhash64; VerifyWith can also decode every payload (rules D1..D5, with the
-// decoders of package reader/decode).
+// header's xxhash64, the class-names blocks; VerifyWith can also decode every payload (rules
+// D1..D5, with the decoders of package reader/decode). ClassNames (or Field(name).ClassNames)
+// returns a class-label field's names, checked (rule V8).
 //
 // A Reader is safe for concurrent use by many goroutines until Close. Slices it returns point
 // into the mapped file: they are read-only and valid only until Close. The file must not be
@@ -51,6 +53,7 @@ type Reader struct {
 
 	fields     []manifest.FieldDesc
 	rules      []*manifest.FieldRules // per field: rules F1..F10 (docs/FORMAT.md §10.2)
+	classes    []*classBlock          // per field: a class label's names (nil: not a class label)
 	layout     manifest.RowLayout
 	hasPayload []bool
 	numSamples int
@@ -315,6 +318,12 @@ func newReader(name string, src backing, size uint64) (*Reader, error) {
 			h.AllocTablePtr, size, allocLen, manifest.AllocEntrySize)
 	}
 
+	// R14: the class-names blocks (minor version 1).
+	r.classes = make([]*classBlock, h.NumFields)
+	if err := r.checkClassBlocks(); err != nil {
+		return nil, err
+	}
+
 	r.metaLen, r.allocLen = metaLen, allocLen
 	if src.zeroCopy() { // in place; positional backings read rows and entries when used
 		if r.meta, err = src.bytes(h.MetadataPtr, metaLen); err != nil {
@@ -520,7 +529,11 @@ func (r *Reader) Int(i, f int) (int64, error) {
 	if r.fields[f].Type != manifest.TypeInt {
 		return 0, r.typeErr(i, f, "INT")
 	}
-	return manifest.GetInt(m), nil
+	v := manifest.GetInt(m)
+	if err := r.checkClassValue(i, f, v); err != nil {
+		return 0, err
+	}
+	return v, nil
 }
 
 // Float returns the value of FLOAT field f in sample i.

@@ -452,6 +452,9 @@ func TestOpenMissing(t *testing.T) {
 
 // readAll exercises every accessor on every sample and field, then Describe and Verify.
 func readAll(r *Reader) {
+	for f := range r.Fields() {
+		_, _ = r.ClassNames(f)
+	}
 	for i := range r.NumSamples() {
 		for f, fd := range r.Fields() {
 			_ = r.Meta(i, f)
@@ -485,6 +488,12 @@ func FuzzOpen(f *testing.F) {
 	g := golden(f)
 	f.Add(g)
 	f.Add(g[:manifest.PreambleSize])
+	if c, err := os.ReadFile(classesPath); err == nil { // a class-names block (minor version 1)
+		f.Add(c)
+		for _, m := range classCases {
+			f.Add(m.mut(append([]byte(nil), c...)))
+		}
+	}
 	for _, c := range hostileCases {
 		b := c.mut(append([]byte(nil), g...))
 		if c.rehash {

@@ -29,7 +29,8 @@ type VerifyReport struct {
 	PageFill        float64 // PayloadBytes / DataRegionBytes (0 when the region is empty)
 	Checksummed     bool    // the file carries checksums (flag bit 2)
 	ChecksumsOK     bool    // Checksummed and every CRC-32C and the header xxhash64 matched
-	GapsChecked     bool    // gap bytes were checked to be zero (V7; minor version 0 files)
+	GapsChecked     bool    // gap bytes were checked to be zero (V7; files of minor versions 0 and 1)
+	ClassNames      int     // fields whose class names are in the file, checked (V8)
 	FieldsChecked   bool    // every value met the field rules F1..F10
 	Decoded         int     // payloads decoded and checked (rules D1..D5, VerifyOptions.NewDecoder)
 }
@@ -228,7 +229,14 @@ func (r *Reader) verify(ctx context.Context, o VerifyOptions) (*VerifyReport, er
 		if err := r.checkZero(manifest.PreambleSize, h.FieldDescPtr, "between the header and the field descriptors", -1); err != nil {
 			return rep, err
 		}
-		if err := r.checkZero(descEnd, h.DataPtr, "between the field descriptors and the data region", -1); err != nil {
+		at := descEnd
+		for _, b := range r.classBlockRanges() { // the class-names blocks are not gaps
+			if err := r.checkZero(at, b[0], "between the field descriptors and the data region", -1); err != nil {
+				return rep, err
+			}
+			at = b[1]
+		}
+		if err := r.checkZero(at, h.DataPtr, "between the field descriptors and the data region", -1); err != nil {
 			return rep, err
 		}
 		if gapErr != nil { // between payloads, found by the V6 pass
@@ -238,6 +246,17 @@ func (r *Reader) verify(ctx context.Context, o VerifyOptions) (*VerifyReport, er
 			return rep, err
 		}
 		rep.GapsChecked = true
+	}
+
+	// V8: the class-names blocks hold the names their fields' arguments describe.
+	for f := range r.classes {
+		names, err := r.ClassNames(f)
+		if err != nil {
+			return rep, err
+		}
+		if names != nil {
+			rep.ClassNames++
+		}
 	}
 
 	// D1..D5: decode every payload.
@@ -375,6 +394,11 @@ func (r *Reader) checkFields(ctx context.Context) error {
 		}
 		r.touch(uint64(r.rowSize))
 		for f, fr := range r.rules {
+			if r.classes[f] != nil {
+				if err := r.checkClassValue(i, f, manifest.GetInt(r.Meta(i, f))); err != nil {
+					return err
+				}
+			}
 			if !r.hasPayload[f] || fr.Empty() {
 				continue
 			}

@@ -272,6 +272,9 @@ func rangeOf(src sources.Source, lo, hi int) (sources.Source, error) {
 func buildField(f Field) (encoders.Field, error) {
 	switch f.Type {
 	case "int":
+		if len(f.Names) > 0 {
+			return encoders.NewClassLabel(f.Name, f.Names)
+		}
 		return encoders.NewInt(f.Name)
 	case "float":
 		return encoders.NewFloat(f.Name)

@@ -108,11 +108,20 @@ func buildParquet(ctx context.Context, r *Recipe, p *Plan, store *objstore.Clien
 	return parquet.NewFiles(files, cols, parquet.Options{Open: open})
 }
 
-// finishParquet makes the int fields of ClassLabel columns class-label fields and writes
-// their names beside the output once the run succeeds.
+// finishParquet makes the int fields that read class labels class-label fields (their names
+// go into the file, docs/FORMAT.md §14): ClassLabel columns of a Parquet source, the class
+// folders of an image or audio folder, the names a recipe gives an int field (names: [...]).
+// A .beton output cannot hold them: its names are written beside it (OUTPUT.classes.json)
+// once the run succeeds.
 func finishParquet(p *Plan) error {
+	addKeys(p) // keys.go: from: path, from: __key__
+	sourceClasses(p)
 	if len(p.classes) == 0 {
 		return nil
+	}
+	where := "stored in the file"
+	if p.Recipe.Format == "beton" {
+		where = "written to OUTPUT" + ClassesSuffix
 	}
 	for i, b := range p.Bindings {
 		names, ok := p.classes[b.Field.Name()]
@@ -124,7 +133,10 @@ func finishParquet(p *Plan) error {
 			return fmt.Errorf("%w: %w", ErrRecipe, err)
 		}
 		p.Bindings[i].Field = f
-		p.Notes = append(p.Notes, fmt.Sprintf("class names of %q (%d) are written to OUTPUT%s", b.Field.Name(), len(names), ClassesSuffix))
+		p.Notes = append(p.Notes, fmt.Sprintf("class names of %q (%d) are %s", b.Field.Name(), len(names), where))
+	}
+	if !p.WritesClasses() {
+		return nil
 	}
 	classes, store := p.classes, p.store
 	run := p.Run

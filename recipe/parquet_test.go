@@ -44,13 +44,17 @@ func TestParquetInferred(t *testing.T) {
 		t.Errorf("label arguments: %d classes, %v", count, ok)
 	}
 	notes := strings.Join(p.Notes, "\n")
-	for _, want := range []string{"Hugging Face ClassLabel (2 names)", "Sequence of int32", "length 4", "classes.json"} {
+	for _, want := range []string{"Hugging Face ClassLabel (2 names)", "Sequence of int32", "length 4", "stored in the file"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}
 	}
-	if p.Source.Len() != 10 || p.Run == nil {
+	// The names go into the file: no side file, so no wrapped run.
+	if p.Source.Len() != 10 || p.Run != nil || p.WritesClasses() {
 		t.Errorf("len %d, run %v", p.Source.Len(), p.Run != nil)
+	}
+	if d := encoders.Descriptor(p.Bindings[1].Field); len(d.ClassNames) != 2 {
+		t.Errorf("descriptor names %q", d.ClassNames)
 	}
 }
 

@@ -101,6 +101,10 @@ type Field struct {
 
 	// Base64 decodes a JSONL string value into BYTES.
 	Base64 bool `yaml:"base64"`
+
+	// Names are the class names of an int field (label i is Names[i]): stored in the file,
+	// and a value may be given as a name (a WebDataset .cls member holding "dog").
+	Names []string `yaml:"names"`
 }
 
 // Size is a byte count written as a number or with a unit: 4096, 64KiB, 2MiB, 1GiB, 2M.

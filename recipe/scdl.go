@@ -101,6 +101,10 @@ func buildCells(r *Recipe) (*Plan, error) {
 		required := f.Required == nil || *f.Required
 		p.Bindings = append(p.Bindings, pipeline.Binding{Field: field, Column: f.From, Optional: !required})
 	}
+	if err := cellClasses(p, src); err != nil { // sidefiles.go
+		src.Close()
+		return nil, err
+	}
 	p.Run = func(ctx context.Context, cfg pipeline.Config) (pipeline.Report, error) {
 		defer src.Close()
 		if r.Format == "beton" {

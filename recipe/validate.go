@@ -19,7 +19,7 @@ var sourceTypes = []string{"images", "audio_folder", "librispeech", "nemo_manife
 
 // Field types and the recipe keys that apply to each (besides name, type, from, required).
 var fieldKeys = map[string][]string{
-	"int":     nil,
+	"int":     {"names"},
 	"float":   nil,
 	"bytes":   {"base64"},
 	"json":    nil,
@@ -34,7 +34,7 @@ var fieldKeys = map[string][]string{
 
 var optionKeys = []string{"mode", "max_resolution", "jpeg_quality", "filter", "channels", "max_pixels",
 	"sample_rate", "sample_type", "max_duration", "on_long", "tokenizer", "append_eot", "seq_len",
-	"remainder", "pad_id", "dtype", "shape", "base64"}
+	"remainder", "pad_id", "dtype", "shape", "base64", "names"}
 
 // Choices of the enumerated options.
 var (

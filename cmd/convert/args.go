@@ -9,7 +9,6 @@ import (
 	"github.com/mldf/convert/encoders/audiofield"
 	"github.com/mldf/convert/encoders/imagefield"
 	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/recipe"
 )
 
 // describeArguments decodes a field's descriptor arguments for inspect and the plan; it falls
@@ -27,7 +26,7 @@ func describeArguments(t manifest.TypeID, a [manifest.ArgumentsSize]byte) string
 		}
 	case t == manifest.TypeInt:
 		if count, sum, ok := encoders.ParseClassLabel(a); ok {
-			return fmt.Sprintf("class_label classes=%d names_hash=%016x (names in FILE%s)", count, sum, recipe.ClassesSuffix)
+			return fmt.Sprintf("class_label classes=%d names_hash=%016x", count, sum)
 		}
 	case t == manifest.TypeNDArray && a[0] == 1:
 		if a[1] == encoders.NDArrayNPYFiles {

@@ -13,7 +13,7 @@ import (
 	"github.com/mldf/convert/internal/faultproxy"
 	"github.com/mldf/convert/internal/s3test"
 	"github.com/mldf/convert/objstore"
-	"github.com/mldf/convert/recipe"
+	"github.com/mldf/convert/reader"
 )
 
 // Inputs in a bucket (versitygw, a real S3 server): the same recipe gives the same bytes as
@@ -473,9 +473,12 @@ func TestBucketToBucketThroughFaults(t *testing.T) {
 				t.Fatalf("bucket to bucket through faults: %d bytes, local: %d bytes, not identical", len(got), len(want))
 			}
 			if tc.name == "parquet" {
-				classes, err := recipe.ReadClasses(context.Background(), c, url)
-				if err != nil || len(classes["label"]) == 0 {
-					t.Fatalf("class names beside %s: %v, %v", url, classes, err)
+				r, err := reader.FromBytes(url, got)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if names, err := r.Field("label").ClassNames(); err != nil || len(names) == 0 {
+					t.Fatalf("class names in %s: %v, %v", url, names, err)
 				}
 			}
 			fired := 0

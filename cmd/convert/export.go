@@ -23,7 +23,7 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	format := fs.String("format", "", "folder (DIR/<label>/<index>.<ext>), webdataset (DIR/shard-NNNNNN.tar) or parquet (DIR/data-NNNNNN.parquet, Hugging Face style)")
 	field := fs.String("field", "", "the image field (default: \"image\" or the only image field)")
 	label := fs.String("label", "", "the INT label field (default: \"label\" or the only INT field)")
-	key := fs.String("key", "", "webdataset: a TEXT_RAW or BYTES field holding the sample keys (default: the index)")
+	key := fs.String("key", "", "webdataset: a TEXT_RAW or BYTES field holding the sample keys (default: the index); parquet: a TEXT_RAW field of keys or paths for image.path (default: a text field called path, key or __key__; - for none)")
 	shardSize := fs.String("shard-size", "", "webdataset: largest shard, e.g. 512MiB (default 1GiB)")
 	shardSamples := fs.Int("shard-samples", 0, "webdataset: most samples per shard (0 = no limit)")
 	verify := fs.Bool("verify", true, "check every checksum of FILE before exporting")
@@ -43,8 +43,8 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *shardSamples < 0 {
 		return fmt.Errorf("%w: --shard-samples %d is negative", errUsage, *shardSamples)
 	}
-	if *format == "parquet" && (*key != "" || *shardSize != "" || *field != "" || *label != "") {
-		return fmt.Errorf("%w: --format parquet writes every field; of the options it takes --shard-samples (rows per file)", errUsage)
+	if *format == "parquet" && (*shardSize != "" || *field != "" || *label != "") {
+		return fmt.Errorf("%w: --format parquet writes every field; of the options it takes --shard-samples (rows per file) and --key", errUsage)
 	}
 	if *format == "folder" && (*key != "" || *shardSize != "" || *shardSamples != 0) {
 		return fmt.Errorf("%w: --key, --shard-size and --shard-samples apply to --format webdataset", errUsage)
@@ -67,9 +67,9 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var res export.Result
 	if *format == "parquet" {
-		res, err = exportParquet(ctx, c, r, pos[0], pos[1], *shardSamples)
+		res, err = exportParquet(ctx, c, r, pos[0], pos[1], *key, *shardSamples)
 	} else if *format == "folder" {
-		res, err = export.Folder(ctx, r, pos[1], export.FolderOptions{Image: *field, Label: *label})
+		res, err = exportFolder(ctx, c, r, pos[0], pos[1], export.FolderOptions{Image: *field, Label: *label})
 	} else {
 		res, err = export.WebDataset(ctx, r, pos[1], export.WebDatasetOptions{Image: *field, Label: *label,
 			Key: *key, ShardSize: size, ShardSamples: *shardSamples})
@@ -80,6 +80,9 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(res.Ignored) > 0 {
 		fmt.Fprintf(stderr, "note: --format folder writes only the image and the label; not written: %s (use --format webdataset for every field)\n",
 			strings.Join(res.Ignored, ", "))
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(stderr, "note: %s\n", n)
 	}
 	if res.Skipped > 0 {
 		fmt.Fprintf(stderr, "note: %d samples had nothing to write (empty payloads) and were skipped\n", res.Skipped)

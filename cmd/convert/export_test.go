@@ -2,14 +2,20 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/export"
+	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/recipe"
+	"github.com/mldf/convert/sample"
+	pqsrc "github.com/mldf/convert/sources/parquet"
 )
 
 // samePayloads checks that files a and b hold the same image bytes and labels, sample by
@@ -100,13 +106,26 @@ func TestExportFolderRoundTrip(t *testing.T) {
 	if _, _, err := run(t, "export", a, fdir, "--format", "folder"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(fdir, "0000", "000000.jpg")); err != nil {
+	// The class folders are the class names the file holds: those of testdata/images.
+	if _, err := os.Stat(filepath.Join(fdir, "photos", "000000.jpg")); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := run(t, "images", fdir, b, "--mode", "smart", "--workers", "2"); err != nil {
 		t.Fatal(err)
 	}
 	samePayloads(t, a, b)
+	na, nb := classNamesOf(t, a), classNamesOf(t, b)
+	if strings.Join(na, ",") != "photos,skimage,tango_apps,tango_emotes" || strings.Join(na, ",") != strings.Join(nb, ",") {
+		t.Fatalf("class names %q, after the round trip %q", na, nb)
+	}
+	stdout, _, err := run(t, "inspect", a)
+	if err != nil || !strings.Contains(stdout, `class names (4, from the file): "photos", "skimage", "tango_apps", "tango_emotes"`) {
+		t.Fatalf("inspect: %v\n%s", err, stdout)
+	}
+	stdout, _, err = run(t, "inspect", a, "--json")
+	if err != nil || !strings.Contains(stdout, `"ClassNames": [`) || !strings.Contains(stdout, `"tango_emotes"`) {
+		t.Fatalf("inspect --json: %v\n%s", err, stdout)
+	}
 
 	// Raw images come out as PNG files with the same pixels; re-imported as raw, equal.
 	c, gdir, d := filepath.Join(dir, "C.mldf"), filepath.Join(dir, "G"), filepath.Join(dir, "D.mldf")
@@ -174,5 +193,60 @@ func TestExportErrors(t *testing.T) {
 				t.Errorf("%v: output directory created (%v)", c.args[1:], err)
 			}
 		}
+	}
+}
+
+// oldSource yields three labelled samples.
+type oldSource struct{}
+
+func (oldSource) Len() int64 { return 3 }
+func (oldSource) Run(ctx context.Context, emit func(sample.Sample) error) error {
+	for i := range 3 {
+		if err := emit(sample.Sample{Index: int64(i), Values: []sample.Column{{Name: "label", Value: sample.Value{Kind: sample.KindInt, Int: int64(i)}}}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestClassNamesSideFile: a file written before class names went into the file (its names in
+// FILE.classes.json beside it) still shows them in inspect and exports them as a ClassLabel.
+func TestClassNamesSideFile(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.mldf")
+	names := []string{"neg", "pos", "mixed"}
+	cl, err := encoders.NewClassLabel("label", names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Hidden from the writer, the names stay out of the file, as older writers did.
+	if _, err := pipeline.Run(context.Background(), pipeline.Config{Source: oldSource{}, Output: old, PageSize: 4096,
+		Fields: []pipeline.Binding{{Field: struct{ encoders.Field }{cl}, Column: "label"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := recipe.WriteClasses(context.Background(), nil, old+recipe.ClassesSuffix, map[string][]string{"label": names}); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, err := run(t, "inspect", old)
+	if err != nil || !strings.Contains(stdout, `class names (3, from the side file `) || !strings.Contains(stdout, `"neg", "pos", "mixed"`) {
+		t.Fatalf("inspect: %v\n%s", err, stdout)
+	}
+	pq := filepath.Join(dir, "pq")
+	if _, _, err := run(t, "export", old, pq, "--format", "parquet"); err != nil {
+		t.Fatal(err)
+	}
+	_, meta, err := pqsrc.ReadSchema(filepath.Join(pq, "data-000000.parquet"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	feats, _ := pqsrc.Features(meta)
+	if f := feats["label"]; f.Type != "ClassLabel" || strings.Join(f.Names, ",") != "neg,pos,mixed" {
+		t.Fatalf("label feature %+v", f)
+	}
+	// Without the side file the names are unknown, and inspect says so.
+	os.Remove(old + recipe.ClassesSuffix)
+	stdout, _, err = run(t, "inspect", old)
+	if err != nil || !strings.Contains(stdout, "class names: not in the file") {
+		t.Fatalf("inspect: %v\n%s", err, stdout)
 	}
 }

@@ -10,10 +10,12 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/reader/decode"
+	"github.com/mldf/convert/recipe"
 	"github.com/mldf/convert/scdl"
 )
 
@@ -88,6 +90,9 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := r.Err(); err != nil {
 		return err
 	}
+	if err := sideClassNames(ctx, c, r, pos[0], &d); err != nil {
+		return err
+	}
 	if *asJSON {
 		return writeJSON(stdout, d)
 	}
@@ -112,8 +117,58 @@ func printDescription(w io.Writer, d *reader.Description) {
 		if a := describeArguments(f.Type, f.Arguments); a != "" {
 			fmt.Fprintf(w, "\n     arguments: %s", a)
 		}
+		switch {
+		case f.ClassNamesError != "":
+			fmt.Fprintf(w, "\n     class names: unreadable: %s", f.ClassNamesError)
+		case f.ClassNames != nil:
+			fmt.Fprintf(w, "\n     class names (%d, from the %s): %s", len(f.ClassNames), f.ClassNamesFrom, classList(f.ClassNames))
+		case f.NumClasses > 0:
+			fmt.Fprintf(w, "\n     class names: not in the file (nor in FILE%s beside it)", recipe.ClassesSuffix)
+		}
 		fmt.Fprintln(w)
 	}
+}
+
+// classListMax is how many class names inspect prints in its text form (--json prints all).
+const classListMax = 20
+
+// classList formats class names for a line: each quoted (bounded), the first classListMax.
+func classList(names []string) string {
+	var b strings.Builder
+	for i, n := range names {
+		if i == classListMax {
+			fmt.Fprintf(&b, ", …(%d more; --json lists them all)", len(names)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quote.Q(n))
+	}
+	return b.String()
+}
+
+// sideClassNames fills in the class names of the class-label fields whose names the file
+// does not hold from the side file FILE.classes.json, as older writers left them.
+func sideClassNames(ctx context.Context, c *objstore.Client, r *reader.Reader, file string, d *reader.Description) error {
+	missing := false
+	for _, f := range d.Fields {
+		missing = missing || (f.NumClasses > 0 && f.ClassNames == nil && f.ClassNamesError == "")
+	}
+	if !missing {
+		return nil
+	}
+	names, err := recipe.ClassNames(ctx, c, r, file)
+	if err != nil {
+		return err
+	}
+	for k := range d.Fields {
+		f := &d.Fields[k]
+		if n, ok := names[f.Name]; ok && f.ClassNames == nil && f.ClassNamesError == "" {
+			f.ClassNames, f.ClassNamesFrom = n, "side file "+quote.S(file+recipe.ClassesSuffix)
+		}
+	}
+	return nil
 }
 
 func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -19,7 +19,8 @@ MIN_PAGE_SIZE = 4096
 HEADER_CHECKSUM_OFFSET = 56
 
 VERSION_MAJOR = 1
-VERSION_MINOR = 0
+VERSION_MINOR = 1  # the newest minor this reader knows (V7 checks gaps up to it)
+VERSION_MINOR_CLASS_NAMES = 1  # class-names blocks (docs/FORMAT.md §14)
 
 FLAG_LITTLE_ENDIAN = 1 << 0
 FLAG_COMPRESSED = 1 << 1
@@ -191,7 +192,8 @@ def _text_args(type_id, a):
 
 
 def _int_args(a):
-    # docs/fields/int.md: a class label; its names are in FILE.classes.json
+    # docs/fields/int.md: a class label; its names are in a class-names block (names_ptr,
+    # names_size; format 1.1) or, for files of format 1.0, in FILE.classes.json
     if a[0] != 1 or a[1] != 1:
         return None
     return {
@@ -199,6 +201,8 @@ def _int_args(a):
         "kind": "class_label",
         "num_classes": int.from_bytes(a[4:8], "little"),
         "names_hash": int.from_bytes(a[8:16], "little"),
+        "names_ptr": int.from_bytes(a[16:24], "little"),
+        "names_size": int.from_bytes(a[24:28], "little"),
     }
 
 

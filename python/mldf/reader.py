@@ -9,6 +9,7 @@ import struct
 
 import numpy as np
 
+from . import _classnames as CN
 from . import _format as F
 from . import _rules as RU
 from ._checksum import crc32c_many, xxh64_fast
@@ -114,10 +115,11 @@ class Field:
     """One field descriptor: ``name``, ``type`` (name, e.g. "IMAGE_JPEG"), ``type_id``,
     ``flags``, ``metadata_size``, ``offset`` (of its struct in a metadata row), ``arguments``
     (decoded per docs/fields/*.md: a dict; {} when all zero; None when not documented — see
-    ``raw_arguments``), ``raw_arguments`` (128 bytes)."""
+    ``raw_arguments``), ``raw_arguments`` (128 bytes), ``names`` (the class names of a
+    class-label INT field, label i being ``names[i]``; None when unknown)."""
 
     __slots__ = ("index", "name", "type", "type_id", "flags", "metadata_size", "offset", "arguments",
-                 "raw_arguments", "kind", "rules")
+                 "raw_arguments", "kind", "rules", "names_block", "_reader", "_names")
 
     def __init__(self, index, name, type_id, flags, metadata_size, offset, raw_arguments):
         self.index, self.name, self.type_id, self.flags = index, name, type_id, flags
@@ -127,10 +129,40 @@ class Field:
         self.arguments = F.decode_arguments(type_id, raw_arguments)
         self.kind = F.kind_of(type_id)
         self.rules = RU.FieldRules(type_id, raw_arguments)
+        self.names_block = None  # (ptr, size) of its class-names block, checked by rule R14
+        self._reader = None
+        self._names = None
 
     @property
     def has_payload(self):
         return self.kind != F.K_SCALAR
+
+    @property
+    def num_classes(self):
+        """The number of classes of a class-label INT field, else None."""
+        a = self.arguments
+        return a.get("num_classes") if isinstance(a, dict) and a.get("kind") == "class_label" else None
+
+    @property
+    def names(self):
+        """The class names of a class-label INT field: those the file holds (docs/FORMAT.md
+        §14, checked by rule V8: FormatError when they do not match the arguments), else
+        those of ``FILE.classes.json`` beside a file written before names went into the file
+        (when they match the arguments); None for other fields or when unknown."""
+        if self.num_classes is None:
+            return None
+        if self._names is None:
+            r = self._reader
+            if self.names_block is not None:
+                r._check_open()
+                ptr, size = self.names_block
+                try:
+                    self._names = CN.decode_block(r._buf[ptr:ptr + size], self.num_classes, self.arguments["names_hash"])
+                except ValueError as e:
+                    r._fail("V8", "class-names block [%d, %d+%d): %s" % (ptr, ptr, size, e), field=self.name)
+            elif r is not None:
+                self._names = CN.side_file_names(r.path, self.name, self.num_classes, self.arguments["names_hash"])
+        return None if self._names is None else list(self._names)
 
     def __repr__(self):
         return "Field(%r, %s, arguments=%r)" % (self.name, self.type, self.arguments)
@@ -290,6 +322,39 @@ class Reader:
         self.num_samples = nsamples
         self.num_alloc_entries = alloc_len // F.ALLOC_ENTRY_SIZE
         self._structs = [F.META_STRUCT.get(f.kind) for f in self.fields]
+        self._check_class_blocks(minor, desc_end, data_ptr)
+
+    def _check_class_blocks(self, minor, desc_end, data_ptr):
+        """R14: in a file of minor version 1 or later, each class-names block lies in the gap
+        between the descriptors and the data region, 8-aligned, at most 64 MiB, none
+        overlapping another. (In a 1.0 file those argument bytes are reserved: ignored.)"""
+        spans = []
+        for f in self.fields:
+            f._reader = self
+            if f.num_classes is None or minor < F.VERSION_MINOR_CLASS_NAMES:
+                continue
+            a = f.raw_arguments
+            ptr, size = int.from_bytes(a[16:24], "little"), int.from_bytes(a[24:28], "little")
+            if ptr == 0 and size == 0:
+                continue
+            if ptr == 0 or size == 0:
+                self._fail("R14", "class-names block at %d of %d bytes: both are zero (no block) or neither is"
+                           % (ptr, size), field=f.name)
+            if size > CN.MAX_CLASS_NAMES_BLOCK:
+                self._fail("R14", "class-names block of %d bytes (at most %d)" % (size, CN.MAX_CLASS_NAMES_BLOCK),
+                           field=f.name)
+            if ptr % 8:
+                self._fail("R14", "class-names block at %d is not 8-aligned" % ptr, field=f.name)
+            if ptr < desc_end or ptr + size > data_ptr:
+                self._fail("R14", "class-names block [%d, %d+%d) lies outside the gap [%d, %d) between the field "
+                           "descriptors and the data region" % (ptr, ptr, size, desc_end, data_ptr), field=f.name)
+            f.names_block = (ptr, size)
+            spans.append((ptr, size, f))
+        spans.sort(key=lambda s: s[0])
+        for (p0, s0, f0), (p1, s1, f1) in zip(spans, spans[1:]):
+            if p0 + s0 > p1:
+                self._fail("R14", "class-names block [%d, %d) overlaps the block of field %d %r at %d"
+                           % (p1, p1 + s1, f0.index, f0.name, p0), field=f1.name)
 
     # ---- basic access ----
 
@@ -449,7 +514,12 @@ class Reader:
         off = self.metadata_ptr + i * self.row_size + f.offset
         kind = f.kind
         if kind == F.K_SCALAR:
-            return self._scalar(off, f)
+            v = self._scalar(off, f)
+            n = f.num_classes
+            if n is not None and not -1 <= v < n:
+                self._fail("F11", "class label %d is not -1 or in 0..%d (the field has %d classes)" % (v, n - 1, n),
+                           sample=i, field=f.name)
+            return v
         m = self._structs[f.index].unpack_from(self._buf, off)
         ptr, size = m[0], m[1]
         data = self._payload(i, f, ptr, size)
@@ -550,11 +620,20 @@ class Reader:
                 self._fail(e.rule, e.message, field=f.name)
         first = None
         for f in self.fields:
+            n = f.num_classes
+            if n is not None and self.num_samples:
+                col = self.column(f.name)
+                out = np.flatnonzero((col < -1) | (col >= n))
+                if out.size and (first is None or out[0] < first[0]):
+                    j = int(out[0])
+                    first = (j, f, RU.RuleViolation("F11", "class label %d is not -1 or in 0..%d (the field has %d classes)"
+                                                    % (int(col[j]), n - 1, n)))
+        for f in self.fields:
             if not f.has_payload or self.num_samples == 0:
                 continue
             col = self.column(f.name)
             for j in f.rules.candidates(col).tolist():
-                if first is not None and j >= first[0]:
+                if first is not None and (j > first[0] or (j == first[0] and f.index > first[1].index)):
                     break
                 off = self.metadata_ptr + j * self.row_size + f.offset
                 m = self._structs[f.index].unpack_from(self._buf, off)
@@ -714,14 +793,20 @@ class Reader:
         gaps = self.version[1] <= F.VERSION_MINOR
         if gaps:
             mv = np.frombuffer(b, dtype=np.uint8)
-            starts = np.concatenate([[F.PREAMBLE_SIZE, self.field_desc_ptr + len(self.descriptor_bytes), self.data_ptr],
-                                     end]).astype(np.int64)
-            stops = np.concatenate([[self.field_desc_ptr, self.data_ptr], ptr, [self.metadata_ptr]]).astype(np.int64)
+            # the gap after the descriptors, around the class-names blocks
+            blocks = sorted(f.names_block for f in self.fields if f.names_block is not None)
+            g_starts = [self.field_desc_ptr + len(self.descriptor_bytes)] + [p + sz for p, sz in blocks]
+            g_stops = [p for p, _ in blocks] + [self.data_ptr]
+            starts = np.concatenate([[F.PREAMBLE_SIZE], g_starts, [self.data_ptr], end]).astype(np.int64)
+            stops = np.concatenate([[self.field_desc_ptr], g_stops, ptr, [self.metadata_ptr]]).astype(np.int64)
             for a, z in zip(starts.tolist(), stops.tolist()):
                 if z > a and mv[a:z].any():
                     first = a + int(np.flatnonzero(mv[a:z])[0])
                     self._fail("V7", "byte %d (gap [%d, %d)) is %#04x; gaps must be zero" % (first, a, z, mv[first]))
             del mv
+        # V8: the class-names blocks hold the names their fields' arguments describe
+        class_names = sum(1 for f in self.fields if f.names_block is not None and f.names is not None)
         return {"samples": self.num_samples, "fields": len(self.fields), "entries": n, "fields_checked": True,
+                "class_names": class_names,
                 "payload_bytes": int(size.sum()) if n else 0, "checksummed": bool(self.flags & F.FLAG_CHECKSUMMED),
                 "checksums_ok": checked, "crc_bytes": crc_bytes, "gaps_checked": gaps}

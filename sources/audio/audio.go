@@ -37,7 +37,14 @@ const (
 	ColText    = "text"
 	ColSpeaker = "speaker"
 	ColChapter = "chapter"
+	// ColPath is a folder source's file path relative to the root, slash-separated (the
+	// sample's Key), for a text field (from: path); a recipe adds it to the samples that need
+	// it.
+	ColPath = "path"
 )
+
+// FolderColumns returns the columns an audio folder supplies to a recipe's fields (from:).
+func FolderColumns() []string { return []string{ColAudio, ColLabel, ColPath} }
 
 // IsAudioFile reports whether name has an audio extension this package reads (.wav, .flac;
 // case-insensitive).

@@ -390,6 +390,17 @@ func (x *File) Layout() string { return [...]string{"csr", "csc", "dense"}[x.lay
 // ObsSchema describes the obs columns, the index first.
 func (x *File) ObsSchema() []scdl.ColumnSpec { return x.schema }
 
+// Categories returns the categories of the categorical obs column called name, in code
+// order (a cell's value is categories[code]), or nil when it is not categorical.
+func (x *File) Categories(name string) []string {
+	for i := range x.obs {
+		if x.obs[i].spec.Name == name && x.obs[i].categories != nil {
+			return append([]string(nil), x.obs[i].categories...)
+		}
+	}
+	return nil
+}
+
 // ReadRows reads cells [lo, hi). It may be called from many goroutines.
 func (x *File) ReadRows(lo, hi int64, b *scdl.Block) error {
 	if lo < 0 || hi > x.rows || lo > hi {

@@ -30,7 +30,13 @@ import (
 const (
 	ColumnImage = "image"
 	ColumnLabel = "label"
+	// ColumnPath is the image's path relative to the root, slash-separated (the sample's
+	// Key), for a text field (from: path); a recipe adds it to the samples that need it.
+	ColumnPath = "path"
 )
+
+// Columns returns the columns a folder source supplies to a recipe's fields (from:).
+func Columns() []string { return []string{ColumnImage, ColumnLabel, ColumnPath} }
 
 // Errors returned by New and carried by samples.
 var (

@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/sample"
@@ -147,6 +148,25 @@ func npyUint32(v []uint32) []byte {
 		b = binary.LittleEndian.AppendUint32(b, x)
 	}
 	return b
+}
+
+// ClassNames returns the categories of the categorical obs column called column (an h5ad
+// categorical: cell types, batches), the class names of an int field that reads it, when
+// every input has that column with the same categories; else nil.
+func (s *Source) ClassNames(column string) []string {
+	var names []string
+	for k, in := range s.inputs {
+		c, ok := in.(interface{ Categories(string) []string })
+		if !ok {
+			return nil
+		}
+		cats := c.Categories(column)
+		if cats == nil || (k > 0 && !slices.Equal(cats, names)) {
+			return nil
+		}
+		names = cats
+	}
+	return names
 }
 
 // Close closes every input.

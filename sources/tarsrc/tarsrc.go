@@ -94,6 +94,14 @@ const (
 	KeyWindow = 1 << 15
 )
 
+// ColumnKey is the column holding a sample's key (the member path up to the first dot of its
+// base name, as WebDataset's __key__), for a text field (from: __key__); a recipe adds it to
+// the samples that need it. The other columns are the members' extensions.
+const ColumnKey = "__key__"
+
+// KeyColumns returns the columns a tar source supplies besides member extensions.
+func KeyColumns() []string { return []string{ColumnKey} }
+
 // Options tune a Source. The zero value selects the defaults.
 type Options struct {
 	// Parallel is how many shards are read at once, the one being emitted included
