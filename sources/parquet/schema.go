@@ -6,6 +6,8 @@ import (
 
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/mldf/convert/internal/pqfile"
 )
 
 // maxDepth bounds the nesting of a schema (a corrupt footer could describe any tree).
@@ -31,6 +33,11 @@ type Node struct {
 	firstLeaf      int // leaves under this node are [firstLeaf, endLeaf)
 	endLeaf        int
 	maxDef, maxRep int // levels of this node (counting itself)
+}
+
+// pqLeaf describes a leaf for the page checks.
+func (n *Node) pqLeaf() pqfile.Leaf {
+	return pqfile.Leaf{Path: n.Path, MaxDef: n.maxDef, MaxRep: n.maxRep, Type: n.phys, TypeLen: n.typeLen}
 }
 
 // Leaf reports whether n is a primitive column.

@@ -350,24 +350,9 @@ func TestBatchesBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := &openRef{}
-	f, err := openFile(open, "big.parquet")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.close()
-	ref.file = f
-	if ref.plan, err = newPlan(f.schema, src.cols); err != nil {
-		t.Fatal(err)
-	}
-	task := &task{f: ref, rg: 0, out: make(chan *batch, 100)}
-	if err := src.readGroup(context.Background(), task); err != nil {
-		t.Fatal(err)
-	}
-	close(task.out)
-	n, batches := 0, 0
-	for b := range task.out {
-		batches++
+	batches := readGroupBatches(t, src, open, "big.parquet", 0)
+	n := 0
+	for _, b := range batches {
 		var size int
 		for _, s := range b.samples {
 			if v := s.Value("image"); len(v.Bytes) != 60000 || v.Bytes[0] != byte(n) || s.Value("label").Int != int64(n) {
@@ -380,9 +365,39 @@ func TestBatchesBounded(t *testing.T) {
 			t.Errorf("a batch of %d bytes, the budget is 200000", size)
 		}
 	}
-	if n != 50 || batches < 10 {
-		t.Fatalf("%d rows in %d batches", n, batches)
+	if n != 50 || len(batches) < 10 {
+		t.Fatalf("%d rows in %d batches", n, len(batches))
 	}
+}
+
+// readGroupBatches reads row group rg of file name with src's columns and options, and
+// returns its batches.
+func readGroupBatches(t *testing.T, src *Source, open Opener, name string, rg int) []*batch {
+	t.Helper()
+	f, err := openFile(open, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.close()
+	ref := &openRef{file: f}
+	if ref.plan, err = newPlan(f.schema, src.cols); err != nil {
+		t.Fatal(err)
+	}
+	win, err := f.pqf.Window(rg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan *batch, 1<<16)
+	task := &task{f: ref, win: win, rg: rg, out: out}
+	if err := src.readGroup(context.Background(), task, newInflight(src.opt.MaxInFlight)); err != nil {
+		t.Fatal(err)
+	}
+	close(out)
+	var bs []*batch
+	for b := range out {
+		bs = append(bs, b)
+	}
+	return bs
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
