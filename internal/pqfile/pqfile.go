@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	pq "github.com/parquet-go/parquet-go"
@@ -60,6 +61,7 @@ type File struct {
 	Schema   []format.SchemaElement
 	KeyValue []format.KeyValue
 	leaves   int
+	whole    bool // one window of all the row groups
 }
 
 // Window is a run of consecutive row groups decoded together: PF is the library's view of a
@@ -88,6 +90,10 @@ func (f *File) ReaderAt() io.ReaderAt { return f.r }
 // decodes its first window of row groups; the other windows are checked too, one at a time,
 // and dropped. It reads nothing but the footer.
 func Open(r io.ReaderAt, size int64, name string) (f *File, err error) {
+	return open(r, size, name, false)
+}
+
+func open(r io.ReaderAt, size int64, name string, whole bool) (f *File, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			f, err = nil, fmt.Errorf("%w: %s: reading the footer: %v", ErrCorrupt, name, p)
@@ -132,7 +138,7 @@ func Open(r io.ReaderAt, size int64, name string) (f *File, err error) {
 		}
 		return nil, fmt.Errorf("%s: the footer: %w", name, err)
 	}
-	f = &File{name: name, r: r, size: size, footer: fb, layout: layout, leaves: max(1, layout.elements)}
+	f = &File{name: name, r: r, size: size, footer: fb, layout: layout, leaves: max(1, layout.elements), whole: whole}
 	if f.first, err = f.open(0); err != nil {
 		return nil, err
 	}
@@ -147,18 +153,29 @@ func Open(r io.ReaderAt, size int64, name string) (f *File, err error) {
 	return f, nil
 }
 
-// OpenPath opens the local Parquet file at path (a regular file: a named pipe or a device is
-// refused without blocking) and checks its footer and the pages of every column chunk; the
-// caller closes the returned file after using the Window.
-func OpenPath(path string) (*File, io.Closer, error) {
+// OpenTable opens a small Parquet table read whole (a feature table of an archive): the
+// footer is checked as by Open, and so are the pages of every column chunk; PF then reads
+// every row group.
+func OpenTable(r io.ReaderAt, size int64, name string) (*File, error) {
+	f, err := open(r, size, name, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.CheckPages(Limits{}); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// OpenPath is OpenTable on the local file at path, a regular file (a named pipe or a device
+// is refused without blocking in open(2)); the caller closes the returned file when done
+// with the table.
+func OpenPath(path string) (*File, *os.File, error) {
 	fd, st, err := inputfile.OpenRegular(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("parquet: %w", err)
 	}
-	f, err := Open(fd, st.Size(), path)
-	if err == nil {
-		err = f.CheckPages(Limits{})
-	}
+	f, err := OpenTable(fd, st.Size(), path)
 	if err != nil {
 		fd.Close()
 		return nil, nil, err
@@ -166,10 +183,14 @@ func OpenPath(path string) (*File, io.Closer, error) {
 	return f, fd, nil
 }
 
+// PF returns the library's view of the file's first window: of the whole file when opened
+// by OpenTable (or when all its row groups fit in one window).
+func (f *File) PF() *pq.File { return f.first.PF }
+
 // windowEnd returns the end of the window starting at row group i.
 func (f *File) windowEnd(i int) int {
 	l := f.layout
-	if i == 0 && l.listEnd-l.rgStart <= windowBytes && len(l.rgEnd) <= windowRowGroups {
+	if i == 0 && (f.whole || l.listEnd-l.rgStart <= windowBytes && len(l.rgEnd) <= windowRowGroups) {
 		return len(l.rgEnd)
 	}
 	start := l.rgStart
