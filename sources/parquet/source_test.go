@@ -370,9 +370,9 @@ func TestBatchesBounded(t *testing.T) {
 	}
 }
 
-// readGroupBatches reads row group rg of file name with src's columns and options, and
-// returns its batches.
-func readGroupBatches(t *testing.T, src *Source, open Opener, name string, rg int) []*batch {
+// readGroupEach reads row group rg of file name with src's columns and options, and calls
+// each with its batches as they come.
+func readGroupEach(t *testing.T, src *Source, open Opener, name string, rg int, each func(*batch)) {
 	t.Helper()
 	f, err := openFile(open, name)
 	if err != nil {
@@ -387,16 +387,26 @@ func readGroupBatches(t *testing.T, src *Source, open Opener, name string, rg in
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make(chan *batch, 1<<16)
+	out := make(chan *batch, 1)
 	task := &task{f: ref, win: win, rg: rg, out: out}
-	if err := src.readGroup(context.Background(), task, newInflight(src.opt.MaxInFlight)); err != nil {
+	errc := make(chan error, 1)
+	go func() {
+		errc <- src.readGroup(context.Background(), task, newInflight(src.opt.MaxInFlight))
+		close(out)
+	}()
+	for b := range out {
+		each(b)
+	}
+	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
-	close(out)
+}
+
+// readGroupBatches is readGroupEach returning the batches.
+func readGroupBatches(t *testing.T, src *Source, open Opener, name string, rg int) []*batch {
+	t.Helper()
 	var bs []*batch
-	for b := range out {
-		bs = append(bs, b)
-	}
+	readGroupEach(t, src, open, name, rg, func(b *batch) { bs = append(bs, b) })
 	return bs
 }
 
