@@ -113,3 +113,15 @@ func BenchmarkText(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWide reads a table of thousands of INT64 columns and 200 rows, every column
+// mapped: the cost per cell must not grow with the number of columns.
+func BenchmarkWide(b *testing.B) {
+	for _, cols := range []int{1000, 4000} {
+		data := wideFile(cols, 200)
+		b.Run(fmt.Sprintf("columns=%d", cols), func(b *testing.B) {
+			benchRun(b, data, wideColumns(cols), 2, int64(len(data)))
+			b.ReportMetric(float64(cols*200)*float64(b.N)/b.Elapsed().Seconds(), "cells/s")
+		})
+	}
+}
