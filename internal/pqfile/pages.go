@@ -46,9 +46,19 @@ type Leaf struct {
 
 // ChunkStats is what the page checks learn of a column chunk.
 type ChunkStats struct {
-	// InFlight is about the most bytes the library holds at once to read the chunk: its
-	// dictionary page, and the largest page both compressed and uncompressed.
+	// InFlight is about the most bytes the reading of the chunk holds at once: its
+	// dictionary page, the largest page compressed, and twice uncompressed (the page, and
+	// the values copied out of it).
 	InFlight int64
+	codec    format.CompressionCodec
+	end      int64
+	pages    []pageRef
+}
+
+// pageRef is a compressed page whose body is still to check.
+type pageRef struct {
+	h    format.PageHeader
+	body int64
 }
 
 // Checker checks column chunks' pages; one serves one goroutine. Close releases it.
@@ -57,16 +67,19 @@ type Checker struct {
 	buf  []byte
 }
 
-// Close releases the checker's decoders.
-func (c *Checker) Close() { c.body.close() }
+// Close releases the checker's decoders and buffers; the checker stays usable.
+func (c *Checker) Close() {
+	c.body.close()
+	c.buf = nil
+}
 
 // Chunk reads the page headers of the column chunk m (of a row group of rows rows) in r
 // without the pages, before the library decodes them: each header must decode within the
 // chunk, each page must lie inside it, with sizes the codec allows, at most lim.MaxPageSize
 // bytes uncompressed and lim.MaxPageValues values; a dictionary must fit its page; a column
 // that is not repeated holds one value per row; the data pages must hold the number of
-// values the chunk declares; and each compressed body must decode to exactly its declared
-// size. The library then never allocates for a size these checks have not bounded.
+// values the chunk declares. With Bodies (each compressed body decodes to exactly its
+// declared size), the library then never allocates for a size these checks have not bounded.
 func (c *Checker) Chunk(r io.ReaderAt, m *format.ColumnMetaData, rows int64, leaf Leaf, lim Limits) (ChunkStats, error) {
 	lim = lim.withDefaults()
 	var st ChunkStats
@@ -108,8 +121,8 @@ func (c *Checker) Chunk(r io.ReaderAt, m *format.ColumnMetaData, rows int64, lea
 			break
 		}
 		body := off + int64(hlen)
-		if err := c.checkBody(r, m.Codec, &h, body, end, lim.MaxPageSize); err != nil {
-			return st, fmt.Errorf("%w: column %s: page %d (offset %d): %v", ErrCorrupt, path, page, off, err)
+		if m.Codec != format.Uncompressed {
+			st.pages = append(st.pages, pageRef{h: h, body: body})
 		}
 		switch {
 		case h.CompressedPageSize < 0 || h.UncompressedPageSize < 0:
@@ -179,8 +192,25 @@ func (c *Checker) Chunk(r io.ReaderAt, m *format.ColumnMetaData, rows int64, lea
 	if values != m.NumValues {
 		return st, fmt.Errorf("%w: column %s: the pages hold %d values, the column chunk declares %d", ErrCorrupt, path, values, m.NumValues)
 	}
-	st.InFlight = dict + maxComp + maxUncomp
+	st.InFlight = dict + maxComp + 2*maxUncomp
+	st.codec, st.end = m.Codec, end
 	return st, nil
+}
+
+// Bodies checks that each compressed page body of a chunk Chunk has passed decodes to
+// exactly the size its header declares, producing no more (the library's decoders trust a
+// snappy length header, grow their output for as long as a gzip, brotli or zstd stream
+// expands, and double their buffer without end on corrupt LZ4). It decodes one page at a
+// time, so a caller that budgets memory runs it within the chunk's InFlight share.
+func (c *Checker) Bodies(r io.ReaderAt, st *ChunkStats, leaf Leaf, lim Limits) error {
+	lim = lim.withDefaults()
+	for i := range st.pages {
+		p := &st.pages[i]
+		if err := c.checkBody(r, st.codec, &p.h, p.body, st.end, lim.MaxPageSize); err != nil {
+			return fmt.Errorf("%w: column %s: the page at offset %d: %v", ErrCorrupt, quote.Q(leaf.Path), p.body, err)
+		}
+	}
+	return nil
 }
 
 // plainSize is the least number of bytes n PLAIN values of a leaf take (4 per BYTE_ARRAY, for
@@ -248,7 +278,11 @@ func (f *File) CheckPages(lim Limits) error {
 				if j >= len(leaves) {
 					return fmt.Errorf("%w: %s: row group %d has more column chunks than the schema columns", ErrCorrupt, f.name, lo+k)
 				}
-				if _, err := c.Chunk(f.r, &rg.Columns[j].MetaData, rg.NumRows, leaves[j], lim); err != nil {
+				st, err := c.Chunk(f.r, &rg.Columns[j].MetaData, rg.NumRows, leaves[j], lim)
+				if err == nil {
+					err = c.Bodies(f.r, &st, leaves[j], lim)
+				}
+				if err != nil {
 					return fmt.Errorf("%s: row group %d: %w", f.name, lo+k, err)
 				}
 			}

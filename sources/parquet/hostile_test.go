@@ -1,7 +1,6 @@
 package parquet
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 
@@ -21,110 +19,12 @@ import (
 	"github.com/mldf/convert/sample"
 )
 
-func required(name string, t format.Type) format.SchemaElement {
-	return format.SchemaElement{Name: name, Type: thrift.New(t), RepetitionType: thrift.New(format.Required)}
-}
-
-func root(children int) format.SchemaElement {
-	return format.SchemaElement{Name: "schema", NumChildren: thrift.New(int32(children))}
-}
-
-// plainPage returns one uncompressed PLAIN data page of n values in body.
-func plainPage(n int, body []byte) pqtest.Page {
-	return pqtest.Page{Header: format.PageHeader{Type: format.DataPage,
-		DataPageHeader: thrift.New(format.DataPageHeader{NumValues: int32(n), Encoding: format.Plain})}, Body: body}
-}
-
-// int64Column returns a required INT64 column chunk of vals.
-func int64Column(name string, vals []int64) pqtest.Chunk {
-	var body []byte
-	for _, v := range vals {
-		body = binary.LittleEndian.AppendUint64(body, uint64(v))
-	}
-	return pqtest.Chunk{Meta: format.ColumnMetaData{Type: format.Int64, PathInSchema: []string{name}, Codec: format.Uncompressed,
-		NumValues: int64(len(vals)), Encoding: []format.Encoding{format.Plain}}, Pages: []pqtest.Page{plainPage(len(vals), body)}}
-}
-
-// wideFile returns a table of cols INT64 columns c0, c1... and rows rows (cell = row*cols+col).
-func wideFile(cols, rows int) []byte {
-	schema := []format.SchemaElement{root(cols)}
-	var chunks []pqtest.Chunk
-	for c := range cols {
-		name := fmt.Sprintf("c%d", c)
-		schema = append(schema, required(name, format.Int64))
-		vals := make([]int64, rows)
-		for r := range vals {
-			vals[r] = int64(r*cols + c)
-		}
-		chunks = append(chunks, int64Column(name, vals))
-	}
-	return pqtest.File(schema, []pqtest.RowGroup{{Rows: int64(rows), Chunks: chunks}})
-}
-
 func wideColumns(cols int) []Column {
 	out := make([]Column, cols)
 	for c := range out {
 		out[c] = Column{Name: fmt.Sprintf("c%d", c), Path: fmt.Sprintf("c%d", c)}
 	}
 	return out
-}
-
-// dictFile returns the table {id INT64, s BYTE_ARRAY} of rows rows where s is one value of
-// size bytes, dictionary-encoded: one dictionary entry, and indices of bit width 0.
-func dictFile(rows, size int) []byte {
-	ids := make([]int64, rows)
-	for i := range ids {
-		ids[i] = int64(i)
-	}
-	dict := binary.LittleEndian.AppendUint32(nil, uint32(size))
-	dict = append(dict, bytes.Repeat([]byte{'x'}, size)...)
-	run := binary.AppendUvarint([]byte{0}, uint64(rows)<<1)
-	s := pqtest.Chunk{Meta: format.ColumnMetaData{Type: format.ByteArray, PathInSchema: []string{"s"}, Codec: format.Uncompressed,
-		NumValues: int64(rows), Encoding: []format.Encoding{format.Plain, format.RLEDictionary}},
-		Pages: []pqtest.Page{
-			{Header: format.PageHeader{Type: format.DictionaryPage, DictionaryPageHeader: thrift.New(format.DictionaryPageHeader{NumValues: 1, Encoding: format.Plain})}, Body: dict},
-			{Header: format.PageHeader{Type: format.DataPage, DataPageHeader: thrift.New(format.DataPageHeader{NumValues: int32(rows), Encoding: format.RLEDictionary})}, Body: run},
-		}}
-	return pqtest.File([]format.SchemaElement{root(2), required("id", format.Int64), required("s", format.ByteArray)},
-		[]pqtest.RowGroup{{Rows: int64(rows), Chunks: []pqtest.Chunk{int64Column("id", ids), s}}})
-}
-
-// zstdFile returns a table of cols BYTE_ARRAY columns, each one zstd page holding one value
-// of size zero bytes, in groups row groups of one row.
-func zstdFile(t testing.TB, cols, groups, size int) []byte {
-	enc, err := zstd.NewWriter(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enc.Close()
-	plain := binary.LittleEndian.AppendUint32(nil, uint32(size))
-	plain = append(plain, make([]byte, size)...)
-	body := enc.EncodeAll(plain, nil)
-	schema := []format.SchemaElement{root(cols)}
-	for c := range cols {
-		schema = append(schema, required(fmt.Sprintf("b%d", c), format.ByteArray))
-	}
-	var rgs []pqtest.RowGroup
-	for range groups {
-		var chunks []pqtest.Chunk
-		for c := range cols {
-			p := plainPage(1, body)
-			p.Header.UncompressedPageSize = int32(len(plain))
-			chunks = append(chunks, pqtest.Chunk{Meta: format.ColumnMetaData{Type: format.ByteArray, PathInSchema: []string{fmt.Sprintf("b%d", c)},
-				Codec: format.Zstd, NumValues: 1, Encoding: []format.Encoding{format.Plain}}, Pages: []pqtest.Page{p}})
-		}
-		rgs = append(rgs, pqtest.RowGroup{Rows: 1, Chunks: chunks})
-	}
-	return pqtest.File(schema, rgs)
-}
-
-// manyGroupsFile returns a table {x INT64} of groups one-row row groups (x = the row).
-func manyGroupsFile(groups int) []byte {
-	rgs := make([]pqtest.RowGroup, groups)
-	for i := range rgs {
-		rgs[i] = pqtest.RowGroup{Rows: 1, Chunks: []pqtest.Chunk{int64Column("x", []int64{int64(i)})}}
-	}
-	return pqtest.File([]format.SchemaElement{root(1), required("x", format.Int64)}, rgs)
 }
 
 // runAll runs a source over one in-memory file and calls check for each sample.
@@ -150,7 +50,7 @@ func runAll(t testing.TB, data []byte, cols []Column, opt Options, check func(sa
 // library allocates for the claim.
 func TestHostilePagesRefused(t *testing.T) {
 	const max = 1<<31 - 1
-	schema := []format.SchemaElement{root(1), required("x", format.Int64)}
+	schema := []format.SchemaElement{pqtest.Root(1), pqtest.Required("x", format.Int64)}
 	dictChunk := func(dictValues int32, pageValues int32, body []byte, chunkValues int64) pqtest.Chunk {
 		return pqtest.Chunk{Meta: format.ColumnMetaData{Type: format.Int64, PathInSchema: []string{"x"}, Codec: format.Uncompressed, NumValues: chunkValues},
 			Pages: []pqtest.Page{
@@ -205,7 +105,7 @@ func TestInputFIFO(t *testing.T) {
 // footer says is the heaviest (here the id column).
 func TestBatchBudgetAllColumns(t *testing.T) {
 	const rows, size, budget = 8000, 32 << 10, 256 << 10
-	data := dictFile(rows, size)
+	data := pqtest.Dict(rows, size)
 	open := memOpener(map[string][]byte{"dict.parquet": data})
 	src, err := NewFiles([]string{"dict.parquet"}, []Column{{Name: "id", Path: "id"}, {Name: "s", Path: "s"}},
 		Options{Workers: 1, BatchBytes: budget, Open: open})
@@ -238,13 +138,13 @@ func TestBatchBudgetAllColumns(t *testing.T) {
 func TestPagesInFlight(t *testing.T) {
 	const size = 1 << 20
 	cols := []Column{{Name: "b0", Path: "b0"}, {Name: "b1", Path: "b1"}, {Name: "b2", Path: "b2"}, {Name: "b3", Path: "b3"}}
-	err := runAll(t, zstdFile(t, 4, 1, size), cols, Options{Workers: 2, MaxInFlight: 3 * size},
+	err := runAll(t, pqtest.Zstd(4, 1, size), cols, Options{Workers: 2, MaxInFlight: 3 * size},
 		func(sample.Sample) error { return nil })
 	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "MaxInFlight") || !strings.Contains(err.Error(), "row group 0") {
 		t.Fatalf("four 1 MiB pages with a budget of 3 MiB: %v", err)
 	}
 	n := 0
-	err = runAll(t, zstdFile(t, 4, 6, size), cols, Options{Workers: 4, MaxInFlight: 5 * size}, func(s sample.Sample) error {
+	err = runAll(t, pqtest.Zstd(4, 6, size), cols, Options{Workers: 4, MaxInFlight: 9 * size}, func(s sample.Sample) error {
 		if s.Index != int64(n) || len(s.Value("b3").Bytes) != size {
 			return fmt.Errorf("sample %d: index %d, %d bytes", n, s.Index, len(s.Value("b3").Bytes))
 		}
@@ -260,7 +160,7 @@ func TestPagesInFlight(t *testing.T) {
 // the footer's row groups are decoded a window at a time: the heap does not grow with them.
 func TestManyRowGroups(t *testing.T) {
 	const groups = 30000
-	data := manyGroupsFile(groups)
+	data := pqtest.ManyGroups(groups)
 	runtime.GC()
 	var base runtime.MemStats
 	runtime.ReadMemStats(&base)
@@ -292,7 +192,7 @@ func TestManyRowGroups(t *testing.T) {
 // columns (not a read buffer of 256 KiB each), every value in place.
 func TestWideTable(t *testing.T) {
 	const cols, rows = 3000, 50
-	data := wideFile(cols, rows)
+	data := pqtest.Wide(cols, rows)
 	var err error
 	n := 0
 	alloc := allocated(func() {

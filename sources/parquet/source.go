@@ -569,12 +569,16 @@ func (s *Source) readGroup(ctx context.Context, t *task, fly *inflight) (err err
 	var chk pqfile.Checker
 	defer chk.Close()
 	lim := pqfile.Limits{MaxPageSize: s.opt.MaxPageSize}
+	// The page headers first (cheap), then, within the row group's share of the in-flight
+	// budget, the compressed bodies (each decoded once to check its size) and the read.
 	var need int64
-	for _, l := range p.leaves {
+	stats := make([]pqfile.ChunkStats, len(p.leaves))
+	for i, l := range p.leaves {
 		st, err := chk.Chunk(f.blob, &meta[l].MetaData, rgMeta.NumRows, f.schema.Leaves[l].pqLeaf(), lim)
 		if err != nil {
 			return err
 		}
+		stats[i] = st
 		need += st.InFlight
 	}
 	if need > s.opt.MaxInFlight {
@@ -584,6 +588,12 @@ func (s *Source) readGroup(ctx context.Context, t *task, fly *inflight) (err err
 		return err
 	}
 	defer fly.release(need)
+	for i, l := range p.leaves {
+		if err := chk.Bodies(f.blob, &stats[i], f.schema.Leaves[l].pqLeaf(), lim); err != nil {
+			return err
+		}
+	}
+	chk.Close()
 	rg := t.win.PF.RowGroups()[local]
 	want := rg.NumRows()
 	chunks := rg.ColumnChunks()

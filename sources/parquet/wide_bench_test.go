@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/internal/pqfile/pqtest"
 	"github.com/mldf/convert/pipeline"
 )
 
@@ -15,7 +16,7 @@ import (
 // encoders) must cost in proportion to the cells, not to the square of the columns.
 func BenchmarkWideConvert(b *testing.B) {
 	for _, cols := range []int{1000, 4000} {
-		data := wideFile(cols, 200)
+		data := pqtest.Wide(cols, 200)
 		fields := make([]pipeline.Binding, cols)
 		for c := range fields {
 			f, err := encoders.NewInt(fmt.Sprintf("c%d", c))
