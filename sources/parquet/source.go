@@ -475,6 +475,7 @@ func (r *leafReader) take(d *leafData, bb *batchBytes, want, budget int) (int, e
 			} else if e.own != nil {
 				bb.n += len(e.own)
 			}
+			bb.n += entryCost
 			if e.rep == 0 {
 				d.rows = append(d.rows, len(d.ents))
 				got++
