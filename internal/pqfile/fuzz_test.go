@@ -1,6 +1,9 @@
 package pqfile
 
 import (
+	"bytes"
+
+	"github.com/mldf/convert/internal/pqfile/pqtest"
 	"testing"
 
 	"github.com/parquet-go/parquet-go/encoding/thrift"
@@ -23,5 +26,22 @@ func FuzzThriftSize(f *testing.F) {
 		}
 		var h format.PageHeader
 		_ = thrift.Unmarshal(&thrift.CompactProtocol{}, b[:n], &h)
+	})
+}
+
+// FuzzOpen: Open and the page checks never panic or hang on arbitrary bytes (seeded with
+// the hostile files of the tests and with a footer's bytes behind PAR1).
+func FuzzOpen(f *testing.F) {
+	for _, b := range hostilePages() {
+		f.Add(b)
+	}
+	f.Add(pqtest.File(deepSchema(70), nil))
+	f.Add(pqtest.File(int64Schema, []pqtest.RowGroup{{Rows: 2, Chunks: []pqtest.Chunk{int64Chunk(1, 2)}}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		pf, err := Open(bytes.NewReader(b), int64(len(b)), "fuzz.parquet")
+		if err != nil {
+			return
+		}
+		_ = pf.CheckPages(Limits{MaxPageSize: 1 << 20})
 	})
 }

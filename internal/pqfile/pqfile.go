@@ -224,17 +224,13 @@ func (f *File) Window(i int) (*Window, error) {
 	}
 }
 
-// WindowStart returns the first row group of the window holding row group i, and the end of
-// that window.
-func (f *File) WindowStart(i int) (lo, hi int) {
-	lo = 0
-	for {
-		hi = f.windowEnd(lo)
-		if i < hi || hi >= f.NumRowGroups() {
-			return lo, hi
-		}
-		lo = hi
+// Next returns the window after w (nil, nil after the last), without searching for it.
+func (f *File) Next(w *Window) (*Window, error) {
+	lo := w.First + len(w.PF.RowGroups())
+	if lo >= f.NumRowGroups() {
+		return nil, nil
 	}
+	return f.open(lo)
 }
 
 // open decodes the window starting at row group lo and checks its column chunks.

@@ -369,10 +369,17 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 			}
 			var win *pqfile.Window
 			for i := range groups {
-				if win == nil || i >= win.First+len(win.PF.RowGroups()) {
-					if win, err = f.pqf.Window(i); err != nil {
-						return err
-					}
+				switch {
+				case win == nil:
+					win, err = f.pqf.Window(i)
+				case i >= win.First+len(win.PF.RowGroups()):
+					win, err = f.pqf.Next(win)
+				}
+				if err == nil && win == nil {
+					err = fmt.Errorf("%w: %s: no window holds row group %d", ErrCorrupt, in.Path, i)
+				}
+				if err != nil {
+					return err
 				}
 				t := &task{f: ref, win: win, rg: i, seq: seq, firstRow: row, last: i == groups-1, out: make(chan *batch, 1)}
 				seq++
