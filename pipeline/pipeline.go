@@ -695,10 +695,16 @@ func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *
 			se = &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Field: field, Reason: "panic", Err: fmt.Errorf("encoder panicked: %v", p)}
 		}
 	}()
+	next := 0 // sources emit their columns in the order of the fields: look there first
 	for f, b := range r.cfg.Fields {
 		field = b.Field.Name()
 		meta := row[r.offs[f] : r.offs[f]+r.sizes[f]]
-		v, ok := s.Get(b.Column)
+		var v sample.Value
+		i := s.Find(b.Column, next)
+		ok := i >= 0
+		if ok {
+			v, next = s.Values[i].Value, i+1
+		}
 		if !ok || v.Kind == sample.KindNone {
 			if b.Optional {
 				continue

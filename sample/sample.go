@@ -100,6 +100,22 @@ func (s *Sample) Get(name string) (Value, bool) {
 	return Value{}, false
 }
 
+// Find returns the index of the column named name, or -1, looking at column hint first. A
+// caller that looks up many columns in the order a source emits them passes the index after
+// the last one found, so that finding every column of a wide sample takes time linear in
+// its columns, not quadratic.
+func (s *Sample) Find(name string, hint int) int {
+	if hint >= 0 && hint < len(s.Values) && s.Values[hint].Name == name {
+		return hint
+	}
+	for i := range s.Values {
+		if s.Values[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
 // Value returns the value of the column named name, or the zero Value (KindNone).
 func (s *Sample) Value(name string) Value {
 	v, _ := s.Get(name)

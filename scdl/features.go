@@ -16,6 +16,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/snappy"
 	"github.com/parquet-go/parquet-go/encoding"
 
+	"github.com/mldf/convert/internal/pqfile"
 	"github.com/mldf/convert/pagewriter"
 )
 
@@ -265,19 +266,12 @@ type Table struct {
 
 // readTable reads a whole parquet feature table (small tables: a var block, or a test's).
 func readTable(path string) (*Table, error) {
-	f, err := os.Open(path)
+	pt, f, err := pqfile.OpenPath(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	pf, err := parquet.OpenFile(f, fi.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
+	pf := pt.PF()
 	t := &Table{Rows: pf.NumRows()}
 	fields := pf.Schema().Fields()
 	for _, fd := range fields {

@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/mldf/convert/internal/pqfile"
 )
 
 // ArchiveInput is an SCDL archive read as an Input: its cells in order, its obs columns (the
@@ -100,20 +102,11 @@ func (a *ArchiveInput) table(i int) (*parquet.File, error) {
 	if t, ok := a.tables[i]; ok {
 		return t, nil
 	}
-	f, err := os.Open(a.r.Obs.Blocks[i].File)
+	pt, f, err := pqfile.OpenPath(a.r.Obs.Blocks[i].File)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	t, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", a.r.Obs.Blocks[i].File, err)
-	}
+	t := pt.PF()
 	a.files = append(a.files, f)
 	a.tables[i] = t
 	return t, nil

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/mldf/convert/internal/pqfile"
 )
 
 // Reader reads an SCDL archive (MEMMAP_V0 backend). Open checks the header and everything
@@ -255,19 +257,12 @@ func (r *Reader) openIndex(fi FeatureIndexInfo) (*FeatureIndex, error) {
 }
 
 func tableInfo(path string) (int64, []ColumnSpec, error) {
-	f, err := os.Open(path)
+	t, f, err := pqfile.OpenPath(path)
 	if err != nil {
 		return 0, nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, nil, err
-	}
-	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
-	if err != nil {
-		return 0, nil, err
-	}
+	pf := t.PF()
 	var specs []ColumnSpec
 	for _, fd := range pf.Schema().Fields() {
 		k := KindString

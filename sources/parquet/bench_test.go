@@ -11,6 +11,7 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/snappy"
 
+	"github.com/mldf/convert/internal/pqfile/pqtest"
 	"github.com/mldf/convert/sample"
 )
 
@@ -110,6 +111,18 @@ func BenchmarkText(b *testing.B) {
 	for _, w := range []int{1, 2} {
 		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
 			benchRun(b, data, []Column{{Name: "text", Path: "text"}, {Name: "id", Path: "id"}}, w, total)
+		})
+	}
+}
+
+// BenchmarkWide reads a table of thousands of INT64 columns and 200 rows, every column
+// mapped: the cost per cell must not grow with the number of columns.
+func BenchmarkWide(b *testing.B) {
+	for _, cols := range []int{1000, 4000} {
+		data := pqtest.Wide(cols, 200)
+		b.Run(fmt.Sprintf("columns=%d", cols), func(b *testing.B) {
+			benchRun(b, data, wideColumns(cols), 2, int64(len(data)))
+			b.ReportMetric(float64(cols*200)*float64(b.N)/b.Elapsed().Seconds(), "cells/s")
 		})
 	}
 }

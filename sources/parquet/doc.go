@@ -21,15 +21,18 @@
 //
 // # Bounds and bad input
 //
-// The footer is walked before it is decoded (no length it claims may exceed its bytes); each
-// column chunk must lie in the file and use a supported codec. Before a row group is read, the
-// page headers of its chunks are read and checked (pages inside the chunk, sizes the codec
-// allows, at most Options.MaxPageSize uncompressed, value counts as declared, PLAIN data long
-// enough), and each compressed body must decode to the size its header declares without
+// Files are opened through the repository's one guarded Parquet opener (internal/pqfile):
+// the footer is walked in its raw bytes before it is decoded (no length it claims may exceed
+// its bytes, the schema at most 64 deep), its row groups are decoded a window at a time, and
+// each column chunk must lie in the file and use a supported codec. Before a row group is
+// read, the page headers of its chunks are read and checked (pages inside the chunk, sizes the
+// codec allows, at most Options.MaxPageSize uncompressed, value counts the page's bytes and the
+// row group can hold, PLAIN data long enough); then, within the row group's share of
+// Options.MaxInFlight, each compressed body must decode to the size its header declares without
 // producing more. A panic of the library becomes an error. File-level problems fail New (the
 // footer, the columns) or Run (pages), naming the file, row group and row; a value that cannot
 // be converted makes its sample an error (RowError) for the error policy. Encrypted files, the
-// deprecated LZ4 codec, columns in other files and pages larger than MaxPageSize are
+// deprecated LZ4 codec, columns in other files and pages or row groups beyond the limits are
 // ErrUnsupported, naming the feature.
 //
 // Inputs are opened through an Opener (ReadAt and a size), so object storage can plug in.

@@ -3,6 +3,8 @@ package parquet
 import (
 	"errors"
 	"fmt"
+
+	"github.com/mldf/convert/internal/pqfile"
 )
 
 // Errors. Each is wrapped with the file and, where it applies, the row group, row and column.
@@ -11,10 +13,10 @@ var (
 	ErrNoFiles = errors.New("parquet: no input files")
 	// ErrCorrupt means the file is not valid Parquet: a truncated file, a bad footer, a page
 	// that does not decode or fails its checksum, levels that contradict the schema.
-	ErrCorrupt = errors.New("parquet: corrupt file")
+	ErrCorrupt = pqfile.ErrCorrupt
 	// ErrUnsupported means valid Parquet that this reader does not read (encryption, a
 	// deprecated codec, a column type with no sample value); the message names the feature.
-	ErrUnsupported = errors.New("parquet: unsupported")
+	ErrUnsupported = pqfile.ErrUnsupported
 	// ErrColumn means a configured column is not in the file's schema, or cannot be read as
 	// asked (a list of strings as an array of numbers).
 	ErrColumn = errors.New("parquet: unusable column")

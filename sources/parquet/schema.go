@@ -6,10 +6,15 @@ import (
 
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/mldf/convert/internal/pqfile"
 )
 
 // maxDepth bounds the nesting of a schema (a corrupt footer could describe any tree).
 const maxDepth = 64
+
+// indexChildren is the number of children from which a group indexes them by name.
+const indexChildren = 16
 
 // Node is one element of a file's schema: a group (struct, list, map) or a leaf column.
 type Node struct {
@@ -17,6 +22,7 @@ type Node struct {
 	Path     string // dotted path from the root, e.g. "image.bytes"
 	Children []*Node
 	Parent   *Node
+	byName   map[string]*Node // the children by name, for a group of many
 
 	repetition format.FieldRepetitionType
 	leaf       bool
@@ -33,6 +39,11 @@ type Node struct {
 	maxDef, maxRep int // levels of this node (counting itself)
 }
 
+// pqLeaf describes a leaf for the page checks.
+func (n *Node) pqLeaf() pqfile.Leaf {
+	return pqfile.Leaf{Path: n.Path, MaxDef: n.maxDef, MaxRep: n.maxRep, Type: n.phys, TypeLen: n.typeLen}
+}
+
 // Leaf reports whether n is a primitive column.
 func (n *Node) Leaf() bool { return n.leaf }
 
@@ -44,6 +55,9 @@ func (n *Node) Optional() bool { return n.repetition == format.Optional }
 
 // Child returns n's child called name, or nil.
 func (n *Node) Child(name string) *Node {
+	if n.byName != nil {
+		return n.byName[name]
+	}
 	for _, c := range n.Children {
 		if c.Name == name {
 			return c
@@ -203,6 +217,13 @@ func buildSchema(elems []format.SchemaElement) (*Schema, error) {
 				n.Children = append(n.Children, c)
 			}
 			n.endLeaf = len(s.Leaves)
+			if len(n.Children) > indexChildren {
+				// A wide table: looking its columns up one by one must not be quadratic.
+				n.byName = make(map[string]*Node, len(n.Children))
+				for i := len(n.Children) - 1; i >= 0; i-- { // the first of a name wins
+					n.byName[n.Children[i].Name] = n.Children[i]
+				}
+			}
 			if parent != nil && n.endLeaf == n.firstLeaf {
 				return nil, fmt.Errorf("%w: group %q has no columns", ErrUnsupported, n.Path)
 			}

@@ -12,6 +12,7 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mldf/convert/internal/pqfile"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
@@ -53,7 +54,8 @@ type Column struct {
 const (
 	DefaultBatchRows   = 1024
 	DefaultBatchBytes  = 8 << 20
-	DefaultMaxPageSize = 256 << 20
+	DefaultMaxPageSize = pqfile.DefaultMaxPageSize
+	DefaultMaxInFlight = 512 << 20
 	// maxRowValues bounds the values of one row of one column (a list of 16 M elements).
 	maxRowValues = 1 << 24
 )
@@ -71,6 +73,11 @@ type Options struct {
 	// MaxPageSize bounds the uncompressed size of one page (0: DefaultMaxPageSize); a larger
 	// page is an ErrUnsupported error rather than an allocation that size.
 	MaxPageSize int64
+	// MaxInFlight bounds the pages held decoded at once, by all the row groups being read
+	// (0: DefaultMaxInFlight): the dictionary and the largest page, compressed and not, of
+	// each column read. Row groups wait for their share; one that needs more alone is an
+	// ErrUnsupported error.
+	MaxInFlight int64
 }
 
 // Source is a sources.Source over Parquet files: one sample per row, in file order, then
@@ -145,6 +152,9 @@ func NewFiles(files []string, cols []Column, opt Options) (*Source, error) {
 	if opt.MaxPageSize <= 0 {
 		opt.MaxPageSize = DefaultMaxPageSize
 	}
+	if opt.MaxInFlight <= 0 {
+		opt.MaxInFlight = DefaultMaxInFlight
+	}
 	s := &Source{cols: cols, opt: opt}
 	for _, name := range files {
 		f, err := openFile(opt.Open, name)
@@ -160,9 +170,9 @@ func NewFiles(files []string, cols []Column, opt Options) (*Source, error) {
 			s.schema, s.meta = f.schema, f.meta
 		}
 		s.inputs = append(s.inputs, sources.Input{Path: name, Size: f.blob.Size()})
-		s.groups = append(s.groups, len(f.pf.RowGroups()))
-		for _, rg := range f.pf.Metadata().RowGroups {
-			s.rows += rg.NumRows
+		s.groups = append(s.groups, f.pqf.NumRowGroups())
+		for i := range f.pqf.NumRowGroups() {
+			s.rows += f.pqf.RowGroupRows(i)
 		}
 		f.close()
 	}
@@ -289,7 +299,9 @@ func BinaryStruct(n *Node) (*Node, bool) {
 // task is one row group, read by a worker into batches the emitter takes in order.
 type task struct {
 	f        *openRef
+	win      *pqfile.Window // the decoded footer of the row groups around it
 	rg       int
+	seq      int64 // the task's number in the run: the in-flight budget is taken in order
 	firstRow int64 // the row number of its first row within the file
 	last     bool  // the file's last row group: the emitter releases the file after it
 	out      chan *batch
@@ -326,6 +338,8 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 	order := make(chan *task, s.opt.Workers+1)
 	var opened []*openRef
 	var mu sync.Mutex
+	fly := newInflight(s.opt.MaxInFlight)
+	var seq int64
 	defer func() {
 		for _, o := range opened {
 			o.release()
@@ -349,13 +363,27 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 			opened = append(opened, ref)
 			mu.Unlock()
 			var row int64
-			groups := f.pf.Metadata().RowGroups
-			if len(groups) == 0 {
+			groups := f.pqf.NumRowGroups()
+			if groups == 0 {
 				ref.release()
 			}
+			var win *pqfile.Window
 			for i := range groups {
-				t := &task{f: ref, rg: i, firstRow: row, last: i == len(groups)-1, out: make(chan *batch, 1)}
-				row += groups[i].NumRows
+				switch {
+				case win == nil:
+					win, err = f.pqf.Window(i)
+				case i >= win.First+len(win.PF.RowGroups()):
+					win, err = f.pqf.Next(win)
+				}
+				if err == nil && win == nil {
+					err = fmt.Errorf("%w: %s: no window holds row group %d", ErrCorrupt, in.Path, i)
+				}
+				if err != nil {
+					return err
+				}
+				t := &task{f: ref, win: win, rg: i, seq: seq, firstRow: row, last: i == groups-1, out: make(chan *batch, 1)}
+				seq++
+				row += f.pqf.RowGroupRows(i)
 				select {
 				case order <- t:
 				case <-gctx.Done():
@@ -373,7 +401,7 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 	for range s.opt.Workers {
 		g.Go(func() error {
 			for t := range work {
-				err := s.readGroup(gctx, t)
+				err := s.readGroup(gctx, t, fly)
 				close(t.out)
 				if err != nil {
 					return err
@@ -454,6 +482,7 @@ func (r *leafReader) take(d *leafData, bb *batchBytes, want, budget int) (int, e
 			} else if e.own != nil {
 				bb.n += len(e.own)
 			}
+			bb.n += entryCost
 			if e.rep == 0 {
 				d.rows = append(d.rows, len(d.ents))
 				got++
@@ -529,8 +558,9 @@ func (r *leafReader) keep(ents []entry, b []byte) {
 	r.cbuf = append(r.cbuf[:0], b...)
 }
 
-// readGroup reads row group t.rg of t's file into batches of samples sent to t.out.
-func (s *Source) readGroup(ctx context.Context, t *task) (err error) {
+// readGroup reads row group t.rg of t's file into batches of samples sent to t.out, once its
+// pages fit in the in-flight budget.
+func (s *Source) readGroup(ctx context.Context, t *task, fly *inflight) (err error) {
 	f, p := t.f, t.f.plan
 	row := t.firstRow
 	defer func() {
@@ -541,24 +571,41 @@ func (s *Source) readGroup(ctx context.Context, t *task) (err error) {
 			err = fmt.Errorf("%s: row group %d, row %d: %w", f.name, t.rg, row, err)
 		}
 	}()
-	chk := &bodyChecker{}
-	defer chk.close()
-	for _, l := range p.leaves {
-		if err := f.checkChunk(chk, t.rg, f.schema.Leaves[l], s.opt.MaxPageSize); err != nil {
+	local := t.rg - t.win.First
+	rgMeta := &t.win.PF.Metadata().RowGroups[local]
+	meta := rgMeta.Columns
+	var chk pqfile.Checker
+	defer chk.Close()
+	lim := pqfile.Limits{MaxPageSize: s.opt.MaxPageSize}
+	// The page headers first (cheap), then, within the row group's share of the in-flight
+	// budget, the compressed bodies (each decoded once to check its size) and the read.
+	var need int64
+	stats := make([]pqfile.ChunkStats, len(p.leaves))
+	for i, l := range p.leaves {
+		st, err := chk.Chunk(f.blob, &meta[l].MetaData, rgMeta.NumRows, f.schema.Leaves[l].pqLeaf(), lim)
+		if err != nil {
+			return err
+		}
+		stats[i] = st
+		need += st.InFlight
+	}
+	if need > s.opt.MaxInFlight {
+		return fmt.Errorf("%w: its pages need %d bytes in memory at once, more than the limit of %d (Options.MaxInFlight)", ErrUnsupported, need, s.opt.MaxInFlight)
+	}
+	if err := fly.acquire(ctx, t.seq, need); err != nil {
+		return err
+	}
+	defer fly.release(need)
+	for i, l := range p.leaves {
+		if err := chk.Bodies(f.blob, &stats[i], f.schema.Leaves[l].pqLeaf(), lim); err != nil {
 			return err
 		}
 	}
-	rg := f.pf.RowGroups()[t.rg]
+	chk.Close()
+	rg := t.win.PF.RowGroups()[local]
 	want := rg.NumRows()
 	chunks := rg.ColumnChunks()
-	// The heaviest column (the images) is read first: it decides where a batch ends.
-	leaves := append([]int(nil), p.leaves...)
-	meta := f.pf.Metadata().RowGroups[t.rg].Columns
-	for i, l := range leaves {
-		if meta[l].MetaData.TotalUncompressedSize > meta[leaves[0]].MetaData.TotalUncompressedSize {
-			leaves[0], leaves[i] = leaves[i], leaves[0]
-		}
-	}
+	leaves := p.leaves
 	readers := make([]*leafReader, len(leaves))
 	for i, l := range leaves {
 		readers[i] = &leafReader{node: f.schema.Leaves[l], vr: pq.NewColumnChunkValueReader(chunks[l]), buf: make([]pq.Value, 64)}
@@ -575,12 +622,13 @@ func (s *Source) readGroup(ctx context.Context, t *task) (err error) {
 	// uncompressed size (bounded by the batch budget): values are copied once, not regrown.
 	hint := 0
 	for _, l := range p.leaves {
-		c := f.pf.Metadata().RowGroups[t.rg].Columns[l].MetaData
+		c := meta[l].MetaData
 		if c.NumValues > 0 && c.TotalUncompressedSize/c.NumValues < ownSize { // small values: in the arena
 			hint += int(min(c.TotalUncompressedSize, int64(s.opt.BatchBytes)))
 		}
 	}
 	hint = min(hint, s.opt.BatchBytes)
+	var perRow int64 // bytes per row of the last batch
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -590,23 +638,43 @@ func (s *Source) readGroup(ctx context.Context, t *task) (err error) {
 		for _, l := range leaves {
 			data[l] = &leafData{}
 		}
-		k, err := readers[0].take(data[leaves[0]], bb, s.opt.BatchRows, s.opt.BatchBytes)
-		if err != nil {
-			return err
-		}
-		for i := 1; i < len(readers); i++ {
-			n, err := readers[i].take(data[leaves[i]], bb, max(k, 1), 0)
-			if err != nil {
-				return err
+		// Every column's rows are taken a step at a time, and the batch ends once the bytes
+		// actually copied out (of all columns: a dictionary-encoded value repeated in every
+		// row counts in every row) reach the budget. A step is as many rows as the budget
+		// left holds at the bytes per row seen so far.
+		k := 0
+		for k < s.opt.BatchRows && (k == 0 || bb.n < s.opt.BatchBytes) {
+			step := s.opt.BatchRows - k
+			switch {
+			case k > 0 && bb.n > 0:
+				step = min(step, max(1, int((int64(s.opt.BatchBytes)-int64(bb.n))*int64(k)/int64(bb.n))))
+			case k == 0 && perRow > 0:
+				step = min(step, max(1, int(int64(s.opt.BatchBytes)/perRow)))
+			case k == 0:
+				step = 1
 			}
-			if n != k {
-				return fmt.Errorf("%w: column %q has %d rows where column %q has %d", ErrCorrupt,
-					readers[i].node.Path, done+int64(n), readers[0].node.Path, done+int64(k))
+			n0 := 0
+			for i, r := range readers {
+				n, err := r.take(data[leaves[i]], bb, step, 0)
+				if err != nil {
+					return err
+				}
+				if i == 0 {
+					n0 = n
+				} else if n != n0 {
+					return fmt.Errorf("%w: column %q has %d rows where column %q has %d", ErrCorrupt,
+						r.node.Path, done+int64(k+n), readers[0].node.Path, done+int64(k+n0))
+				}
 			}
+			if n0 == 0 {
+				break
+			}
+			k += n0
 		}
 		if k == 0 {
 			break
 		}
+		perRow = max(1, int64(bb.n)/int64(k))
 		hint = min(len(bb.arena), 4*s.opt.BatchBytes)
 		w.data, w.arena = data, bb.arena
 		b := &batch{samples: s.samples(f, p, w, t.rg, row, k)}
@@ -725,4 +793,53 @@ func leafValue(w *walker, n *Node, i int) (sample.Value, bool, error) {
 	}
 	v, err := scalar(n, e, w.arena)
 	return v, err == nil, err
+}
+
+// inflight is the budget of decoded page bytes shared by the row groups being read. It is
+// taken in task order, so that a later row group never holds the budget an earlier one (that
+// the emitter waits for) needs; one row group alone may always take it.
+type inflight struct {
+	mu    sync.Mutex
+	limit int64
+	used  int64
+	next  int64 // the number of the next task to take its share
+	wake  chan struct{}
+}
+
+func newInflight(limit int64) *inflight {
+	return &inflight{limit: limit, wake: make(chan struct{})}
+}
+
+// acquire waits for task seq's turn and for n bytes of the budget.
+func (q *inflight) acquire(ctx context.Context, seq, n int64) error {
+	for {
+		q.mu.Lock()
+		if q.next == seq && (q.used == 0 || q.used+n <= q.limit) {
+			q.used += n
+			q.next++
+			q.broadcast()
+			q.mu.Unlock()
+			return nil
+		}
+		wake := q.wake
+		q.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// release returns n bytes to the budget.
+func (q *inflight) release(n int64) {
+	q.mu.Lock()
+	q.used -= n
+	q.broadcast()
+	q.mu.Unlock()
+}
+
+func (q *inflight) broadcast() {
+	close(q.wake)
+	q.wake = make(chan struct{})
 }

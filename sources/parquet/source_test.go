@@ -350,24 +350,9 @@ func TestBatchesBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := &openRef{}
-	f, err := openFile(open, "big.parquet")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.close()
-	ref.file = f
-	if ref.plan, err = newPlan(f.schema, src.cols); err != nil {
-		t.Fatal(err)
-	}
-	task := &task{f: ref, rg: 0, out: make(chan *batch, 100)}
-	if err := src.readGroup(context.Background(), task); err != nil {
-		t.Fatal(err)
-	}
-	close(task.out)
-	n, batches := 0, 0
-	for b := range task.out {
-		batches++
+	batches := readGroupBatches(t, src, open, "big.parquet", 0)
+	n := 0
+	for _, b := range batches {
 		var size int
 		for _, s := range b.samples {
 			if v := s.Value("image"); len(v.Bytes) != 60000 || v.Bytes[0] != byte(n) || s.Value("label").Int != int64(n) {
@@ -380,9 +365,49 @@ func TestBatchesBounded(t *testing.T) {
 			t.Errorf("a batch of %d bytes, the budget is 200000", size)
 		}
 	}
-	if n != 50 || batches < 10 {
-		t.Fatalf("%d rows in %d batches", n, batches)
+	if n != 50 || len(batches) < 10 {
+		t.Fatalf("%d rows in %d batches", n, len(batches))
 	}
+}
+
+// readGroupEach reads row group rg of file name with src's columns and options, and calls
+// each with its batches as they come.
+func readGroupEach(t *testing.T, src *Source, open Opener, name string, rg int, each func(*batch)) {
+	t.Helper()
+	f, err := openFile(open, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.close()
+	ref := &openRef{file: f}
+	if ref.plan, err = newPlan(f.schema, src.cols); err != nil {
+		t.Fatal(err)
+	}
+	win, err := f.pqf.Window(rg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan *batch, 1)
+	task := &task{f: ref, win: win, rg: rg, out: out}
+	errc := make(chan error, 1)
+	go func() {
+		errc <- src.readGroup(context.Background(), task, newInflight(src.opt.MaxInFlight))
+		close(out)
+	}()
+	for b := range out {
+		each(b)
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readGroupBatches is readGroupEach returning the batches.
+func readGroupBatches(t *testing.T, src *Source, open Opener, name string, rg int) []*batch {
+	t.Helper()
+	var bs []*batch
+	readGroupEach(t, src, open, name, rg, func(b *batch) { bs = append(bs, b) })
+	return bs
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

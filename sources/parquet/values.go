@@ -28,6 +28,11 @@ type entry struct {
 	own      []byte // or the bytes, when large
 }
 
+// entryCost is what one value costs a batch besides its bytes: its entry, and its column in
+// the sample (counted against the batch budget, so that a batch of a table of thousands of
+// numeric columns is bounded too).
+const entryCost = 128
+
 // ownSize is the size from which a value gets its own allocation.
 const ownSize = 32 << 10
 
@@ -40,7 +45,7 @@ func (e *entry) bytesOf(arena []byte) []byte {
 }
 
 // batchBytes is where a batch's byte values go: a shared arena for small ones, and the
-// count of all their bytes (the batch budget).
+// count of all their bytes and of entryCost per value (the batch budget).
 type batchBytes struct {
 	arena []byte
 	n     int
@@ -61,6 +66,7 @@ func (bb *batchBytes) add(e *entry, b []byte) {
 // appendEntry converts v (valid until the next read of its column) to an entry, copying its
 // bytes into bb.
 func appendEntry(ents []entry, bb *batchBytes, v pq.Value) []entry {
+	bb.n += entryCost
 	e := entry{rep: uint8(v.RepetitionLevel()), def: uint8(v.DefinitionLevel())}
 	if v.IsNull() {
 		e.null = true

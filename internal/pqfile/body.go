@@ -1,4 +1,4 @@
-package parquet
+package pqfile
 
 import (
 	"bytes"
@@ -25,7 +25,9 @@ type bodyChecker struct {
 func (c *bodyChecker) close() {
 	if c.zstd != nil {
 		c.zstd.Close()
+		c.zstd = nil
 	}
+	c.buf = nil
 }
 
 // check verifies that body, compressed with codec, decodes to exactly want bytes.
