@@ -55,7 +55,7 @@ func checkInputs(ctx context.Context, r *Recipe, src sources.Source) error {
 	}
 	empty := func(what string) {
 		if !r.AllowEmpty {
-			c.add(inLine, "source.%s: %s: nothing to convert (set allow_empty: true to write an empty output)", inKey, what)
+			c.add(inLine, "source.%s: nothing to convert: %s (allow_empty: true accepts an empty input)", inKey, what)
 		}
 	}
 	if cl, ok := src.(columnLister); ok {

@@ -51,10 +51,10 @@ func TestInputsAndColumnsChecked(t *testing.T) {
 		src   string
 		want  string // "" = valid
 	}{
-		{"empty folder", map[string]string{"data/.keep": ""}, images + "output: o.mldf\n", "line 3: source.path: no samples found: nothing to convert (set allow_empty: true"},
+		{"empty folder", map[string]string{"data/.keep": ""}, images + "output: o.mldf\n", "line 3: source.path: nothing to convert: no samples found (allow_empty: true"},
 		{"empty folder allowed", map[string]string{"data/.keep": ""}, images + "output: o.mldf\nallow_empty: true\n", ""},
 		{"no class folders", map[string]string{"data/a.jpg": "x", "data/b.jpg": "x"}, images + "  - name: label\n    type: int\noutput: o.mldf\n",
-			"line 3: source.path: no class subfolders, but 2 files directly in the folder: read them without labels with source.flat: true"},
+			"line 3: source.path: nothing to convert: no class subfolders, but 2 files directly in the folder: read them without labels with source.flat: true"},
 		{"flat", map[string]string{"data/a.jpg": "x"}, strings.Replace(images, "path: data", "path: data\n  flat: true", 1) + "output: o.mldf\n", ""},
 		{"label on flat", map[string]string{"data/a.jpg": "x"}, strings.Replace(images, "path: data", "path: data\n  flat: true", 1) + "  - name: label\n    type: int\noutput: o.mldf\n",
 			`line 8: field "label": from "label": a images source has no such column (its columns: image)`},
@@ -66,7 +66,7 @@ func TestInputsAndColumnsChecked(t *testing.T) {
 		{"jsonl nested key", map[string]string{"data/a.jsonl": "{\"m\": {\"l\": [\"x\"]}}\n"}, jsonl + "    from: m.l.0\noutput: o.mldf\n", ""},
 		{"jsonl alternatives", map[string]string{"data/a.jsonl": "{\"b\": \"x\"}\n"}, jsonl + "    from: a|b\noutput: o.mldf\n", ""},
 		{"jsonl optional key", map[string]string{"data/a.jsonl": "{\"text\": \"x\"}\n"}, jsonl + "    from: txt\n    required: false\noutput: o.mldf\n", ""},
-		{"jsonl empty", map[string]string{"data/a.jsonl": "\n  \n"}, jsonl + "output: o.mldf\n", "line 3: source.inputs: no records in any input: nothing to convert"},
+		{"jsonl empty", map[string]string{"data/a.jsonl": "\n  \n"}, jsonl + "output: o.mldf\n", "line 3: source.inputs: nothing to convert: no records in any input"},
 		{"jsonl empty allowed", map[string]string{"data/a.jsonl": ""}, jsonl + "output: o.mldf\nallow_empty: true\n", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -153,6 +153,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("source: {type: images, path: p}\nfields: [{name: a, type: int}]\noutput: o\n"))
 	f.Add([]byte("fields:\n  - name: ${X:-y}\n    type: image\n    jpeg_quality: 500\n"))
 	f.Add([]byte("page_size: 2MiB\nmax_errors: 5%\n"))
+	f.Add([]byte("base: &b {type: int}\nfields: [{<<: *b, name: a, jpeg_quality: 90.5}, *b]\nworkers: [1]\n"))
+	f.Add([]byte("source: {type: images, path: p, flat: yes, <<: [{x: 1}]}\n? [a]\n: b\nshape: [1, -2]\n"))
+	f.Add([]byte("fields:\n  - name: x\n    type: ndarray\n    shape: [3, 1e3]\n    pad_id: ~\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		r, err := Parse(src, env(map[string]string{"X": "1"}))
 		if err != nil {

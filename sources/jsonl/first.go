@@ -18,30 +18,23 @@ var ErrFirstTooLong = errors.New("jsonl: first record longer than the probe")
 
 // FirstRecord returns the first non-blank line of the source's inputs, in order, and the
 // file it is in, reading no more than it needs (and at most limit bytes of that line, else
-// ErrFirstTooLong); line is nil when no input holds a record. Named pipes are not read (a
-// pipe is read once, by Run): when one is met first, FirstRecord returns nil, its path and no
-// error. validate uses it to know the keys the records have.
+// ErrFirstTooLong); line is nil when no input holds a record. Named pipes and objects in a
+// bucket are not read (a pipe is read once, and an object is fetched by Run with its
+// retries): when one is met first, FirstRecord returns nil, its path and no error. validate uses it to know the keys the records have.
 func (s *Source) FirstRecord(ctx context.Context, limit int) (line []byte, file string, err error) {
 	for _, in := range s.inputs {
-		var rc io.ReadCloser
 		if sources.IsURL(in.Path) {
-			rd, err := s.opt.Store.Open(ctx, in.Path)
-			if err != nil {
-				return nil, in.Path, fmt.Errorf("jsonl: %w", err)
-			}
-			rc = rd
-		} else {
-			f, st, err := inputfile.OpenStream(ctx, sources.LocalPath(in.Path))
-			if err != nil {
-				return nil, in.Path, fmt.Errorf("jsonl: %w", err)
-			}
-			if st.Mode()&fs.ModeNamedPipe != 0 {
-				f.Close()
-				return nil, in.Path, nil
-			}
-			rc = f
+			return nil, in.Path, nil // not fetched twice: Run reads it (with its retries)
 		}
-		r, closeFn, err := open(in.Path, rc)
+		f, st, err := inputfile.OpenStream(ctx, sources.LocalPath(in.Path))
+		if err != nil {
+			return nil, in.Path, fmt.Errorf("jsonl: %w", err)
+		}
+		if st.Mode()&fs.ModeNamedPipe != 0 {
+			f.Close()
+			return nil, in.Path, nil
+		}
+		r, closeFn, err := open(in.Path, f)
 		if err != nil {
 			return nil, in.Path, err
 		}
