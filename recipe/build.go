@@ -87,6 +87,9 @@ func BuildWith(ctx context.Context, r *Recipe, store *objstore.Client) (*Plan, e
 	}
 	p.Slice = [2]int{0, int(p.Inputs.Len())}
 	p.Source = src
+	if err := checkInputs(ctx, r, src); err != nil { // columns.go
+		return nil, err
+	}
 	if r.Shards > 1 {
 		lo, hi, err := sources.SliceList(p.Inputs, r.Shard, r.Shards)
 		if err != nil {

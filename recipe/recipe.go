@@ -9,12 +9,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"reflect"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mldf/convert/internal/inputfile"
+	"github.com/mldf/convert/internal/quote"
 )
 
 // Recipe is one conversion: a source, the fields to write, and run options. Every key has the
@@ -36,8 +40,13 @@ type Recipe struct {
 	Shard     int     `yaml:"shard"`
 	Shards    int     `yaml:"shards"`
 
-	nodes *yaml.Node // for line numbers
-	file  string     // the file Load read
+	// AllowEmpty accepts an input that yields no sample; without it, validate and run
+	// refuse one (an empty folder, a folder of images without class subfolders).
+	AllowEmpty bool `yaml:"allow_empty"`
+
+	keys   map[string]int // the line of every key present, by path ("fields/#2/jpeg_quality")
+	parsed *collector     // the problems found while parsing, reported by Validate
+	file   string         // the file Load read
 }
 
 // File returns the path of the file the recipe was loaded from ("" for a recipe built in
@@ -140,14 +149,22 @@ func ParseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// Problems is every error found in a recipe, each with its line when known.
+// Problems is every error found in a recipe, each with its line when known, in line order:
+// at most MaxProblems of them, then "(and N more)" when there were more.
 type Problems []string
 
+// Error lists the problems, one a line.
 func (p Problems) Error() string {
 	if len(p) == 1 {
 		return p[0]
 	}
-	return fmt.Sprintf("%d problems:\n  %s", len(p), strings.Join(p, "\n  "))
+	n, more := len(p), ""
+	if strings.HasPrefix(p[n-1], moreMark) {
+		var k int
+		fmt.Sscanf(p[n-1], moreMark+"%d", &k)
+		n, more = n-1+k, fmt.Sprintf(" (the first %d by line)", n-1)
+	}
+	return fmt.Sprintf("%d problems%s:\n  %s", n, more, strings.Join(p, "\n  "))
 }
 
 // ErrRecipe is wrapped by every recipe error.
@@ -155,12 +172,17 @@ var ErrRecipe = errors.New("invalid recipe")
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
-// expandEnv replaces ${VAR} and ${VAR:-default}; an unset variable without a default is an
-// error naming its line.
-func expandEnv(src []byte, lookup func(string) (string, bool)) ([]byte, Problems) {
-	var probs Problems
+// expandEnv replaces ${VAR} and ${VAR:-default}; an unset variable without a default is a
+// problem naming its line.
+func expandEnv(src []byte, lookup func(string) (string, bool), probs *collector) []byte {
+	if !bytes.Contains(src, []byte("${")) {
+		return src
+	}
 	lines := bytes.Split(src, []byte("\n"))
 	for i, line := range lines {
+		if !bytes.Contains(line, []byte("${")) {
+			continue
+		}
 		lines[i] = envRef.ReplaceAllFunc(line, func(m []byte) []byte {
 			sub := envRef.FindSubmatch(m)
 			if v, ok := lookup(string(sub[1])); ok {
@@ -169,106 +191,147 @@ func expandEnv(src []byte, lookup func(string) (string, bool)) ([]byte, Problems
 			if sub[2] != nil {
 				return sub[3]
 			}
-			probs = append(probs, fmt.Sprintf("line %d: environment variable %s is not set (use ${%s:-default} for a default)", i+1, sub[1], sub[1]))
+			probs.add(i+1, "environment variable %s is not set (use ${%s:-default} for a default)", quote.S(string(sub[1])), quote.S(string(sub[1])))
 			return m
 		})
 	}
-	return bytes.Join(lines, []byte("\n")), probs
+	return bytes.Join(lines, []byte("\n"))
 }
 
-// Load reads and parses a recipe file. It does not validate; call Validate after applying
-// flag overrides.
+// ErrTooLarge means a recipe file is larger than MaxRecipeBytes.
+var ErrTooLarge = errors.New("recipe too large")
+
+// Load reads and parses a recipe file: a regular file of at most MaxRecipeBytes (a named
+// pipe or a device is refused without blocking). Relative paths in it (source.path,
+// source.inputs, output, rejects, report) are resolved against the recipe's own folder, as
+// docker compose does; URLs and absolute paths are kept. It does not validate: problems of
+// keys and types are kept for Validate, which reports them with every other problem, so call
+// Validate after applying flag overrides (whose paths stay relative to the current folder).
 func Load(path string) (*Recipe, error) {
-	src, err := os.ReadFile(path)
+	src, err := readRecipe(path)
 	if err != nil {
-		return nil, fmt.Errorf("recipe: %w", err)
+		return nil, err
 	}
 	r, err := Parse(src, os.LookupEnv)
 	if err != nil {
-		return nil, fmt.Errorf("recipe %s: %w", path, err)
+		return nil, fmt.Errorf("recipe %s: %w", quote.S(path), err)
 	}
 	r.file = path
+	r.resolvePaths(filepath.Dir(path))
 	return r, nil
 }
 
-// Parse parses recipe YAML, expanding ${VAR} with lookup. Unknown keys and wrong types are all
-// reported at once with their lines.
+// readRecipe reads a recipe file, refusing anything but a regular file of at most
+// MaxRecipeBytes.
+func readRecipe(path string) ([]byte, error) {
+	f, st, err := inputfile.OpenRegular(path)
+	if err != nil {
+		return nil, fmt.Errorf("recipe: %w", err)
+	}
+	defer f.Close()
+	tooLarge := fmt.Errorf("recipe %s: %w: over %s (the limit is %d bytes)", quote.S(path), ErrTooLarge, FormatSize(MaxRecipeBytes), MaxRecipeBytes)
+	if st.Size() > MaxRecipeBytes {
+		return nil, tooLarge
+	}
+	src, err := io.ReadAll(io.LimitReader(f, MaxRecipeBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("recipe: %w", err)
+	}
+	if len(src) > MaxRecipeBytes { // it grew since Stat
+		return nil, tooLarge
+	}
+	return src, nil
+}
+
+// resolvePaths makes the recipe's relative paths relative to dir, the recipe's folder.
+func (r *Recipe) resolvePaths(dir string) {
+	if dir == "" || dir == "." {
+		return
+	}
+	rel := func(p string) string {
+		if p == "" || filepath.IsAbs(p) || hasScheme(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	r.Source.Path = rel(r.Source.Path)
+	for i, in := range r.Source.Inputs {
+		r.Source.Inputs[i] = rel(in)
+	}
+	r.Output, r.Rejects, r.Report = rel(r.Output), rel(r.Rejects), rel(r.Report)
+}
+
+// hasScheme reports whether p is written as a URL (scheme://...): never a local path.
+func hasScheme(p string) bool {
+	return strings.Index(p, "://") > 0
+}
+
+// Parse parses recipe YAML, expanding ${VAR} with lookup. It returns an error only when
+// the text is not a YAML mapping (or is larger than MaxRecipeBytes); unknown keys, values
+// of the wrong type and unset variables are kept, each with its key and line, and reported
+// by Validate together with every other problem.
 func Parse(src []byte, lookup func(string) (string, bool)) (*Recipe, error) {
-	src, probs := expandEnv(src, lookup)
+	if len(src) > MaxRecipeBytes {
+		return nil, fmt.Errorf("%w: %w: %d bytes (the limit is %d)", ErrRecipe, ErrTooLarge, len(src), MaxRecipeBytes)
+	}
+	probs := &collector{}
+	src = expandEnv(src, lookup, probs)
+	if len(src) > MaxRecipeBytes {
+		return nil, fmt.Errorf("%w: %w: %d bytes after expanding ${VAR}s (the limit is %d)", ErrRecipe, ErrTooLarge, len(src), MaxRecipeBytes)
+	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(src, &root); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRecipe, Problems{yamlMessage(err)})
 	}
-	r := &Recipe{nodes: &root}
-	dec := yaml.NewDecoder(bytes.NewReader(src))
-	dec.KnownFields(true)
-	if err := dec.Decode(r); err != nil && !errors.Is(err, io.EOF) {
-		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			for _, e := range te.Errors {
-				probs = append(probs, strings.Replace(e, "not found in type recipe.", "is not a known key of ", 1))
-			}
-		} else {
-			probs = append(probs, yamlMessage(err))
-		}
+	r := &Recipe{keys: map[string]int{}, parsed: probs}
+	if len(root.Content) == 0 {
+		return r, nil // empty: Validate says what is missing
 	}
-	if len(probs) > 0 {
-		sort.SliceStable(probs, func(i, j int) bool { return lineNo(probs[i]) < lineNo(probs[j]) })
-		return nil, fmt.Errorf("%w: %w", ErrRecipe, probs)
+	doc := root.Content[0]
+	for doc.Kind == yaml.AliasNode {
+		doc = doc.Alias
+	}
+	if doc.Kind == yaml.ScalarNode && doc.Tag == "!!null" {
+		return r, nil
+	}
+	if doc.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%w: %w", ErrRecipe, Problems{fmt.Sprintf("line %d: a recipe is a mapping of keys (source, fields, output...), not %s", doc.Line, kindName(doc))})
+	}
+	r.keys[""] = doc.Line
+	d := &decoder{probs: probs, keys: r.keys, budget: 2*countNodes(&root) + 1<<16}
+	d.mapping(doc, reflect.ValueOf(r).Elem(), "", "")
+	if d.exhausted > 0 {
+		return nil, fmt.Errorf("%w: %w", ErrRecipe, Problems{fmt.Sprintf("line %d: the recipe's aliases (*name) expand to more values than a recipe has", d.exhausted)})
 	}
 	return r, nil
 }
 
 func yamlMessage(err error) string { return strings.TrimPrefix(err.Error(), "yaml: ") }
 
-func lineNo(s string) int {
-	var n int
-	if _, err := fmt.Sscanf(s, "line %d:", &n); err != nil {
-		return 1 << 30
-	}
-	return n
-}
-
-// find walks path (mapping keys, or "#i" for a sequence index) and returns the node there and
-// the line of its key; when the path stops early it returns nil and the line of the deepest
-// node it reached.
-func (r *Recipe) find(path ...string) (n *yaml.Node, line int) {
-	if r.nodes == nil || len(r.nodes.Content) == 0 {
-		return nil, 0
-	}
-	n = r.nodes.Content[0]
-	line = n.Line
-	for _, p := range path {
-		var next *yaml.Node
-		switch {
-		case strings.HasPrefix(p, "#") && n.Kind == yaml.SequenceNode:
-			if i, _ := strconv.Atoi(p[1:]); i < len(n.Content) {
-				next, line = n.Content[i], n.Content[i].Line
-			}
-		case n.Kind == yaml.MappingNode:
-			for k := 0; k+1 < len(n.Content); k += 2 {
-				if n.Content[k].Value == p {
-					next, line = n.Content[k+1], n.Content[k].Line
-				}
-			}
-		}
-		if next == nil {
-			return nil, line
-		}
-		n = next
-	}
-	return n, line
-}
-
-// line returns the line of the key at path, or of the deepest part of it that exists (0
-// without YAML, e.g. a recipe built from flags).
+// line returns the line of the key at path (mapping keys, or "#i" for a sequence index),
+// or of the deepest part of it that exists (0 without YAML, e.g. a recipe built from flags).
 func (r *Recipe) line(path ...string) int {
-	_, line := r.find(path...)
-	return line
+	if r.keys == nil {
+		return 0
+	}
+	for n := len(path); n >= 0; n-- {
+		if l, ok := r.keys[strings.Join(path[:n], "/")]; ok {
+			return l
+		}
+	}
+	return 0
 }
 
-// has reports whether the key at path is present in the YAML (as opposed to defaulted).
+// refused reports whether the key at path is present with a value of the wrong type (a
+// problem already reported).
+func (r *Recipe) refused(path ...string) bool {
+	_, ok := r.keys[refusedMark+strings.Join(path, "/")]
+	return ok
+}
+
+// has reports whether the key at path is present in the YAML with a value of its type (as
+// opposed to defaulted).
 func (r *Recipe) has(path ...string) bool {
-	n, _ := r.find(path...)
-	return n != nil
+	_, ok := r.keys[strings.Join(path, "/")]
+	return ok
 }

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pipeline"
@@ -116,14 +116,11 @@ func (r *Recipe) Defaults() {
 // Validate checks the whole recipe and returns every problem found (a Problems error wrapped
 // in ErrRecipe), or nil. Call Defaults first.
 func (r *Recipe) Validate() error {
-	var p Problems
-	add := func(line int, format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		if line > 0 {
-			msg = fmt.Sprintf("line %d: %s", line, msg)
-		}
-		p = append(p, msg)
+	c := &collector{}
+	if r.parsed != nil {
+		c.merge(r.parsed) // unknown keys, wrong types: reported with the rest
 	}
+	add := c.add
 	// in checks a number against its range; 0 (the default, explained by zero) is always
 	// allowed unless zero is "".
 	in := func(line int, key string, v, lo, hi int64, zero string) {
@@ -143,7 +140,7 @@ func (r *Recipe) Validate() error {
 	}
 	oneOf := func(line int, key, v string, choices []string) {
 		if !slices.Contains(choices, v) {
-			add(line, "%s: %q is not one of %s", key, v, strings.Join(choices, ", "))
+			add(line, "%s: %s is not one of %s", key, quote.Q(v), strings.Join(choices, ", "))
 		}
 	}
 
@@ -180,7 +177,7 @@ func (r *Recipe) Validate() error {
 			return
 		}
 		if !l.IsLocal() && !slices.Contains(urlSources, s.Type) {
-			add(line, "%s %q: a %s source reads local files only (sources that read buckets: %s)", key, v, s.Type, strings.Join(urlSources, ", "))
+			add(line, "%s %s: a %s source reads local files only (sources that read buckets: %s)", key, quote.Q(v), s.Type, strings.Join(urlSources, ", "))
 		}
 	}
 	if s.Path != "" {
@@ -215,7 +212,7 @@ func (r *Recipe) Validate() error {
 	if r.Output == "" {
 		add(0, "output is required (in the recipe or as --output)")
 	} else if fi := filepath.Base(r.Output); fi == "." || fi == "/" {
-		add(r.line("output"), "output %q is not a file path", r.Output)
+		add(r.line("output"), "output %s is not a file path", quote.Q(r.Output))
 	}
 	oneOf(r.line("format"), "format", r.Format, []string{"mldf", "beton", "scdl"})
 	ps := int64(r.PageSize)
@@ -242,11 +239,12 @@ func (r *Recipe) Validate() error {
 		add(r.line("fields"), "fields: at least one field is required")
 	}
 	seen := map[string]int{}
+	fieldTypes := strings.Join(sortedKeys(fieldKeys), ", ")
 	for i, f := range r.Fields {
 		at := func(key string) int { return r.line("fields", "#"+strconv.Itoa(i), key) }
 		where := fmt.Sprintf("fields[%d]", i)
 		if f.Name != "" {
-			where = fmt.Sprintf("field %q", f.Name)
+			where = "field " + quote.Q(f.Name)
 		}
 		if err := manifest.ValidateName(f.Name); err != nil {
 			add(at("name"), "%s: %v", where, err)
@@ -257,7 +255,7 @@ func (r *Recipe) Validate() error {
 		}
 		keys, known := fieldKeys[f.Type]
 		if !known {
-			add(at("type"), "%s: type %q is not one of %s", where, f.Type, strings.Join(sortedKeys(fieldKeys), ", "))
+			add(at("type"), "%s: type %s is not one of %s", where, quote.Q(f.Type), fieldTypes)
 			continue
 		}
 		for _, k := range optionKeys {
@@ -288,9 +286,9 @@ func (r *Recipe) Validate() error {
 		case "tokens", "packed":
 			oneOf(at("tokenizer"), where+": tokenizer", f.Tokenizer, Tokenizers)
 			if f.Type == "packed" {
-				if f.SeqLen == 0 {
+				if f.SeqLen == 0 && !r.refused("fields", "#"+strconv.Itoa(i), "seq_len") {
 					add(at("seq_len"), "%s: seq_len is required (1..%d tokens per row)", where, MaxSeqLen)
-				} else {
+				} else if f.SeqLen != 0 {
 					in(at("seq_len"), where+": seq_len", int64(f.SeqLen), 1, MaxSeqLen, "")
 				}
 				oneOf(at("remainder"), where+": remainder", f.Remainder, []string{"drop", "pad"})
@@ -325,7 +323,7 @@ func (r *Recipe) Validate() error {
 		for i, f := range r.Fields {
 			k := jsonKind(f)
 			if prev, ok := kinds[f.From]; ok && prev != k {
-				add(r.line("fields", "#"+strconv.Itoa(i), "from"), "field %q: key %q is read as %s by another field and as %s here", f.Name, f.From, prev, k)
+				add(r.line("fields", "#"+strconv.Itoa(i), "from"), "field %s: key %s is read as %s by another field and as %s here", quote.Q(f.Name), quote.Q(f.From), prev, k)
 			}
 			kinds[f.From] = k
 		}
@@ -336,27 +334,26 @@ func (r *Recipe) Validate() error {
 			case "int", "float", "bytes", "json":
 			case "ndarray":
 				if f.DType == "" || len(f.Shape) == 0 {
-					add(r.line("fields", "#"+strconv.Itoa(i), "type"), "field %q: FFCV .beton needs a fixed shape and dtype for an ndarray", f.Name)
+					add(r.line("fields", "#"+strconv.Itoa(i), "type"), "field %s: FFCV .beton needs a fixed shape and dtype for an ndarray", quote.Q(f.Name))
 				}
 			case "image":
 				if f.Mode == "png" {
-					add(r.line("fields", "#"+strconv.Itoa(i), "mode"), "field %q: FFCV .beton stores images as JPEG or raw RGB: use mode jpeg, smart or raw", f.Name)
+					add(r.line("fields", "#"+strconv.Itoa(i), "mode"), "field %s: FFCV .beton stores images as JPEG or raw RGB: use mode jpeg, smart or raw", quote.Q(f.Name))
 				}
 				if f.Channels != "3" {
-					add(r.line("fields", "#"+strconv.Itoa(i), "channels"), "field %q: FFCV .beton images are 3-channel RGB (channels: 3)", f.Name)
+					add(r.line("fields", "#"+strconv.Itoa(i), "channels"), "field %s: FFCV .beton images are 3-channel RGB (channels: 3)", quote.Q(f.Name))
 				}
 			default:
-				add(r.line("fields", "#"+strconv.Itoa(i), "type"), "field %q: FFCV .beton cannot store a %s field; map it to bytes or json instead", f.Name, f.Type)
+				add(r.line("fields", "#"+strconv.Itoa(i), "type"), "field %s: FFCV .beton cannot store a %s field; map it to bytes or json instead", quote.Q(f.Name), f.Type)
 			}
 			if len(f.Name) > 16 {
-				add(r.line("fields", "#"+strconv.Itoa(i), "name"), "field %q: FFCV .beton field names are at most 16 bytes", f.Name)
+				add(r.line("fields", "#"+strconv.Itoa(i), "name"), "field %s: FFCV .beton field names are at most 16 bytes", quote.Q(f.Name))
 			}
 		}
 	}
 	r.validateCells(add)
-	if len(p) > 0 {
-		sort.SliceStable(p, func(i, j int) bool { return lineNo(p[i]) < lineNo(p[j]) })
-		return fmt.Errorf("%w: %w", ErrRecipe, p)
+	if p := c.problems(); p != nil {
+		return r.problemsError(p)
 	}
 	return nil
 }
@@ -370,13 +367,13 @@ func ParseMaxErrors(s string) (count int64, fraction float64, err error) {
 	case strings.HasSuffix(s, "%"):
 		f, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
 		if err != nil || f < 0 || f > 100 {
-			return 0, 0, fmt.Errorf("%q is not a percentage between 0%% and 100%%", s)
+			return 0, 0, fmt.Errorf("%s is not a percentage between 0%% and 100%%", quote.Q(s))
 		}
 		return 0, f / 100, nil
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < 0 {
-		return 0, 0, fmt.Errorf("%q is not a count (e.g. 100) or a percentage (e.g. 1%%)", s)
+		return 0, 0, fmt.Errorf("%s is not a count (e.g. 100) or a percentage (e.g. 1%%)", quote.Q(s))
 	}
 	return n, 0, nil
 }

@@ -65,7 +65,7 @@ func convertWith(t *testing.T, src, fields string, extra ...string) []byte {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.mldf")
 	rec := filepath.Join(dir, "recipe.yaml")
-	y := "source:\n" + src + "fields:\n" + fields + "output: " + out + "\n"
+	y := rootPaths("source:\n" + src + "fields:\n" + fields + "output: " + out + "\n")
 	if err := os.WriteFile(rec, []byte(y), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -29,6 +30,15 @@ func TestMain(m *testing.M) {
 }
 
 func repoRoot(*testing.T) string { return root }
+
+// testdataRef is a relative testdata/ path in recipe text.
+var testdataRef = regexp.MustCompile(`(^|[\s\["'])testdata/`)
+
+// rootPaths makes the testdata/ paths of a recipe absolute: a recipe's relative paths are
+// relative to its own folder, and test recipes are written to temporary folders.
+func rootPaths(y string) string {
+	return testdataRef.ReplaceAllString(y, "${1}"+filepath.Join(root, "testdata")+"/")
+}
 
 // run calls the command in-process from the repository root.
 func run(t *testing.T, args ...string) (string, string, error) {
@@ -238,7 +248,7 @@ func TestTarUnknownMembers(t *testing.T) {
 		if strings.Contains(c.policy, "\n") {
 			src += strings.SplitN(c.policy, "\n", 2)[1] + "\n"
 		}
-		if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
+		if err := os.WriteFile(cfg, []byte(rootPaths(src)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		_, _, err := run(t, "run", cfg)

@@ -51,6 +51,9 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		r.Defaults()
+		if err := r.Validate(); err != nil { // keys and types are checked here, with the rest
+			return err
+		}
 		recipePath = pos[0]
 		out = r.Output
 	}
