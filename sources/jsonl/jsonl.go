@@ -99,7 +99,7 @@ type Source struct {
 }
 
 var (
-	_ sources.Source      = (*Source)(nil)
+	_ sources.Sharder     = (*Source)(nil)
 	_ sources.BatchSource = (*Source)(nil)
 )
 
@@ -205,11 +205,12 @@ func expand(store *objstore.Client, paths []string) ([]objstore.Attrs, error) {
 	return out, nil
 }
 
-// Inputs returns the files the source reads, in order, with their sizes on disk.
-func (s *Source) Inputs() []sources.Input { return append([]sources.Input(nil), s.inputs...) }
+// Inputs implements sources.Lister: the files the source reads, in order, with their sizes
+// on disk.
+func (s *Source) Inputs() sources.InputList { return sources.Inputs(s.inputs) }
 
-// Range returns a source over files lo..hi-1 of s (a contiguous slice of Inputs, for sharded
-// runs), with the same columns and options. Its samples are indexed from 0; origins still
+// Range implements sources.Sharder: a source over files lo..hi-1 of s (a contiguous slice
+// of Inputs, for sharded runs), with the same columns and options. Its samples are indexed from 0; origins still
 // name each file and line.
 func (s *Source) Range(lo, hi int) (sources.Source, error) {
 	if lo < 0 || hi < lo || hi > len(s.inputs) {
