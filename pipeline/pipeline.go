@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -36,7 +37,40 @@ var (
 	ErrConfig        = errors.New("pipeline: invalid configuration")
 	ErrTooManyErrors = errors.New("pipeline: too many rejected samples")
 	ErrMissingColumn = errors.New("missing column")
+	// ErrPanic marks a run stopped by a panic in the tool's own code (a bug, never a bad
+	// sample): the error is a *PanicError carrying the panic's value and stack.
+	ErrPanic = errors.New("pipeline: internal error (panic)")
 )
+
+// PanicError is the error of a run stopped by a panic in our code: an encoder's, a source's
+// or the pipeline's. A panic of a third-party decoder on a sample's bytes does not get here:
+// the encoder turns it into the sample's error (encoders.Guard).
+type PanicError struct {
+	Where string // what was running: the field and the sample, the source, a worker
+	Value any    // what the code panicked with
+	Stack []byte // the panicking goroutine's stack
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("%v in %s: %v (please report this bug)\n%s", ErrPanic, e.Where, e.Value, e.Stack)
+}
+
+// Unwrap returns ErrPanic and, when the code panicked with an error (a runtime.Error), it.
+func (e *PanicError) Unwrap() []error {
+	if err, ok := e.Value.(error); ok {
+		return []error{ErrPanic, err}
+	}
+	return []error{ErrPanic}
+}
+
+// catch turns a panic of the calling goroutine into *err, a *PanicError naming where; it is
+// deferred by every goroutine of a run, so that a bug fails the run (its output and rejects
+// aborted) with its stack rather than crashing the process or rejecting a sample.
+func catch(where string, err *error) {
+	if p := recover(); p != nil {
+		*err = &PanicError{Where: where, Value: p, Stack: debug.Stack()}
+	}
+}
 
 // DefaultChunkSize is the number of samples per chunk when Config.ChunkSize is 0, for samples
 // of at least 4 KiB of input; a chunk of smaller samples grows until it holds minChunkBytes of
@@ -416,15 +450,19 @@ func validate(cfg *Config) error {
 func (r *runner) run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	jobs := make(chan *job, r.cfg.Workers)
-	g.Go(func() error { return r.produce(gctx, jobs) })
+	g.Go(func() (err error) {
+		defer catch("the source", &err)
+		return r.produce(gctx, jobs)
+	})
 	r.workersLeft.Store(int32(r.cfg.Workers))
 	for range r.cfg.Workers {
-		g.Go(func() error {
+		g.Go(func() (err error) {
 			defer func() {
 				if r.workersLeft.Add(-1) == 0 {
 					close(r.workersDone)
 				}
 			}()
+			defer catch("a worker", &err)
 			return r.work(gctx, jobs)
 		})
 	}
@@ -645,7 +683,11 @@ func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) err
 			p.rej = append(p.rej, &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Reason: reasonOf(s.Err, true), Err: s.Err})
 			continue
 		}
-		if e := r.encodeSample(s, wk.row, wk.pays); e != nil {
+		e, err := r.encodeSample(s, wk.row, wk.pays)
+		if err != nil {
+			return err
+		}
+		if e != nil {
 			p.rej = append(p.rej, e)
 			continue
 		}
@@ -684,15 +726,17 @@ func (r *runner) samples(size int) []sample.Sample {
 	}
 }
 
-// encodeSample encodes one sample into row and pays. An encoder that panics on a hostile
-// input rejects the sample ("panic") instead of taking the run down.
-func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *SampleError) {
+// encodeSample encodes one sample into row and pays: a bad sample is se. A panic of an
+// encoder is a bug of ours, whatever the sample (an encoder turns a panic of a third-party
+// decoder on the sample's bytes into its error, see encoders.Guard): it stops the run with
+// err, a *PanicError naming the field and the sample, with the stack.
+func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *SampleError, err error) {
 	clear(row)
 	clear(pays)
 	field := ""
 	defer func() {
 		if p := recover(); p != nil {
-			se = &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Field: field, Reason: "panic", Err: fmt.Errorf("encoder panicked: %v", p)}
+			se, err = nil, &PanicError{Where: fmt.Sprintf("field %q encoding sample %s", field, quote.S(s.Origin)), Value: p, Stack: debug.Stack()}
 		}
 	}()
 	for f, b := range r.cfg.Fields {
@@ -704,7 +748,7 @@ func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *
 				continue
 			}
 			err := fmt.Errorf("%w %q", ErrMissingColumn, b.Column)
-			return &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Field: b.Field.Name(), Reason: reasonOf(err, false), Err: err}
+			return &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Field: b.Field.Name(), Reason: reasonOf(err, false), Err: err}, nil
 		}
 		payload, err := b.Field.Encode(v, meta)
 		if err == nil {
@@ -714,14 +758,14 @@ func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *
 			err = fmt.Errorf("%s field returned a %d-byte payload", b.Field.Type(), len(payload))
 		}
 		if err != nil {
-			return &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Field: b.Field.Name(), Reason: reasonOf(err, false), Err: err}
+			return &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Field: b.Field.Name(), Reason: reasonOf(err, false), Err: err}, nil
 		}
 		if r.hasRef[f] {
 			clear(meta[:12]) // the writer owns the payload reference
 		}
 		pays[f] = payload
 	}
-	return nil
+	return nil, nil
 }
 
 // account runs as a chunk claims its place, in chunk order: it counts the chunk, records its
