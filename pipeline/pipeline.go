@@ -6,6 +6,7 @@ package pipeline
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -37,6 +39,12 @@ var (
 	ErrConfig        = errors.New("pipeline: invalid configuration")
 	ErrTooManyErrors = errors.New("pipeline: too many rejected samples")
 	ErrMissingColumn = errors.New("missing column")
+	// ErrEmpty means a run that would write no sample (an empty source, every sample
+	// rejected or filtered) and does not allow it (Config.AllowEmpty): nothing is written.
+	ErrEmpty = errors.New("pipeline: no sample to write")
+	// ErrAllRejected means the first LeadRejects samples of a run were all rejected for the
+	// same reason: the run stops there rather than reject the rest one by one.
+	ErrAllRejected = errors.New("pipeline: every sample rejected so far")
 	// ErrPanic marks a run stopped by a panic in the tool's own code (a bug, never a bad
 	// sample): the error is a *PanicError carrying the panic's value and stack.
 	ErrPanic = errors.New("pipeline: internal error (panic)")
@@ -102,6 +110,12 @@ const (
 	maxChunkBytes   = 16 << 20
 )
 
+// LeadRejects is how many samples a run rejects for one reason (and field), from its first
+// sample on with none written, before it stops with ErrAllRejected: a recipe that does not
+// fit its data (a column the source does not have) fails in seconds, not after 10^8
+// rejects.
+const LeadRejects = 1000
+
 // progressEvery is the interval between Progress calls.
 const progressEvery = 500 * time.Millisecond
 
@@ -161,6 +175,9 @@ type Config struct {
 	Checksums bool
 	// OnError is the policy for bad samples.
 	OnError ErrorPolicy
+	// AllowEmpty lets a run that writes no sample succeed with an empty output; otherwise
+	// such a run fails with ErrEmpty and writes nothing (the recipe's allow_empty).
+	AllowEmpty bool
 	// MaxErrors fails the run when more samples than this are rejected; 0 means no limit.
 	MaxErrors int64
 	// MaxErrorFraction fails the run when the rejected fraction exceeds it; 0 means no limit.
@@ -225,6 +242,10 @@ type Report struct {
 	// Fields counts, per field in Config.Fields order, the non-empty payloads written and
 	// their bytes: the report's per-field figures, without reading the output back.
 	Fields []FieldStats
+	// SkippedFiles counts the files the source found but does not read (a .svg among
+	// images), by extension: see sources.SkipCounter. nil when none, or when the source
+	// does not count them.
+	SkippedFiles map[string]int64
 }
 
 // FieldStats describes what one field wrote.
@@ -243,6 +264,8 @@ type FieldStats struct {
 type SampleError struct {
 	Origin, Key, Field, Reason string
 	Err                        error
+
+	pos int // the sample's position in its chunk
 }
 
 func (e *SampleError) Error() string {
@@ -324,6 +347,11 @@ type runner struct {
 	rejects  *rejectsFile
 	rejErr   error
 	logged   int
+	// The run of rejects the run starts with (baton-owned): while lead, every sample so far
+	// was rejected, leadN of them, all for leadReason in leadField.
+	lead                  bool
+	leadN                 int64
+	leadReason, leadField string
 }
 
 // Run converts cfg.Source into cfg.Output. The output appears only when Run succeeds; on
@@ -334,7 +362,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		return Report{}, err
 	}
 	r := &runner{cfg: cfg, log: cfg.Logger, start: time.Now(), byReason: map[string]int64{},
-		fields: make([][2]int64, len(cfg.Fields)), workersDone: make(chan struct{}),
+		fields: make([][2]int64, len(cfg.Fields)), workersDone: make(chan struct{}), lead: true,
 		free: make(chan []sample.Sample, 2*cfg.Workers+2)}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
@@ -396,6 +424,10 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if err == nil {
 		err = r.checkFraction(true)
 	}
+	if err == nil && rep.Samples == 0 && !cfg.AllowEmpty {
+		err = r.emptyError(&rep)
+	}
+	r.logSkipped(&rep)
 	if err != nil {
 		r.w.Abort()
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -413,6 +445,59 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	rep.Elapsed = time.Since(r.start)
 	r.progress(&rep)
 	return rep, nil
+}
+
+// emptyError explains a run that would write no sample.
+func (r *runner) emptyError(rep *Report) error {
+	why := "the source gave no sample"
+	if n := r.done.Load(); n > 0 {
+		why = fmt.Sprintf("the source gave %d samples: %d rejected, %d filtered", n, rep.Rejected, rep.Filtered)
+	}
+	if n, exts := skippedSummary(rep.SkippedFiles); n > 0 {
+		why += fmt.Sprintf("; it skipped %d files it does not read (%s)", n, exts)
+	}
+	return fmt.Errorf("%w: %s; nothing is written to %s (set allow_empty: true to write an empty output)", ErrEmpty, why, r.cfg.Output)
+}
+
+// skippedSummary returns the number of skipped files and their counts by extension, as
+// ".svg: 9, none: 1", the most frequent first (at most 8).
+func skippedSummary(m map[string]int64) (int64, string) {
+	type kv struct {
+		ext string
+		n   int64
+	}
+	var all []kv
+	var total int64
+	for e, n := range m {
+		all = append(all, kv{e, n})
+		total += n
+	}
+	slices.SortFunc(all, func(a, b kv) int {
+		if a.n != b.n {
+			return cmp.Compare(b.n, a.n)
+		}
+		return strings.Compare(a.ext, b.ext)
+	})
+	var parts []string
+	for i, x := range all {
+		if i == 8 {
+			parts = append(parts, "...")
+			break
+		}
+		ext := x.ext
+		if ext == "" {
+			ext = "no extension"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d", ext, x.n))
+	}
+	return total, strings.Join(parts, ", ")
+}
+
+// logSkipped warns, once a run has ended, about the files its source skipped.
+func (r *runner) logSkipped(rep *Report) {
+	if n, exts := skippedSummary(rep.SkippedFiles); n > 0 {
+		r.log.Warn(fmt.Sprintf("%d files skipped: the source does not read them (%s)", n, exts), "skipped_files", n)
+	}
 }
 
 func validate(cfg *Config) error {
@@ -680,7 +765,7 @@ func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) err
 			return err
 		}
 		if s.Err != nil {
-			p.rej = append(p.rej, &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Reason: reasonOf(s.Err, true), Err: s.Err})
+			p.rej = append(p.rej, &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Reason: reasonOf(s.Err, true), Err: s.Err, pos: i})
 			continue
 		}
 		e, err := r.encodeSample(s, wk.row, wk.pays)
@@ -688,6 +773,7 @@ func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) err
 			return err
 		}
 		if e != nil {
+			e.pos = i
 			p.rej = append(p.rej, e)
 			continue
 		}
@@ -818,7 +904,40 @@ func (r *runner) account(p *pending) error {
 			r.log.Warn("skipped sample", "origin", e.Origin, "field", e.Field, "reason", e.Reason, "error", e.Err)
 		}
 	}
+	if err := r.followLead(p); err != nil {
+		return err
+	}
 	return r.checkFraction(false)
+}
+
+// followLead follows the run of rejects a run starts with, through chunk p (in chunk
+// order, under the baton): the LeadRejects-th consecutive reject from the first sample on,
+// all for one reason in one field, stops the run with ErrAllRejected.
+func (r *runner) followLead(p *pending) error {
+	if !r.lead {
+		return nil
+	}
+	for k, e := range p.rej {
+		if e.pos != k || e.Reason == "filtered" || (r.leadN > 0 && (e.Reason != r.leadReason || e.Field != r.leadField)) {
+			r.lead = false // a sample written or filtered, or another reason
+			return nil
+		}
+		r.leadReason, r.leadField = e.Reason, e.Field
+		r.leadN++
+		if r.leadN >= LeadRejects {
+			r.lead = false
+			where := ""
+			if e.Field != "" {
+				where = fmt.Sprintf(", field %q", e.Field)
+			}
+			return fmt.Errorf("%w: the first %d samples were all rejected (reason %q%s), so the run stops here rather than reject the rest one by one; the last: %w",
+				ErrAllRejected, r.leadN, e.Reason, where, e)
+		}
+	}
+	if int64(len(p.rej)) < p.n {
+		r.lead = false
+	}
+	return nil
 }
 
 // rejectsFile is the rejects JSONL being written: a pagewriter.Output (a temporary file until
@@ -961,6 +1080,7 @@ func (r *runner) report() Report {
 		ClaimWait: st.Wait.WaitTime,
 		InputWait: time.Duration(r.inputWait.Load()), WriteTime: st.WriteTime,
 		ClaimsOwn: st.Wait.Own, ClaimsHelped: st.Wait.Helped, Waited: st.Wait.Waited,
+		SkippedFiles: sources.SkippedFiles(r.cfg.Source),
 	}
 }
 

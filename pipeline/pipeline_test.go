@@ -160,7 +160,7 @@ func checkContent(t *testing.T, p *parsed, samples []sample.Sample) {
 
 func TestEmptySource(t *testing.T) {
 	out := outPath(t)
-	rep := mustRun(t, Config{Source: newSource(nil), Fields: testFields(), Output: out, PageSize: 4096, Checksums: true})
+	rep := mustRun(t, Config{Source: newSource(nil), Fields: testFields(), Output: out, PageSize: 4096, Checksums: true, AllowEmpty: true})
 	p := parseMLDF(t, out)
 	if p.hdr.NumSamples != 0 || p.hdr.MetadataPtr != 4096 || p.hdr.AllocTablePtr != 4096 || len(p.raw) != 4096 {
 		t.Fatalf("empty file: %+v, %d bytes", p.hdr, len(p.raw))

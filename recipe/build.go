@@ -37,6 +37,9 @@ type Plan struct {
 	Run func(context.Context, pipeline.Config) (pipeline.Report, error)
 	// Notes say what Build inferred (the fields of a Parquet schema), for validate to print.
 	Notes []string
+	// AllowEmpty is pipeline.Config.AllowEmpty for this run: the recipe's allow_empty, or a
+	// shard whose slice holds no input (more shards than inputs).
+	AllowEmpty bool
 
 	classes map[string][]string // class names of class-label fields, by field name
 	store   *objstore.Client    // reads the inputs named by URL; writes the class names beside a bucket output
@@ -94,6 +97,7 @@ func BuildWith(ctx context.Context, r *Recipe, store *objstore.Client) (*Plan, e
 			return nil, err
 		}
 	}
+	p.AllowEmpty = r.AllowEmpty || (r.Shards > 1 && p.Slice[0] == p.Slice[1])
 	var alts []string
 	for _, f := range r.Fields {
 		if strings.Contains(f.From, "|") {

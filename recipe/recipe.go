@@ -35,6 +35,9 @@ type Recipe struct {
 	LogFormat string  `yaml:"log_format"` // text | json
 	Shard     int     `yaml:"shard"`
 	Shards    int     `yaml:"shards"`
+	// AllowEmpty lets a run that writes no sample succeed (an empty output); otherwise it
+	// fails and writes nothing.
+	AllowEmpty bool `yaml:"allow_empty"`
 
 	nodes *yaml.Node // for line numbers
 	file  string     // the file Load read

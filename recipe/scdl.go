@@ -95,6 +95,7 @@ func buildCells(r *Recipe) (*Plan, error) {
 			return nil, err
 		}
 	}
+	p.AllowEmpty = r.AllowEmpty || (r.Shards > 1 && p.Slice[0] == p.Slice[1])
 	for _, f := range r.Fields {
 		field, err := buildField(f)
 		if err != nil {

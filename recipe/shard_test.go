@@ -78,3 +78,26 @@ func unwrap(src sources.Source) sources.Source {
 		src = w.Unwrap()
 	}
 }
+
+// TestAllowEmpty checks that allow_empty reaches the plan, and that a shard with no input
+// (more shards than inputs) may write an empty part while one with inputs may not.
+func TestAllowEmpty(t *testing.T) {
+	base := "source: {type: jsonl, inputs: [../testdata/text/gsm8k_head8.jsonl]}\nfields: [{name: question, type: text}]\noutput: x.mldf\n"
+	for _, c := range []struct {
+		extra string
+		want  bool
+	}{
+		{"", false},
+		{"allow_empty: true\n", true},
+		{"shards: 2\nshard: 0\n", false}, // the one input
+		{"shards: 2\nshard: 1\n", true},  // none
+	} {
+		p, err := buildYAML(t, base+c.extra)
+		if err != nil {
+			t.Fatalf("%q: %v", c.extra, err)
+		}
+		if p.AllowEmpty != c.want {
+			t.Errorf("%q: AllowEmpty %v, want %v", c.extra, p.AllowEmpty, c.want)
+		}
+	}
+}
