@@ -456,7 +456,7 @@ func (r *runner) emptyError(rep *Report) error {
 	if n, exts := skippedSummary(rep.SkippedFiles); n > 0 {
 		why += fmt.Sprintf("; it skipped %d files it does not read (%s)", n, exts)
 	}
-	return fmt.Errorf("%w: %s; nothing is written to %s (set allow_empty: true to write an empty output)", ErrEmpty, why, r.cfg.Output)
+	return fmt.Errorf("%w: %s; nothing is written to %s (allow_empty: true in a recipe writes an empty output instead)", ErrEmpty, why, r.cfg.Output)
 }
 
 // skippedSummary returns the number of skipped files and their counts by extension, as

@@ -85,15 +85,19 @@ type Skipped struct {
 
 // Add counts one file named name (a path, with / or the OS separator).
 func (s *Skipped) Add(name string) {
-	if i := strings.LastIndexAny(name, `/\`); i >= 0 && (name[i] == '/' || filepath.Separator == '\\') {
-		name = name[i+1:]
+	i := strings.LastIndexByte(name, '/')
+	if filepath.Separator != '/' {
+		i = max(i, strings.LastIndexByte(name, filepath.Separator))
 	}
+	name = name[i+1:]
 	ext := ""
 	if i := strings.LastIndexByte(name, '.'); i > 0 {
-		ext = strings.ToLower(name[i:])
+		ext = name[i:]
 	}
 	if len(ext) > maxSkipExt || !utf8.ValidString(ext) {
 		ext = OtherExt
+	} else {
+		ext = strings.ToLower(ext)
 	}
 	s.AddKind(ext)
 }
