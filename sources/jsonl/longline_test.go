@@ -56,3 +56,41 @@ func TestOverlongLineMemory(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLongLines checks the reader's cutting of lines across reads of chunk bytes, with a
+// limit of maxLine (lines held in pieces, joined, or dropped and streamed past): the samples
+// (keys, values, errors) are those of a reader whose chunk holds the whole file.
+func FuzzLongLines(f *testing.F) {
+	f.Add([]byte("{\"text\": \"a\"}\n{\"text\": \""+strings.Repeat("x", 100)+"\"}\n\n{\"text\": \"b\"}"), uint8(16), uint8(40))
+	f.Add([]byte("\xef\xbb\xbf{\"text\": \""+strings.Repeat("y", 37)+"\"}\r\n{\"text\": \"c\"}\n"), uint8(7), uint8(50))
+	f.Add([]byte(strings.Repeat("z", 200)), uint8(9), uint8(30))
+	f.Add([]byte("{\"text\": \""+strings.Repeat("w", 41)+"\"}\n{\"text\": \"d\"}\n"+strings.Repeat("\n", 20)), uint8(5), uint8(52))
+	cols := []Column{{Key: "text", Kind: sample.KindString, Required: true}}
+	f.Fuzz(func(t *testing.T, data []byte, chunk, maxLine uint8) {
+		if chunk < 2 || maxLine < 2 || len(data) > 4096 {
+			return
+		}
+		path := write(t, "f.jsonl", data)
+		ref := collect(t, mustNew(t, []string{path}, cols, Options{Workers: 1, ChunkSize: len(data) + 1, MaxLineSize: int(maxLine)}))
+		for _, batches := range []bool{false, true} {
+			src := mustNew(t, []string{path}, cols, Options{Workers: 2, ChunkSize: int(chunk), MaxLineSize: int(maxLine), ChunkLines: 3})
+			var got []sample.Sample
+			if batches {
+				got = collectBatches(t, src)
+			} else {
+				got = collect(t, src)
+			}
+			if len(got) != len(ref) {
+				t.Fatalf("chunk %d, limit %d: %d samples, want %d", chunk, maxLine, len(got), len(ref))
+			}
+			for i := range got {
+				g, r := got[i], ref[i]
+				if g.Key != r.Key || (g.Err == nil) != (r.Err == nil) || errors.Is(g.Err, ErrLineTooLong) != errors.Is(r.Err, ErrLineTooLong) ||
+					!bytes.Equal(g.Value("text").Bytes, r.Value("text").Bytes) {
+					t.Fatalf("chunk %d, limit %d, sample %d: %s %v %q, want %s %v %q", chunk, maxLine, i,
+						g.Key, g.Err, g.Value("text").Bytes, r.Key, r.Err, r.Value("text").Bytes)
+				}
+			}
+		}
+	})
+}
