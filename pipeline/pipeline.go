@@ -6,6 +6,7 @@ package pipeline
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,8 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -36,7 +39,46 @@ var (
 	ErrConfig        = errors.New("pipeline: invalid configuration")
 	ErrTooManyErrors = errors.New("pipeline: too many rejected samples")
 	ErrMissingColumn = errors.New("missing column")
+	// ErrEmpty means a run that would write no sample (an empty source, every sample
+	// rejected or filtered) and does not allow it (Config.AllowEmpty): nothing is written.
+	ErrEmpty = errors.New("pipeline: no sample to write")
+	// ErrAllRejected means the first LeadRejects samples of a run were all rejected for the
+	// same reason: the run stops there rather than reject the rest one by one.
+	ErrAllRejected = errors.New("pipeline: every sample rejected so far")
+	// ErrPanic marks a run stopped by a panic in the tool's own code (a bug, never a bad
+	// sample): the error is a *PanicError carrying the panic's value and stack.
+	ErrPanic = errors.New("pipeline: internal error (panic)")
 )
+
+// PanicError is the error of a run stopped by a panic in our code: an encoder's, a source's
+// or the pipeline's. A panic of a third-party decoder on a sample's bytes does not get here:
+// the encoder turns it into the sample's error (encoders.Guard).
+type PanicError struct {
+	Where string // what was running: the field and the sample, the source, a worker
+	Value any    // what the code panicked with
+	Stack []byte // the panicking goroutine's stack
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("%v in %s: %v (please report this bug)\n%s", ErrPanic, e.Where, e.Value, e.Stack)
+}
+
+// Unwrap returns ErrPanic and, when the code panicked with an error (a runtime.Error), it.
+func (e *PanicError) Unwrap() []error {
+	if err, ok := e.Value.(error); ok {
+		return []error{ErrPanic, err}
+	}
+	return []error{ErrPanic}
+}
+
+// catch turns a panic of the calling goroutine into *err, a *PanicError naming where; it is
+// deferred by every goroutine of a run, so that a bug fails the run (its output and rejects
+// aborted) with its stack rather than crashing the process or rejecting a sample.
+func catch(where string, err *error) {
+	if p := recover(); p != nil {
+		*err = &PanicError{Where: where, Value: p, Stack: debug.Stack()}
+	}
+}
 
 // DefaultChunkSize is the number of samples per chunk when Config.ChunkSize is 0, for samples
 // of at least 4 KiB of input; a chunk of smaller samples grows until it holds minChunkBytes of
@@ -67,6 +109,12 @@ const (
 	maxPendingBytes = 64 << 20
 	maxChunkBytes   = 16 << 20
 )
+
+// LeadRejects is how many samples a run rejects for one reason (and field), from its first
+// sample on with none written, before it stops with ErrAllRejected: a recipe that does not
+// fit its data (a column the source does not have) fails in seconds, not after 10^8
+// rejects.
+const LeadRejects = 1000
 
 // progressEvery is the interval between Progress calls.
 const progressEvery = 500 * time.Millisecond
@@ -127,6 +175,9 @@ type Config struct {
 	Checksums bool
 	// OnError is the policy for bad samples.
 	OnError ErrorPolicy
+	// AllowEmpty lets a run that writes no sample succeed with an empty output; otherwise
+	// such a run fails with ErrEmpty and writes nothing (the recipe's allow_empty).
+	AllowEmpty bool
 	// MaxErrors fails the run when more samples than this are rejected; 0 means no limit.
 	MaxErrors int64
 	// MaxErrorFraction fails the run when the rejected fraction exceeds it; 0 means no limit.
@@ -191,6 +242,10 @@ type Report struct {
 	// Fields counts, per field in Config.Fields order, the non-empty payloads written and
 	// their bytes: the report's per-field figures, without reading the output back.
 	Fields []FieldStats
+	// SkippedFiles counts the files the source found but does not read (a .svg among
+	// images), by extension: see sources.SkipCounter. nil when none, or when the source
+	// does not count them.
+	SkippedFiles map[string]int64
 }
 
 // FieldStats describes what one field wrote.
@@ -209,6 +264,8 @@ type FieldStats struct {
 type SampleError struct {
 	Origin, Key, Field, Reason string
 	Err                        error
+
+	pos int // the sample's position in its chunk
 }
 
 func (e *SampleError) Error() string {
@@ -290,6 +347,11 @@ type runner struct {
 	rejects  *rejectsFile
 	rejErr   error
 	logged   int
+	// The run of rejects the run starts with (baton-owned): while lead, every sample so far
+	// was rejected, leadN of them, all for leadReason in leadField.
+	lead                  bool
+	leadN                 int64
+	leadReason, leadField string
 }
 
 // Run converts cfg.Source into cfg.Output. The output appears only when Run succeeds; on
@@ -300,7 +362,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		return Report{}, err
 	}
 	r := &runner{cfg: cfg, log: cfg.Logger, start: time.Now(), byReason: map[string]int64{},
-		fields: make([][2]int64, len(cfg.Fields)), workersDone: make(chan struct{}),
+		fields: make([][2]int64, len(cfg.Fields)), workersDone: make(chan struct{}), lead: true,
 		free: make(chan []sample.Sample, 2*cfg.Workers+2)}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
@@ -362,6 +424,10 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if err == nil {
 		err = r.checkFraction(true)
 	}
+	if err == nil && rep.Samples == 0 && !cfg.AllowEmpty {
+		err = r.emptyError(&rep)
+	}
+	r.logSkipped(&rep)
 	if err != nil {
 		r.w.Abort()
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -379,6 +445,59 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	rep.Elapsed = time.Since(r.start)
 	r.progress(&rep)
 	return rep, nil
+}
+
+// emptyError explains a run that would write no sample.
+func (r *runner) emptyError(rep *Report) error {
+	why := "the source gave no sample"
+	if n := r.done.Load(); n > 0 {
+		why = fmt.Sprintf("the source gave %d samples: %d rejected, %d filtered", n, rep.Rejected, rep.Filtered)
+	}
+	if n, exts := skippedSummary(rep.SkippedFiles); n > 0 {
+		why += fmt.Sprintf("; it skipped %d files it does not read (%s)", n, exts)
+	}
+	return fmt.Errorf("%w: %s; nothing is written to %s (allow_empty: true in a recipe writes an empty output instead)", ErrEmpty, why, r.cfg.Output)
+}
+
+// skippedSummary returns the number of skipped files and their counts by extension, as
+// ".svg: 9, none: 1", the most frequent first (at most 8).
+func skippedSummary(m map[string]int64) (int64, string) {
+	type kv struct {
+		ext string
+		n   int64
+	}
+	var all []kv
+	var total int64
+	for e, n := range m {
+		all = append(all, kv{e, n})
+		total += n
+	}
+	slices.SortFunc(all, func(a, b kv) int {
+		if a.n != b.n {
+			return cmp.Compare(b.n, a.n)
+		}
+		return strings.Compare(a.ext, b.ext)
+	})
+	var parts []string
+	for i, x := range all {
+		if i == 8 {
+			parts = append(parts, "...")
+			break
+		}
+		ext := x.ext
+		if ext == "" {
+			ext = "no extension"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d", ext, x.n))
+	}
+	return total, strings.Join(parts, ", ")
+}
+
+// logSkipped warns, once a run has ended, about the files its source skipped.
+func (r *runner) logSkipped(rep *Report) {
+	if n, exts := skippedSummary(rep.SkippedFiles); n > 0 {
+		r.log.Warn(fmt.Sprintf("%d files skipped: the source does not read them (%s)", n, exts), "skipped_files", n)
+	}
 }
 
 func validate(cfg *Config) error {
@@ -416,15 +535,19 @@ func validate(cfg *Config) error {
 func (r *runner) run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	jobs := make(chan *job, r.cfg.Workers)
-	g.Go(func() error { return r.produce(gctx, jobs) })
+	g.Go(func() (err error) {
+		defer catch("the source", &err)
+		return r.produce(gctx, jobs)
+	})
 	r.workersLeft.Store(int32(r.cfg.Workers))
 	for range r.cfg.Workers {
-		g.Go(func() error {
+		g.Go(func() (err error) {
 			defer func() {
 				if r.workersLeft.Add(-1) == 0 {
 					close(r.workersDone)
 				}
 			}()
+			defer catch("a worker", &err)
 			return r.work(gctx, jobs)
 		})
 	}
@@ -642,10 +765,15 @@ func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) err
 			return err
 		}
 		if s.Err != nil {
-			p.rej = append(p.rej, &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Reason: reasonOf(s.Err, true), Err: s.Err})
+			p.rej = append(p.rej, &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Reason: reasonOf(s.Err, true), Err: s.Err, pos: i})
 			continue
 		}
-		if e := r.encodeSample(s, wk.row, wk.pays); e != nil {
+		e, err := r.encodeSample(s, wk.row, wk.pays)
+		if err != nil {
+			return err
+		}
+		if e != nil {
+			e.pos = i
 			p.rej = append(p.rej, e)
 			continue
 		}
@@ -684,15 +812,17 @@ func (r *runner) samples(size int) []sample.Sample {
 	}
 }
 
-// encodeSample encodes one sample into row and pays. An encoder that panics on a hostile
-// input rejects the sample ("panic") instead of taking the run down.
-func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *SampleError) {
+// encodeSample encodes one sample into row and pays: a bad sample is se. A panic of an
+// encoder is a bug of ours, whatever the sample (an encoder turns a panic of a third-party
+// decoder on the sample's bytes into its error, see encoders.Guard): it stops the run with
+// err, a *PanicError naming the field and the sample, with the stack.
+func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *SampleError, err error) {
 	clear(row)
 	clear(pays)
 	field := ""
 	defer func() {
 		if p := recover(); p != nil {
-			se = &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Field: field, Reason: "panic", Err: fmt.Errorf("encoder panicked: %v", p)}
+			se, err = nil, &PanicError{Where: fmt.Sprintf("field %q encoding sample %s", field, quote.S(s.Origin)), Value: p, Stack: debug.Stack()}
 		}
 	}()
 	next := 0 // sources emit their columns in the order of the fields: look there first
@@ -710,7 +840,7 @@ func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *
 				continue
 			}
 			err := fmt.Errorf("%w %q", ErrMissingColumn, b.Column)
-			return &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Field: b.Field.Name(), Reason: reasonOf(err, false), Err: err}
+			return &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Field: b.Field.Name(), Reason: reasonOf(err, false), Err: err}, nil
 		}
 		payload, err := b.Field.Encode(v, meta)
 		if err == nil {
@@ -720,14 +850,14 @@ func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *
 			err = fmt.Errorf("%s field returned a %d-byte payload", b.Field.Type(), len(payload))
 		}
 		if err != nil {
-			return &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Field: b.Field.Name(), Reason: reasonOf(err, false), Err: err}
+			return &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Field: b.Field.Name(), Reason: reasonOf(err, false), Err: err}, nil
 		}
 		if r.hasRef[f] {
 			clear(meta[:12]) // the writer owns the payload reference
 		}
 		pays[f] = payload
 	}
-	return nil
+	return nil, nil
 }
 
 // account runs as a chunk claims its place, in chunk order: it counts the chunk, records its
@@ -780,7 +910,40 @@ func (r *runner) account(p *pending) error {
 			r.log.Warn("skipped sample", "origin", e.Origin, "field", e.Field, "reason", e.Reason, "error", e.Err)
 		}
 	}
+	if err := r.followLead(p); err != nil {
+		return err
+	}
 	return r.checkFraction(false)
+}
+
+// followLead follows the run of rejects a run starts with, through chunk p (in chunk
+// order, under the baton): the LeadRejects-th consecutive reject from the first sample on,
+// all for one reason in one field, stops the run with ErrAllRejected.
+func (r *runner) followLead(p *pending) error {
+	if !r.lead {
+		return nil
+	}
+	for k, e := range p.rej {
+		if e.pos != k || e.Reason == "filtered" || (r.leadN > 0 && (e.Reason != r.leadReason || e.Field != r.leadField)) {
+			r.lead = false // a sample written or filtered, or another reason
+			return nil
+		}
+		r.leadReason, r.leadField = e.Reason, e.Field
+		r.leadN++
+		if r.leadN >= LeadRejects {
+			r.lead = false
+			where := ""
+			if e.Field != "" {
+				where = fmt.Sprintf(", field %q", e.Field)
+			}
+			return fmt.Errorf("%w: the first %d samples were all rejected (reason %q%s), so the run stops here rather than reject the rest one by one; the last: %w",
+				ErrAllRejected, r.leadN, e.Reason, where, e)
+		}
+	}
+	if int64(len(p.rej)) < p.n {
+		r.lead = false
+	}
+	return nil
 }
 
 // rejectsFile is the rejects JSONL being written: a pagewriter.Output (a temporary file until
@@ -923,6 +1086,7 @@ func (r *runner) report() Report {
 		ClaimWait: st.Wait.WaitTime,
 		InputWait: time.Duration(r.inputWait.Load()), WriteTime: st.WriteTime,
 		ClaimsOwn: st.Wait.Own, ClaimsHelped: st.Wait.Helped, Waited: st.Wait.Waited,
+		SkippedFiles: sources.SkippedFiles(r.cfg.Source),
 	}
 }
 

@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -21,6 +23,7 @@ import (
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/sample"
+	"github.com/mldf/convert/sources"
 )
 
 func TestMain(m *testing.M) {
@@ -157,7 +160,7 @@ func checkContent(t *testing.T, p *parsed, samples []sample.Sample) {
 
 func TestEmptySource(t *testing.T) {
 	out := outPath(t)
-	rep := mustRun(t, Config{Source: newSource(nil), Fields: testFields(), Output: out, PageSize: 4096, Checksums: true})
+	rep := mustRun(t, Config{Source: newSource(nil), Fields: testFields(), Output: out, PageSize: 4096, Checksums: true, AllowEmpty: true})
 	p := parseMLDF(t, out)
 	if p.hdr.NumSamples != 0 || p.hdr.MetadataPtr != 4096 || p.hdr.AllocTablePtr != 4096 || len(p.raw) != 4096 {
 		t.Fatalf("empty file: %+v, %d bytes", p.hdr, len(p.raw))
@@ -438,29 +441,87 @@ func TestProgress(t *testing.T) {
 	}
 }
 
-// panicField panics on the value "boom", as a buggy decoder might on a hostile file.
+// panicField panics on the value "boom" (an index out of range: a bug of our encoder) and
+// returns a third-party decoder's panic, caught by encoders.Guard, on "bomb".
 type panicField struct{ bytesField }
 
 func (f panicField) Encode(v sample.Value, meta []byte) ([]byte, error) {
-	if string(v.Bytes) == "boom" {
+	switch string(v.Bytes) {
+	case "boom":
 		var idx []int
-		_ = idx[len(v.Bytes)] // index out of range, as a decoder bug would
+		_ = idx[len(v.Bytes)] // index out of range
+	case "bomb":
+		if err := encoders.Guard("image/png", func() error { panic("png: invalid chunk") }); err != nil {
+			return nil, err
+		}
 	}
 	return f.bytesField.Encode(v, meta)
 }
 
+// panicSource panics after its first sample.
+type panicSource struct{ sliceSource }
+
+func (s *panicSource) Run(ctx context.Context, emit func(sample.Sample) error) error {
+	if err := emit(s.samples[0]); err != nil {
+		return err
+	}
+	panic("source invariant broken")
+}
+
+// TestEncoderPanic checks that a panic of our own code (an encoder's runtime error, a
+// source's invariant) fails the run with its stack and writes nothing, while a third-party
+// decoder's panic on a sample's bytes rejects that sample (and counts against max_errors).
 func TestEncoderPanic(t *testing.T) {
-	s := []sample.Sample{mkSample(0, 1, []byte("ok")), mkSample(1, 2, []byte("boom")), mkSample(2, 3, []byte("fine"))}
 	fields := testFields()
 	fields[1].Field = panicField{bytesField{"data"}}
+	for _, tc := range []struct {
+		name string
+		src  sources.Source
+		want []string
+	}{
+		{"encoder", newSource([]sample.Sample{mkSample(0, 1, []byte("ok")), mkSample(1, 2, []byte("boom")), mkSample(2, 3, []byte("fine"))}),
+			[]string{`field "data" encoding sample data/s00001.bin`, "index out of range", "pipeline.panicField.Encode", "goroutine"}},
+		{"source", &panicSource{*newSource([]sample.Sample{mkSample(0, 1, []byte("ok"))})},
+			[]string{"in the source", "source invariant broken", "pipeline.(*panicSource).Run"}},
+	} {
+		for _, workers := range []int{1, 3} {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out.mldf")
+			rej := filepath.Join(dir, "rejects.jsonl")
+			rep, err := Run(context.Background(), Config{Source: tc.src, Fields: fields, Output: out, PageSize: 4096, Workers: workers, RejectsPath: rej})
+			var pe *PanicError
+			if !errors.Is(err, ErrPanic) || !errors.As(err, &pe) || !contains(err, tc.want...) {
+				t.Fatalf("%s, %d workers: error %v, want a PanicError with %q", tc.name, workers, err, tc.want)
+			}
+			if tc.name == "encoder" {
+				var re runtime.Error
+				if !errors.As(err, &re) {
+					t.Errorf("%s: %v does not wrap the runtime.Error", tc.name, err)
+				}
+			}
+			if rep.Rejected != 0 {
+				t.Errorf("%s: %d rejected", tc.name, rep.Rejected)
+			}
+			if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("%s: output written (%v)", tc.name, err)
+			}
+			noTemps(t, dir)
+		}
+	}
+
+	s := []sample.Sample{mkSample(0, 1, []byte("ok")), mkSample(1, 2, []byte("bomb")), mkSample(2, 3, []byte("fine"))}
 	out := outPath(t)
 	rep := mustRun(t, Config{Source: newSource(s), Fields: fields, Output: out, PageSize: 4096, Workers: 2})
-	if rep.Samples != 2 || rep.RejectsByReason["panic"] != 1 {
+	if rep.Samples != 2 || rep.RejectsByReason["decoder panic"] != 1 {
 		t.Fatalf("report %+v", rep)
 	}
 	p := parseMLDF(t, out)
 	if string(p.payload(1, 1)) != "fine" {
 		t.Fatalf("row 1 is %q", p.payload(1, 1))
+	}
+	_, err := Run(context.Background(), Config{Source: newSource(s), Fields: fields, Output: outPath(t), PageSize: 4096, OnError: Fail})
+	if !errors.Is(err, encoders.ErrDecoderPanic) || !contains(err, "image/png panicked on this input", "data/s00001.bin") {
+		t.Fatalf("fail policy: %v", err)
 	}
 }
 

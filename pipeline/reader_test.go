@@ -45,7 +45,7 @@ func TestReaderRoundTrip(t *testing.T) {
 
 func TestReaderEmpty(t *testing.T) {
 	out := outPath(t)
-	mustRun(t, Config{Source: newSource(nil), Fields: testFields(), Output: out, PageSize: 4096, Checksums: true})
+	mustRun(t, Config{Source: newSource(nil), Fields: testFields(), Output: out, PageSize: 4096, Checksums: true, AllowEmpty: true})
 	if _, err := reader.Verify(out); err != nil {
 		t.Fatalf("verify: %v", err)
 	}

@@ -37,18 +37,18 @@ type Plan struct {
 	Run func(context.Context, pipeline.Config) (pipeline.Report, error)
 	// Notes say what Build inferred (the fields of a Parquet schema), for validate to print.
 	Notes []string
+	// AllowEmpty is pipeline.Config.AllowEmpty for this run: the recipe's allow_empty, or a
+	// shard whose slice holds no input (more shards than inputs).
+	AllowEmpty bool
 
 	classes map[string][]string // class names of class-label fields, by field name
 	store   *objstore.Client    // reads the inputs named by URL; writes the class names beside a bucket output
 }
 
-// inputsOf returns the inputs of a source: a list (folder sources) or a slice (file sources).
+// inputsOf returns the inputs of a source (every source is a sources.Lister).
 func inputsOf(src sources.Source) (sources.InputList, error) {
-	switch s := src.(type) {
-	case interface{ Inputs() sources.InputList }:
+	if s, ok := src.(sources.Lister); ok {
 		return s.Inputs(), nil
-	case interface{ Inputs() []sources.Input }:
-		return sources.Inputs(s.Inputs()), nil
 	}
 	return nil, fmt.Errorf("%w: source %T does not list its inputs", ErrRecipe, src)
 }
@@ -100,6 +100,7 @@ func BuildWith(ctx context.Context, r *Recipe, store *objstore.Client) (*Plan, e
 			return nil, err
 		}
 	}
+	p.AllowEmpty = r.AllowEmpty || (r.Shards > 1 && p.Slice[0] == p.Slice[1])
 	var alts []string
 	for _, f := range r.Fields {
 		if strings.Contains(f.From, "|") {
@@ -214,6 +215,9 @@ func rejectUnknown(src sources.Source, fields []Field) sources.Source {
 	return &unknownMembers{Source: src, known: known}
 }
 
+// Unwrap implements sources.Wrapper.
+func (u *unknownMembers) Unwrap() sources.Source { return u.Source }
+
 // Run implements sources.Source.
 func (u *unknownMembers) Run(ctx context.Context, emit func(sample.Sample) error) error {
 	return u.Source.Run(ctx, func(s sample.Sample) error {
@@ -244,6 +248,9 @@ type alternatives struct {
 	columns []string
 }
 
+// Unwrap implements sources.Wrapper.
+func (a *alternatives) Unwrap() sources.Source { return a.Source }
+
 // Run implements sources.Source.
 func (a *alternatives) Run(ctx context.Context, emit func(sample.Sample) error) error {
 	return a.Source.Run(ctx, func(s sample.Sample) error {
@@ -259,17 +266,12 @@ func (a *alternatives) Run(ctx context.Context, emit func(sample.Sample) error) 
 	})
 }
 
-// rangeOf cuts src to its inputs [lo, hi).
+// rangeOf cuts src to its inputs [lo, hi) (every source is a sources.Sharder).
 func rangeOf(src sources.Source, lo, hi int) (sources.Source, error) {
-	switch s := src.(type) {
-	case *imagefolder.Source:
-		return s.Range(lo, hi)
-	case interface {
-		Range(lo, hi int) (sources.Source, error)
-	}:
+	if s, ok := src.(sources.Sharder); ok {
 		return s.Range(lo, hi)
 	}
-	return nil, fmt.Errorf("%w: this source cannot be sharded", ErrRecipe)
+	return nil, fmt.Errorf("%w: source %T cannot be sharded", ErrRecipe, src)
 }
 
 func buildField(f Field) (encoders.Field, error) {

@@ -39,6 +39,9 @@ type Recipe struct {
 	LogFormat string  `yaml:"log_format"` // text | json
 	Shard     int     `yaml:"shard"`
 	Shards    int     `yaml:"shards"`
+	// AllowEmpty lets a run that writes no sample succeed (an empty output); otherwise it
+	// fails and writes nothing.
+	AllowEmpty bool `yaml:"allow_empty"`
 
 	// AllowEmpty accepts an input that yields no sample; without it, validate and run
 	// refuse one (an empty folder, a folder of images without class subfolders).

@@ -76,7 +76,7 @@ func buildCells(r *Recipe) (*Plan, error) {
 		return nil, err
 	}
 	src := scdlsrc.New(inputs, sizes)
-	p := &Plan{Recipe: r, Source: src, Inputs: sources.Inputs(src.Inputs())}
+	p := &Plan{Recipe: r, Source: src, Inputs: src.Inputs()}
 	p.Slice = [2]int{0, int(p.Inputs.Len())}
 	if r.Format == "scdl" {
 		p.Run = func(ctx context.Context, cfg pipeline.Config) (pipeline.Report, error) {
@@ -86,12 +86,16 @@ func buildCells(r *Recipe) (*Plan, error) {
 		return p, nil
 	}
 	if r.Shards > 1 {
-		lo, hi := sources.Slice(src.Inputs(), r.Shard, r.Shards)
-		p.Slice = [2]int{lo, hi}
-		if p.Source, err = src.Range(lo, hi); err != nil {
+		lo, hi, err := sources.SliceList(p.Inputs, r.Shard, r.Shards)
+		if err != nil {
+			return nil, fmt.Errorf("slice %d of %d: %w", r.Shard, r.Shards, err)
+		}
+		p.Slice = [2]int{int(lo), int(hi)}
+		if p.Source, err = src.Range(int(lo), int(hi)); err != nil {
 			return nil, err
 		}
 	}
+	p.AllowEmpty = r.AllowEmpty || (r.Shards > 1 && p.Slice[0] == p.Slice[1])
 	for _, f := range r.Fields {
 		field, err := buildField(f)
 		if err != nil {

@@ -30,6 +30,7 @@ type runReport struct {
 	Rejected        int64            `json:"rejected"`
 	Filtered        int64            `json:"filtered"`
 	RejectsByReason map[string]int64 `json:"rejects_by_reason"`
+	SkippedFiles    map[string]int64 `json:"skipped_files"` // files the source does not read, by extension
 	Fields          []fieldReport    `json:"fields"`
 	BytesIn         int64            `json:"bytes_in"`
 	BytesOut        int64            `json:"bytes_out"`
@@ -62,12 +63,15 @@ func newReport(plan *recipe.Plan, rep pipeline.Report, runErr error) runReport {
 	out := runReport{
 		Tool: "convert", Version: version, RecipeSHA256: recipeHash(r), Output: rep.Output, OK: runErr == nil,
 		Inputs: plan.Slice[1] - plan.Slice[0], Samples: rep.Samples, Rejected: rep.Rejected, Filtered: rep.Filtered,
-		RejectsByReason: rep.RejectsByReason, BytesIn: rep.BytesIn, BytesOut: rep.BytesOut, Pages: rep.Pages,
+		RejectsByReason: rep.RejectsByReason, SkippedFiles: rep.SkippedFiles, BytesIn: rep.BytesIn, BytesOut: rep.BytesOut, Pages: rep.Pages,
 		ElapsedSeconds: rep.Elapsed.Seconds(), PeakRSSBytes: peakRSS(), Workers: rep.Workers,
 		ClaimWaitSecs: rep.ClaimWait.Seconds(),
 	}
 	if out.RejectsByReason == nil {
 		out.RejectsByReason = map[string]int64{}
+	}
+	if out.SkippedFiles == nil {
+		out.SkippedFiles = map[string]int64{}
 	}
 	if runErr != nil {
 		out.Error = runErr.Error()

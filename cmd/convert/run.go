@@ -186,7 +186,7 @@ func runPlan(ctx context.Context, st *storage, plan *recipe.Plan, output string,
 	cfg := pipeline.Config{
 		Source: plan.Source, Fields: plan.Bindings, Output: output,
 		PageSize: int(r.PageSize), Workers: r.Workers, ChunkSize: r.ChunkSize,
-		Checksums: *r.Checksums, OnError: policy, MaxErrors: count, MaxErrorFraction: frac,
+		Checksums: *r.Checksums, OnError: policy, MaxErrors: count, MaxErrorFraction: frac, AllowEmpty: plan.AllowEmpty,
 		RejectsPath: r.Rejects, Store: st.client, Sink: st.sink(ctx, output), Logger: logger,
 		Progress: func(p pipeline.Progress) { bar.Update(progress.Stats(p)) },
 	}

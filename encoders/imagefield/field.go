@@ -12,12 +12,14 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
+	"io"
 	"sync"
 
 	"golang.org/x/image/bmp"
 	"golang.org/x/image/tiff"
 	"golang.org/x/image/webp"
 
+	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/internal/turbojpeg"
@@ -424,23 +426,33 @@ func (f *Field) decodeTurbo(c *codec, data []byte, num int) (pixbuf, error) {
 	return convertChannels(px, ch), nil
 }
 
-func decodeGo(data []byte, f Format) (image.Image, error) {
-	r := bytes.NewReader(data)
-	switch f {
-	case FormatJPEG:
-		return jpeg.Decode(r)
-	case FormatPNG:
-		return png.Decode(r)
-	case FormatGIF:
-		return gif.Decode(r)
-	case FormatBMP:
-		return bmp.Decode(r)
-	case FormatTIFF:
-		return tiff.Decode(r)
-	case FormatWebP:
-		return webp.Decode(r)
+// goDecoders are the Go decoders of each format (the standard library's and x/image's),
+// with the names a reject of a panic in them gives.
+var goDecoders = map[Format]struct {
+	name   string
+	decode func(io.Reader) (image.Image, error)
+	config func(io.Reader) (image.Config, error)
+}{
+	FormatJPEG: {"image/jpeg", jpeg.Decode, jpeg.DecodeConfig},
+	FormatPNG:  {"image/png", png.Decode, png.DecodeConfig},
+	FormatGIF:  {"image/gif", gif.Decode, gif.DecodeConfig},
+	FormatBMP:  {"golang.org/x/image/bmp", bmp.Decode, bmp.DecodeConfig},
+	FormatTIFF: {"golang.org/x/image/tiff", tiff.Decode, tiff.DecodeConfig},
+	FormatWebP: {"golang.org/x/image/webp", webp.Decode, webp.DecodeConfig},
+}
+
+// decodeGo decodes data with the Go decoder of its format. A panic of that decoder on these
+// bytes is the sample's error (encoders.DecoderPanic), not the run's.
+func decodeGo(data []byte, f Format) (img image.Image, err error) {
+	d, ok := goDecoders[f]
+	if !ok {
+		return nil, ErrUnsupportedFormat
 	}
-	return nil, ErrUnsupportedFormat
+	err = encoders.Guard(d.name, func() (err error) {
+		img, err = d.decode(bytes.NewReader(data))
+		return err
+	})
+	return img, err
 }
 
 // store encodes px in the field's mode and returns the payload and the per-sample mode.

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"image"
 
-	"golang.org/x/image/bmp"
-	"golang.org/x/image/tiff"
-	"golang.org/x/image/webp"
+	"github.com/mldf/convert/encoders"
 )
 
 // Format is an image container format recognised by its leading bytes.
@@ -136,17 +134,14 @@ func SniffHeader(data []byte) (Header, error) {
 		}
 		h.Width, h.Height = int(binary.LittleEndian.Uint16(data[6:])), int(binary.LittleEndian.Uint16(data[8:]))
 		return h, nil
-	case FormatBMP:
+	case FormatBMP, FormatTIFF, FormatWebP:
+		// x/image's header parsers, on untrusted bytes: a panic in one rejects the sample.
+		d := goDecoders[f]
 		var c image.Config
-		c, err = bmp.DecodeConfig(bytes.NewReader(data))
-		h.Width, h.Height = c.Width, c.Height
-	case FormatTIFF:
-		var c image.Config
-		c, err = tiff.DecodeConfig(bytes.NewReader(data))
-		h.Width, h.Height = c.Width, c.Height
-	case FormatWebP:
-		var c image.Config
-		c, err = webp.DecodeConfig(bytes.NewReader(data))
+		err = encoders.Guard(d.name, func() (err error) {
+			c, err = d.config(bytes.NewReader(data))
+			return err
+		})
 		h.Width, h.Height = c.Width, c.Height
 	default:
 		if other != "" {

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
+
+	"github.com/mldf/convert/encoders"
 )
 
 // vocabInfo is what the field needs to know of a vocabulary beyond its codec: the number of
@@ -232,7 +234,12 @@ type hotCache [hotEntries]hotEntry
 // text and ending at the offsets cuts, appends the ids and caches each short segment's ids.
 // Pre-tokens never cross a cut, so every token lies inside one segment.
 func (t *Tokenizer) encodeRun(run []byte, base int, cuts []int, dst []uint32) ([]uint32, error) {
-	raw, toks, err := t.codec.Encode(string(run))
+	var raw []uint
+	var toks []string
+	err := encoders.Guard("tiktoken-go", func() (err error) {
+		raw, toks, err = t.codec.Encode(string(run))
+		return err
+	})
 	if err != nil {
 		return dst, fmt.Errorf("tokenizer %s: %w", t.name, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -28,7 +29,20 @@ var (
 	ErrNoAudio    = errors.New("audio source: no audio files found")
 	ErrManifest   = errors.New("audio source: bad manifest line")
 	ErrTranscript = errors.New("audio source: bad transcript")
+	ErrRange      = errors.New("audio source: input range out of bounds")
 )
+
+var (
+	_ sources.Sharder     = (*Folder)(nil)
+	_ sources.Sharder     = (*LibriSpeech)(nil)
+	_ sources.Sharder     = (*Manifest)(nil)
+	_ sources.SkipCounter = (*Folder)(nil)
+	_ sources.SkipCounter = (*LibriSpeech)(nil)
+)
+
+// isTranscript reports whether name is a LibriSpeech chapter's transcript, which the
+// LibriSpeech source reads (it is not a skipped file).
+func isTranscript(name string) bool { return strings.HasSuffix(name, ".trans.txt") }
 
 // Column names the sources emit.
 const (
@@ -135,7 +149,26 @@ type list struct {
 
 	b   *listing.Builder // while listing
 	buf []byte
+	// skips counts, while listing, the files of a folder that are not clips; skipped is the
+	// result (see SkippedFiles).
+	skips   *sources.Skipped
+	skipped map[string]int64
 }
+
+// skip counts a file of the folder that is not read.
+func (l *list) skip(name string) {
+	if l.skips == nil {
+		l.skips = &sources.Skipped{}
+	}
+	l.skips.Add(name)
+}
+
+// SkippedFiles implements sources.SkipCounter: the files of the folder that the source does
+// not read (not .wav or .flac, nor a LibriSpeech transcript; with class folders, also the
+// files directly in the root), by extension (none for a manifest). A range of the source (a
+// shard) reports them only when it starts at the first input, so that the shards' counts
+// add up to the folder's.
+func (l *list) SkippedFiles() map[string]int64 { return maps.Clone(l.skipped) }
 
 func (l *list) start() { l.b = listing.NewBuilder(listing.Options{}) }
 
@@ -174,6 +207,9 @@ func (l *list) end(walkErr error, what, root, want string) error {
 	if err := l.finish(); err != nil {
 		return fmt.Errorf("%s %s: %w", what, root, err)
 	}
+	if l.skips != nil {
+		l.skipped, l.skips = l.skips.Counts(), nil
+	}
 	if l.Len() == 0 {
 		return fmt.Errorf("%w under %s (want %s)", ErrNoAudio, root, want)
 	}
@@ -182,6 +218,62 @@ func (l *list) end(walkErr error, what, root, want string) error {
 
 // Len returns the number of samples.
 func (l *list) Len() int64 { return l.items.Len() }
+
+// sub returns l cut to its inputs [lo, hi): the samples from the one that first uses input
+// lo up to the one that first uses input hi. A sample that uses an input already counted
+// (the segments of one recording) goes with the input before it, and the samples before the
+// first input (manifest lines that name no readable file) go with input 0, so consecutive
+// ranges partition the samples. A list with no input at all (every line an error) is not
+// cut: each range holds every sample, so that none is lost.
+func (l *list) sub(lo, hi int) (list, error) {
+	if lo < 0 || hi < lo || int64(hi) > l.inputs {
+		return list{}, fmt.Errorf("%w: [%d, %d) of %d inputs", ErrRange, lo, hi, l.inputs)
+	}
+	start, end := int64(0), l.items.Len()
+	if l.inputs > 0 {
+		// bound(k) is the index of the first sample of input k (0 for the first input,
+		// every sample for one past the last).
+		bounds := map[int]int64{0: 0, int(l.inputs): l.items.Len()}
+		want := func(k int) bool { _, ok := bounds[k]; return !ok && (k == lo || k == hi) }
+		if want(lo) || want(hi) {
+			var r record
+			k := -1
+			err := l.items.Each(func(i int64, _, data []byte) error {
+				if err := r.decode(data, len(l.errs)); err != nil {
+					return err
+				}
+				if !r.first {
+					return nil
+				}
+				k++
+				if want(k) {
+					bounds[k] = i
+					if !want(lo) && !want(hi) {
+						return errStop
+					}
+				}
+				return nil
+			})
+			if err != nil && err != errStop {
+				return list{}, fmt.Errorf("audio source: %w", err)
+			}
+		}
+		start, end = bounds[lo], bounds[hi]
+	}
+	items, err := l.items.Slice(start, end)
+	if err != nil {
+		return list{}, err
+	}
+	r := list{items: items, errs: l.errs, inputs: int64(hi - lo), decoder: l.decoder,
+		remote: l.remote, store: l.store, prefetch: l.prefetch}
+	if lo == 0 {
+		r.skipped = l.skipped
+	}
+	return r, nil
+}
+
+// errStop ends a walk of the list early.
+var errStop = errors.New("stop")
 
 // Inputs returns the files the source reads, with their sizes, in sample order (a file
 // shared by several samples is listed once, at its first use): read from the list.
@@ -301,6 +393,8 @@ func OpenFolder(root string) (*Folder, error) {
 	for _, e := range ents {
 		if e.IsDir() {
 			f.classes = append(f.classes, e.Name())
+		} else {
+			f.skip(e.Name()) // files directly under root are not clips
 		}
 	}
 	sort.Strings(f.classes)
@@ -311,7 +405,11 @@ func OpenFolder(root string) (*Folder, error) {
 			if err != nil {
 				return err
 			}
-			if d.IsDir() || !IsAudioFile(p) {
+			if d.IsDir() {
+				return nil
+			}
+			if !IsAudioFile(p) {
+				f.skip(p)
 				return nil
 			}
 			// Key: the label, then the path (files of a class in sorted path order).
@@ -341,3 +439,36 @@ func OpenFolder(root string) (*Folder, error) {
 
 // Classes returns the class names; label i is Classes()[i].
 func (f *Folder) Classes() []string { return f.classes }
+
+// Range implements sources.Sharder: the clips of inputs [lo, hi) (one file each), indexed
+// from 0, with the labels and classes of f.
+func (f *Folder) Range(lo, hi int) (sources.Source, error) {
+	l, err := f.sub(lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	return &Folder{list: l, classes: f.classes}, nil
+}
+
+// Range implements sources.Sharder: the clips of inputs [lo, hi), in path order, indexed
+// from 0.
+func (ls *LibriSpeech) Range(lo, hi int) (sources.Source, error) {
+	l, err := ls.sub(lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	return &LibriSpeech{list: l}, nil
+}
+
+// Range implements sources.Sharder: the manifest lines from the first that names input lo
+// up to the first that names input hi, indexed from 0 (origins and keys keep their line
+// numbers). The segments of one recording on consecutive lines stay together.
+func (m *Manifest) Range(lo, hi int) (sources.Source, error) {
+	l, err := m.sub(lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	r := *m
+	r.list = l
+	return &r, nil
+}

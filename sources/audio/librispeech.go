@@ -33,7 +33,13 @@ func OpenLibriSpeech(root string) (*LibriSpeech, error) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() || !IsAudioFile(p) {
+		if d.IsDir() {
+			return nil
+		}
+		if !IsAudioFile(p) {
+			if !isTranscript(p) {
+				ls.skip(p)
+			}
 			return nil
 		}
 		r := record{path: p, first: true}

@@ -80,10 +80,16 @@ func OpenFolderContext(ctx context.Context, root string, o Options) (*Folder, er
 	err := listBucket(ctx, o.Store, root, func(rel string, a objstore.Attrs) error {
 		class, rest, ok := strings.Cut(rel, "/")
 		if !ok || class == "" || rest == "" {
-			return nil // directly under root
+			if rel != "" && !strings.HasSuffix(rel, "/") {
+				f.skip(rel) // directly under root: not a clip
+			}
+			return nil
 		}
 		classes[class] = true
 		if !IsAudioFile(path.Base(rel)) {
+			if !strings.HasSuffix(rel, "/") {
+				f.skip(rel)
+			}
 			return nil
 		}
 		// Key: the class (labels follow the sorted class names), then the path.
@@ -124,6 +130,9 @@ func OpenLibriSpeechContext(ctx context.Context, root string, o Options) (*Libri
 	ls.start()
 	err := listBucket(ctx, o.Store, root, func(rel string, a objstore.Attrs) error {
 		if !IsAudioFile(path.Base(rel)) {
+			if !isTranscript(rel) && !strings.HasSuffix(rel, "/") {
+				ls.skip(rel)
+			}
 			return nil
 		}
 		return ls.add([]byte(rel), record{path: a.URL, size: a.Size, first: true}, nil)

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -40,13 +41,16 @@ func Columns() []string { return []string{ColumnImage, ColumnLabel, ColumnPath} 
 
 // Errors returned by New and carried by samples.
 var (
-	ErrNotDir       = errors.New("imagefolder: root is not a directory")
-	ErrNoImages     = errors.New("imagefolder: no image files found")
-	ErrSymlinkLoop  = errors.New("imagefolder: symbolic link loop")
-	ErrBrokenLink   = errors.New("imagefolder: broken symbolic link")
-	ErrNotRegular   = errors.New("imagefolder: not a regular file")
-	ErrUnreadable   = errors.New("imagefolder: cannot read directory")
-	ErrRange        = errors.New("imagefolder: sample range out of bounds")
+	ErrNotDir      = errors.New("imagefolder: root is not a directory")
+	ErrNoImages    = errors.New("imagefolder: no image files found")
+	ErrSymlinkLoop = errors.New("imagefolder: symbolic link loop")
+	ErrBrokenLink  = errors.New("imagefolder: broken symbolic link")
+	ErrNotRegular  = errors.New("imagefolder: not a regular file")
+	ErrUnreadable  = errors.New("imagefolder: cannot read directory")
+	ErrRange       = errors.New("imagefolder: sample range out of bounds")
+	// ErrNoClasses means a folder read with class folders (the default of convert images)
+	// has none, yet holds images: it is a flat folder, to be read with --flat.
+	ErrNoClasses    = errors.New("imagefolder: no class folders")
 	errLayoutOption = errors.New("imagefolder: invalid layout")
 )
 
@@ -94,6 +98,7 @@ type Source struct {
 	errs    []error       // per-file problems (broken link, not a regular file), by record
 	ignored []string
 	flat    bool
+	skipped map[string]int64 // files found but not read, by extension (see SkippedFiles)
 
 	remote   bool // root is a URL: records as remote.go says, images read with store
 	store    *objstore.Client
@@ -164,7 +169,26 @@ func NewContext(ctx context.Context, root string, opts Options) (*Source, error)
 		return nil, fmt.Errorf("imagefolder: listing %s: %w", root, err)
 	}
 	s.errs = w.errs
+	s.skipped = w.skipped.Counts()
+	if err := s.checkClasses(); err != nil {
+		s.files.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// checkClasses refuses a folder read with class folders that has no image in any, but
+// images directly in it: a flat folder, which would convert to nothing.
+func (s *Source) checkClasses() error {
+	if s.flat || s.files.Len() > 0 || len(s.ignored) == 0 {
+		return nil
+	}
+	what := "no class subfolders"
+	if len(s.classes) > 0 {
+		what = fmt.Sprintf("no image in its %d class subfolder(s)", len(s.classes))
+	}
+	return fmt.Errorf("%w: %s has %s but %d image(s) directly in it: to convert them without labels, read it as a flat folder (convert images --flat, or source.flat: true in a recipe)",
+		ErrNoClasses, s.root, what, len(s.ignored))
 }
 
 func (s *Source) walk(w *walker, st os.FileInfo, layout Layout) error {
@@ -178,6 +202,9 @@ func (s *Source) walk(w *walker, st os.FileInfo, layout Layout) error {
 		if err != nil || !isDir {
 			if w.exts[strings.ToLower(filepath.Ext(e.Name()))] {
 				rootFiles = append(rootFiles, e.Name())
+			} else if layout != LayoutFlat {
+				// Flat, w.walk below counts it; with class folders nothing reads it.
+				w.skipped.Add(e.Name())
 			}
 			return nil
 		}
@@ -197,6 +224,9 @@ func (s *Source) walk(w *walker, st os.FileInfo, layout Layout) error {
 		return fmt.Errorf("%w %d", errLayoutOption, layout)
 	}
 	if s.flat {
+		if layout == LayoutAuto {
+			w.skipped.Reset() // w.walk counts the root's files again
+		}
 		return w.walk(root, "", -1, []os.FileInfo{st})
 	}
 	sort.Strings(dirs)
@@ -215,6 +245,7 @@ func (s *Source) walk(w *walker, st os.FileInfo, layout Layout) error {
 	}
 	for _, n := range rootFiles {
 		s.ignored = append(s.ignored, filepath.Join(root, n))
+		w.skipped.Add(n)
 	}
 	sort.Strings(s.ignored)
 	return nil
@@ -271,11 +302,12 @@ func isDirFollow(path string, e os.DirEntry) (bool, error) {
 
 // walker adds the images below a directory to the list.
 type walker struct {
-	exts map[string]bool
-	list *listing.Builder
-	errs []error
-	key  []byte
-	data []byte
+	exts    map[string]bool
+	list    *listing.Builder
+	errs    []error
+	skipped sources.Skipped // files with an extension not in exts
+	key     []byte
+	data    []byte
 }
 
 // pending is a directory still to list: its path, its path relative to the root and the
@@ -315,6 +347,7 @@ func (w *walker) walk(dir, rel string, label int, ancestors []os.FileInfo) error
 					return w.pushDir(&stack, path, r, p.ancestors, st)
 				}
 				if !w.exts[strings.ToLower(filepath.Ext(name))] {
+					w.skipped.Add(name)
 					return nil
 				}
 				return w.regular(label, p.rel, name, path, st)
@@ -327,6 +360,7 @@ func (w *walker) walk(dir, rel string, label int, ancestors []os.FileInfo) error
 				return w.pushDir(&stack, path, r, p.ancestors, st)
 			}
 			if !w.exts[strings.ToLower(filepath.Ext(name))] {
+				w.skipped.Add(name)
 				return nil
 			}
 			st, err := e.Info()
@@ -395,6 +429,13 @@ func (s *Source) Columns() []string {
 
 // Ignored returns the files directly in root that class-folder layout skips.
 func (s *Source) Ignored() []string { return append([]string(nil), s.ignored...) }
+
+// SkippedFiles implements sources.SkipCounter: the files below root that are not read (an
+// extension not among Options.Extensions; with class folders, also the images directly in
+// root), by extension. Hidden names (starting with ".") are not counted. A range of the
+// source (a shard) reports them only when it starts at the first image, so that the shards'
+// counts add up to the folder's.
+func (s *Source) SkippedFiles() map[string]int64 { return maps.Clone(s.skipped) }
 
 // Len implements sources.Source: the number of images found.
 func (s *Source) Len() int64 { return s.files.Len() }
@@ -465,9 +506,10 @@ func (l inputList) Each(fn func(int64, sources.Input) error) error {
 	})
 }
 
-// Range returns a source of samples lo..hi-1 of s (a contiguous slice of Inputs, for sharded
-// runs). Its samples are indexed from 0; labels and classes are those of s.
-func (s *Source) Range(lo, hi int) (*Source, error) {
+// Range implements sources.Sharder: a source of samples lo..hi-1 of s (a contiguous slice of
+// Inputs, one image each, for sharded runs). Its samples are indexed from 0; labels and
+// classes are those of s.
+func (s *Source) Range(lo, hi int) (sources.Source, error) {
 	if lo < 0 || hi < lo || int64(hi) > s.Len() {
 		return nil, fmt.Errorf("%w: [%d, %d) of %d samples", ErrRange, lo, hi, s.Len())
 	}
@@ -477,6 +519,9 @@ func (s *Source) Range(lo, hi int) (*Source, error) {
 	}
 	r := *s
 	r.files = files
+	if lo > 0 {
+		r.skipped = nil
+	}
 	return &r, nil
 }
 
@@ -507,4 +552,7 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 	})
 }
 
-var _ sources.Source = (*Source)(nil)
+var (
+	_ sources.Sharder     = (*Source)(nil)
+	_ sources.SkipCounter = (*Source)(nil)
+)

@@ -28,7 +28,7 @@ func touch(t *testing.T, root string, rels ...string) {
 	}
 }
 
-func collect(t *testing.T, s *Source) []sample.Sample {
+func collect(t *testing.T, s sources.Source) []sample.Sample {
 	t.Helper()
 	var out []sample.Sample
 	if err := s.Run(context.Background(), func(x sample.Sample) error { out = append(out, x); return nil }); err != nil {

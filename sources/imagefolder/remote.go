@@ -48,6 +48,7 @@ func newRemote(ctx context.Context, root string, exts map[string]bool, opts Opti
 	b := listing.NewBuilder(lopt)
 	classes := map[string]bool{}
 	var key, data []byte
+	var skipped sources.Skipped
 	objects, rootImages := 0, int64(0)
 	for a, err := range store.List(ctx, prefix) {
 		if err != nil {
@@ -70,7 +71,11 @@ func newRemote(ctx context.Context, root string, exts map[string]bool, opts Opti
 			hidden = hidden || strings.HasPrefix(sg, ".") || sg == ""
 		}
 		name := segs[len(segs)-1]
-		if hidden || !exts[strings.ToLower(path.Ext(name))] {
+		if hidden {
+			continue
+		}
+		if !exts[strings.ToLower(path.Ext(name))] {
+			skipped.Add(name)
 			continue
 		}
 		if class == "" {
@@ -129,6 +134,7 @@ func newRemote(ctx context.Context, root string, exts map[string]bool, opts Opti
 			_, rest, _ := bytes.Cut(k, []byte{0})
 			_, name, _ := bytes.Cut(rest, []byte{0})
 			s.ignored = append(s.ignored, prefix+string(name))
+			skipped.Add(string(name))
 			return nil
 		})
 		if err != nil && err != errStopEach {
@@ -144,6 +150,11 @@ func newRemote(ctx context.Context, root string, exts map[string]bool, opts Opti
 		sort.Strings(s.classes)
 	}
 	s.files = files
+	s.skipped = skipped.Counts()
+	if err := s.checkClasses(); err != nil {
+		files.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

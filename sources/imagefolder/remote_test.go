@@ -98,7 +98,7 @@ func TestRemoteSameAsLocal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if g := collectSource(t, r2, ""); !reflect.DeepEqual(g.Keys, want.Keys[1:3]) {
+		if g := collectSource(t, r2.(*Source), ""); !reflect.DeepEqual(g.Keys, want.Keys[1:3]) {
 			t.Errorf("layout %d: Range(1, 3) keys %q, want %q", layout, g.Keys, want.Keys[1:3])
 		}
 	}

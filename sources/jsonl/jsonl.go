@@ -99,7 +99,7 @@ type Source struct {
 }
 
 var (
-	_ sources.Source      = (*Source)(nil)
+	_ sources.Sharder     = (*Source)(nil)
 	_ sources.BatchSource = (*Source)(nil)
 )
 
@@ -205,11 +205,12 @@ func expand(store *objstore.Client, paths []string) ([]objstore.Attrs, error) {
 	return out, nil
 }
 
-// Inputs returns the files the source reads, in order, with their sizes on disk.
-func (s *Source) Inputs() []sources.Input { return append([]sources.Input(nil), s.inputs...) }
+// Inputs implements sources.Lister: the files the source reads, in order, with their sizes
+// on disk.
+func (s *Source) Inputs() sources.InputList { return sources.Inputs(s.inputs) }
 
-// Range returns a source over files lo..hi-1 of s (a contiguous slice of Inputs, for sharded
-// runs), with the same columns and options. Its samples are indexed from 0; origins still
+// Range implements sources.Sharder: a source over files lo..hi-1 of s (a contiguous slice
+// of Inputs, for sharded runs), with the same columns and options. Its samples are indexed from 0; origins still
 // name each file and line.
 func (s *Source) Range(lo, hi int) (sources.Source, error) {
 	if lo < 0 || hi < lo || hi > len(s.inputs) {
@@ -452,6 +453,13 @@ func (p *bufPool) put(b []byte) {
 }
 
 // readFile cuts path's stream into chunks of whole lines and passes them to send in order.
+//
+// A line longer than a read buffer is collected in buffers of the read size (segs), not in
+// one buffer grown by doubling (which allocates about twice the line, and three times at
+// the step that copies it): once its end is found it is joined into one buffer of its size
+// (with the rest of the last read); once it is over MaxLineSize it is dropped and the rest of
+// it streamed past. So an overlong line costs at most MaxLineSize + ChunkSize of buffers, as
+// docs/RECIPES.md says, whatever its length.
 func (s *Source) readFile(ctx context.Context, path string, f io.ReadCloser, pool *bufPool, send func(*chunk) error) error {
 	r, closeFn, err := open(path, f)
 	if err != nil {
@@ -459,18 +467,30 @@ func (s *Source) readFile(ctx context.Context, path string, f io.ReadCloser, poo
 	}
 	defer closeFn()
 	chunkSize, maxLine := s.opt.ChunkSize, s.opt.MaxLineSize
-	// newBuf returns a buffer holding carry at its start, with room to read after it.
+	// newBuf returns a buffer holding carry (less than a read buffer) at its start, with
+	// room to read after it.
 	newBuf := func(carry []byte) ([]byte, int) {
 		var b []byte
 		if len(carry) <= chunkSize/2 {
 			b = pool.get()
 		} else {
-			b = make([]byte, min(max(len(carry)+chunkSize, 2*len(carry)), maxLine+chunkSize))
+			b = make([]byte, len(carry)+chunkSize)
 		}
 		return b, copy(b, carry)
 	}
+	var (
+		segs     [][]byte // full buffers holding the start of the current line, in order
+		segBytes int      // bytes in segs
+	)
+	dropSegs := func() {
+		for _, sg := range segs {
+			pool.put(sg)
+		}
+		segs, segBytes = nil, 0
+	}
+	defer dropSegs()
 	line := int64(1)
-	buf, n := newBuf(nil) // buf[:n] is the start of the current line
+	buf, n := newBuf(nil) // segs, then buf[:n], are the start of the current line
 	first := true
 	for {
 		if err := ctx.Err(); err != nil {
@@ -489,41 +509,74 @@ func (s *Source) readFile(ctx context.Context, path string, f io.ReadCloser, poo
 			}
 		}
 		data := buf[:n]
+		i := bytes.LastIndexByte(data, '\n')
+		if i < 0 && segBytes+n > maxLine {
+			// The line is over the limit: drop what is held and skip the rest of it
+			// without holding it.
+			dropSegs()
+			found, rest := false, 0
+			if !eof {
+				if found, rest, err = discardLine(r, buf); err != nil {
+					return fmt.Errorf("jsonl: %s: read error in line %d: %w", path, line, err)
+				}
+			}
+			if err := send(&chunk{file: path, line: line, tooLong: true}); err != nil {
+				pool.put(buf)
+				return err
+			}
+			if !found {
+				pool.put(buf)
+				return nil
+			}
+			line++
+			n = rest // discardLine left the rest of its last read at buf's start
+			continue
+		}
+		if i < 0 && !eof {
+			// The line goes on past this buffer: keep it and read into a fresh one.
+			segs, segBytes = append(segs, data), segBytes+n
+			buf, n = pool.get(), 0
+			continue
+		}
+		if j := bytes.IndexByte(data, '\n'); len(segs) > 0 && j >= 0 && segBytes+j > maxLine {
+			// The end of an overlong line is in data: drop it, keep what follows.
+			dropSegs()
+			if err := send(&chunk{file: path, line: line, tooLong: true}); err != nil {
+				pool.put(buf)
+				return err
+			}
+			line++
+			n = copy(buf, data[j+1:])
+			if eof && n == 0 {
+				pool.put(buf)
+				return nil
+			}
+			if !eof {
+				continue
+			}
+			data, i = buf[:n], bytes.LastIndexByte(buf[:n], '\n')
+		}
+		if len(segs) > 0 {
+			// The end of a long line is in data: join it to its start.
+			whole := make([]byte, 0, segBytes+n)
+			for _, sg := range segs {
+				whole = append(whole, sg...)
+			}
+			whole = append(whole, data...)
+			if i >= 0 {
+				i += segBytes
+			}
+			dropSegs()
+			pool.put(buf)
+			buf, data, n = whole, whole, len(whole)
+		}
 		if eof {
 			if n == 0 {
 				pool.put(buf)
 				return nil
 			}
-			if n > maxLine && bytes.IndexByte(data, '\n') < 0 {
-				pool.put(buf)
-				return send(&chunk{file: path, line: line, tooLong: true})
-			}
 			_, err := s.sendLines(path, &block{buf: buf}, data, line, pool, send)
 			return err
-		}
-		i := bytes.LastIndexByte(data, '\n')
-		if i < 0 {
-			if n <= maxLine {
-				nb, _ := newBuf(data)
-				pool.put(buf)
-				buf = nb
-				continue
-			}
-			// Skip the rest of this overlong line without holding it.
-			rest, found, err := discardLine(r)
-			if err != nil {
-				return fmt.Errorf("jsonl: %s: read error in line %d: %w", path, line, err)
-			}
-			pool.put(buf)
-			if err := send(&chunk{file: path, line: line, tooLong: true}); err != nil {
-				return err
-			}
-			if !found {
-				return nil
-			}
-			line++
-			buf, n = newBuf(rest)
-			continue
 		}
 		nb, nn := newBuf(data[i+1:])
 		if line, err = s.sendLines(path, &block{buf: buf}, data[:i+1], line, pool, send); err != nil {
@@ -591,20 +644,20 @@ func readFull(r io.Reader, b []byte) (int, error) {
 	return n, nil
 }
 
-// discardLine reads r up to and including the next newline and returns what follows it in
-// the last read, and whether a newline was found before EOF.
-func discardLine(r io.Reader) ([]byte, bool, error) {
-	buf := make([]byte, 64<<10)
+// discardLine reads r into buf up to and including the next newline, and moves what follows
+// the newline in the last read to the start of buf. It returns whether a newline was found
+// before EOF and the length of what follows it.
+func discardLine(r io.Reader, buf []byte) (bool, int, error) {
 	for {
 		n, err := r.Read(buf)
 		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
-			return append([]byte(nil), buf[i+1:n]...), true, nil
+			return true, copy(buf, buf[i+1:n]), nil
 		}
 		if err == io.EOF {
-			return nil, false, nil
+			return false, 0, nil
 		}
 		if err != nil {
-			return nil, false, err
+			return false, 0, err
 		}
 	}
 }

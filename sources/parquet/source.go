@@ -92,7 +92,7 @@ type Source struct {
 	meta   map[string]string
 }
 
-var _ sources.Source = (*Source)(nil)
+var _ sources.Sharder = (*Source)(nil)
 
 // Expand returns the files that patterns name, in order: local paths or URLs (s3://, gs://,
 // az://, azblob://, file://), with brace ranges and globs expanded against the directory or
@@ -179,8 +179,8 @@ func NewFiles(files []string, cols []Column, opt Options) (*Source, error) {
 	return s, nil
 }
 
-// Inputs returns the files the source reads, in order, with their sizes.
-func (s *Source) Inputs() []sources.Input { return append([]sources.Input(nil), s.inputs...) }
+// Inputs implements sources.Lister: the files the source reads, in order, with their sizes.
+func (s *Source) Inputs() sources.InputList { return sources.Inputs(s.inputs) }
 
 // Len returns the number of rows the footers declare.
 func (s *Source) Len() int64 { return s.rows }
@@ -191,7 +191,8 @@ func (s *Source) Schema() *Schema { return s.schema }
 // Metadata returns the key-value metadata of the first file.
 func (s *Source) Metadata() map[string]string { return s.meta }
 
-// Range returns a Source over inputs [lo, hi) (a slice of a sharded run), indexed from 0.
+// Range implements sources.Sharder: a Source over inputs [lo, hi) (a slice of a sharded
+// run), indexed from 0.
 func (s *Source) Range(lo, hi int) (sources.Source, error) {
 	if lo < 0 || hi > len(s.inputs) || lo > hi {
 		return nil, fmt.Errorf("parquet: input range [%d, %d) of %d inputs", lo, hi, len(s.inputs))

@@ -318,7 +318,7 @@ func TestRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(src.Inputs()) != 2 {
+	if src.Inputs().Len() != 2 {
 		t.Fatal(src.Inputs())
 	}
 	r, err := src.Range(1, 2)

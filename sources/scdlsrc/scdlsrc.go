@@ -33,6 +33,8 @@ type Source struct {
 	sizes  []int64 // bytes on disk per input, for reports
 }
 
+var _ sources.Sharder = (*Source)(nil)
+
 // New returns a source over inputs (sizes: their sizes in bytes, or nil).
 func New(inputs []scdl.Input, sizes []int64) *Source {
 	if sizes == nil {
@@ -51,16 +53,16 @@ func (s *Source) Len() int64 {
 	return n
 }
 
-// Inputs lists the inputs with their sizes.
-func (s *Source) Inputs() []sources.Input {
-	out := make([]sources.Input, len(s.inputs))
+// Inputs implements sources.Lister: the inputs with their sizes.
+func (s *Source) Inputs() sources.InputList {
+	out := make(sources.Inputs, len(s.inputs))
 	for i, in := range s.inputs {
 		out[i] = sources.Input{Path: in.Name(), Size: s.sizes[i]}
 	}
 	return out
 }
 
-// Range returns the source cut to inputs [lo, hi) (sharded runs).
+// Range implements sources.Sharder: the source cut to inputs [lo, hi) (sharded runs).
 func (s *Source) Range(lo, hi int) (sources.Source, error) {
 	if lo < 0 || hi > len(s.inputs) || lo > hi {
 		return nil, fmt.Errorf("scdlsrc: range [%d, %d) of %d inputs", lo, hi, len(s.inputs))

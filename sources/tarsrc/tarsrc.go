@@ -139,9 +139,14 @@ type Source struct {
 	inputs []sources.Input
 	opts   Options
 	want   map[string]bool // nil: read every member
+	// skipped counts the members of a Run that no sample holds (see SkippedFiles).
+	skipped *sources.Skipped
 }
 
-var _ sources.Source = (*Source)(nil)
+var (
+	_ sources.Sharder     = (*Source)(nil)
+	_ sources.SkipCounter = (*Source)(nil)
+)
 
 // New expands the patterns and returns a Source over the shards, in order. Patterns are
 // local paths or URLs, expanded by objstore's Client.Expand: brace ranges
@@ -180,7 +185,7 @@ func NewContext(ctx context.Context, patterns []string, opts Options) (*Source, 
 	case opts.MaxMemberSize < 0 || opts.MaxMemberSize > MaxMemberSizeLimit:
 		return nil, fmt.Errorf("%w: max_member_size %d (want 1..%d bytes)", ErrOptions, opts.MaxMemberSize, int64(MaxMemberSizeLimit))
 	}
-	s := &Source{opts: opts}
+	s := &Source{opts: opts, skipped: &sources.Skipped{}}
 	if opts.Columns != nil {
 		s.want = make(map[string]bool)
 		for _, c := range opts.Columns {
@@ -199,16 +204,23 @@ func NewContext(ctx context.Context, patterns []string, opts Options) (*Source, 
 // Len returns -1: the number of samples is known only after reading the shards.
 func (s *Source) Len() int64 { return -1 }
 
-// Inputs returns the shards in order with their sizes on disk.
-func (s *Source) Inputs() []sources.Input { return append([]sources.Input(nil), s.inputs...) }
+// Inputs implements sources.Lister: the shards in order with their sizes on disk.
+func (s *Source) Inputs() sources.InputList { return sources.Inputs(s.inputs) }
 
-// Range returns a source over shards lo..hi-1 of s (a contiguous slice of Inputs, for sharded
-// runs), with the same options. Its samples are indexed from 0.
+// SkippedFiles implements sources.SkipCounter: the members of the last Run (or of the one
+// running) that belong to no sample, by extension: regular members whose base name has no
+// dot or starts with one (WebDataset skips them too: counted under "" and their extension)
+// and links and special files (counted under "(link)" and "(special)"). Directories are not
+// counted.
+func (s *Source) SkippedFiles() map[string]int64 { return s.skipped.Counts() }
+
+// Range implements sources.Sharder: a source over shards lo..hi-1 of s (a contiguous slice
+// of Inputs, for sharded runs), with the same options. Its samples are indexed from 0.
 func (s *Source) Range(lo, hi int) (sources.Source, error) {
 	if lo < 0 || hi < lo || hi > len(s.inputs) {
 		return nil, fmt.Errorf("%w: [%d, %d) of %d shards", ErrRange, lo, hi, len(s.inputs))
 	}
-	return &Source{inputs: s.inputs[lo:hi:hi], opts: s.opts, want: s.want}, nil
+	return &Source{inputs: s.inputs[lo:hi:hi], opts: s.opts, want: s.want, skipped: &sources.Skipped{}}, nil
 }
 
 // Run emits every sample of every shard: shard order, then member order, whatever the
@@ -217,6 +229,7 @@ func (s *Source) Range(lo, hi int) (sources.Source, error) {
 // whose compressed stream fails its checks (ErrCorrupt), stops the run. A shard may be a
 // named pipe: cancelling ctx ends the wait for its writer.
 func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error {
+	s.skipped.Reset()
 	if len(s.inputs) == 0 {
 		return ctx.Err()
 	}
@@ -427,7 +440,7 @@ func (s *Source) readShard(ctx context.Context, path string, f io.Reader, q *sha
 			return ctx.Err()
 		}
 	}
-	return walk(ctx, path, f, s.opts.MaxMemberSize, s.want, send)
+	return walk(ctx, path, f, s.opts.MaxMemberSize, s.want, s.skipped, send)
 }
 
 // decompressed reads a decompressor and remembers its first error other than io.EOF, so a
@@ -456,7 +469,7 @@ func corrupt(path string, d *decompressed, off int64) error {
 // walk reads one shard stream (plain, gzip or zstd, told apart by magic bytes) and sends its
 // samples in member order. want, when not nil, names the extensions to read; other members
 // are skipped unread. It returns an error wrapping ErrCorrupt when a decompressor fails.
-func walk(ctx context.Context, path string, f io.Reader, maxMember int64, want map[string]bool, send func(sample.Sample) error) error {
+func walk(ctx context.Context, path string, f io.Reader, maxMember int64, want map[string]bool, skipped *sources.Skipped, send func(sample.Sample) error) error {
 	sr := &shardReader{path: path, send: send, max: maxMember, keys: keySet{window: KeyWindow}}
 	br := bufio.NewReaderSize(f, 512<<10)
 	var r io.Reader = br
@@ -511,12 +524,21 @@ func walk(ctx context.Context, path string, f io.Reader, maxMember int64, want m
 		}
 		dataStart := cr.n
 		next = dataStart + (hdr.Size+511)&^511
-		if hdr.Typeflag != tar.TypeReg {
-			continue // directories, links, devices; pax and GNU name headers are already merged
+		switch hdr.Typeflag {
+		case tar.TypeReg:
+		case tar.TypeDir:
+			continue
+		case tar.TypeSymlink, tar.TypeLink:
+			skipped.AddKind("(link)")
+			continue
+		default:
+			skipped.AddKind("(special)") // devices, FIFOs; pax and GNU name headers are already merged
+			continue
 		}
 		key, ext, ok := SplitKey(hdr.Name)
 		if !ok {
-			continue // no extension: WebDataset drops such members too
+			skipped.Add(hdr.Name) // no extension: WebDataset drops such members too
+			continue
 		}
 		if sr.cur != nil && sr.cur.Key != key {
 			if err := sr.flush(); err != nil {

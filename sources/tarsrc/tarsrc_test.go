@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mldf/convert/sample"
+	"github.com/mldf/convert/sources"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -216,7 +217,7 @@ func TestWebDatasetShard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if src.Len() != -1 || len(src.Inputs()) != 1 || src.Inputs()[0].Size != int64(len(tc.data)) {
+			if in := src.Inputs().(sources.Inputs); src.Len() != -1 || len(in) != 1 || in[0].Size != int64(len(tc.data)) {
 				t.Fatalf("Len %d Inputs %v", src.Len(), src.Inputs())
 			}
 			got := collect(t, src)
@@ -259,7 +260,7 @@ func TestParallelOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := src.Inputs(); len(got) != 9 || got[4].Path != paths[4] {
+		if got := src.Inputs().(sources.Inputs); len(got) != 9 || got[4].Path != paths[4] {
 			t.Fatalf("inputs %v", got)
 		}
 		got := collect(t, src)
@@ -460,7 +461,7 @@ func FuzzWalk(f *testing.F) {
 	f.Add(gz(f, tarBytes(f, []member{{name: "a.jpg", data: []byte("1")}, {name: "a.bin", data: make([]byte, 3000)}})))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, want := range []map[string]bool{nil, {"jpg": true, "cls": true}} {
-			err := walk(context.Background(), "fuzz.tar", bytes.NewReader(b), 1<<20, want, func(s sample.Sample) error {
+			err := walk(context.Background(), "fuzz.tar", bytes.NewReader(b), 1<<20, want, &sources.Skipped{}, func(s sample.Sample) error {
 				if s.Err == nil && len(s.Values) == 0 {
 					t.Fatalf("sample %q without values or error", s.Key)
 				}
