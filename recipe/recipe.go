@@ -39,12 +39,10 @@ type Recipe struct {
 	LogFormat string  `yaml:"log_format"` // text | json
 	Shard     int     `yaml:"shard"`
 	Shards    int     `yaml:"shards"`
-	// AllowEmpty lets a run that writes no sample succeed (an empty output); otherwise it
-	// fails and writes nothing.
-	AllowEmpty bool `yaml:"allow_empty"`
-
-	// AllowEmpty accepts an input that yields no sample; without it, validate and run
-	// refuse one (an empty folder, a folder of images without class subfolders).
+	// AllowEmpty accepts an input that yields no sample and a run that writes none (an empty
+	// output); without it, validate and run refuse an empty input (an empty folder, a folder
+	// of images without class subfolders) and a run that writes no sample fails and writes
+	// nothing.
 	AllowEmpty bool `yaml:"allow_empty"`
 
 	keys   map[string]int // the line of every key present, by path ("fields/#2/jpeg_quality")
