@@ -264,16 +264,13 @@ type Table struct {
 }
 
 // readTable reads a whole parquet feature table (small tables: a var block, or a test's).
-func readTable(path string) (*Table, error) {
-	f, err := os.Open(path)
+func readTable(b FeatureBlock) (*Table, error) {
+	path := b.File
+	f, fi, err := b.open()
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	pf, err := parquet.OpenFile(f, fi.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
