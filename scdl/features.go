@@ -265,12 +265,16 @@ type Table struct {
 }
 
 // readTable reads a whole parquet feature table (small tables: a var block, or a test's).
-func readTable(path string) (*Table, error) {
-	pt, f, err := pqfile.OpenPath(path)
+func readTable(b FeatureBlock) (*Table, error) {
+	f, fi, err := b.open()
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	pt, err := pqfile.OpenTable(f, fi.Size(), b.File)
+	if err != nil {
+		return nil, err
+	}
 	pf := pt.PF()
 	t := &Table{Rows: pf.NumRows()}
 	fields := pf.Schema().Fields()
@@ -306,7 +310,7 @@ func readTable(path string) (*Table, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, fmt.Errorf("%s: %w", b.File, err)
 		}
 	}
 	return t, nil

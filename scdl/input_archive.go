@@ -1,7 +1,6 @@
 package scdl
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -57,44 +56,18 @@ func (a *ArchiveInput) ObsSchema() []ColumnSpec { return a.schema }
 // Reader returns the archive.
 func (a *ArchiveInput) Reader() *Reader { return a.r }
 
-// ReadRows reads cells [lo, hi).
+// ReadRows reads cells [lo, hi), applying the rules Verify applies to those cells (see
+// Reader.readCells): a conversion from an archive never carries what verify refuses.
 func (a *ArchiveInput) ReadRows(lo, hi int64, b *Block) error {
-	r := a.r
-	if lo < 0 || hi > r.rows || lo > hi {
-		return fmt.Errorf("%s: cells [%d, %d) of %d", r.dir, lo, hi, r.rows)
-	}
-	rs := int64(r.rowType.Size())
-	pb := make([]byte, (hi-lo+1)*rs)
-	if _, err := r.rowptr.ReadAt(pb, lo*rs); err != nil {
-		return fmt.Errorf("%s: %s: %w", r.dir, RowPtrFile, err)
-	}
-	p0 := getUint(pb, r.rowType)
-	prev := p0
-	for i := int64(1); i <= hi-lo; i++ {
-		p := getUint(pb[i*rs:], r.rowType)
-		if p < prev || p > uint64(r.nnz) {
-			return fmt.Errorf("%s: %w", r.dir, ruleErr("row_ptr monotonic", "ROWPTR (row_ptr.npy)", "cell %d spans [%d, %d)", lo+i-1, prev, p))
-		}
-		b.Indptr = append(b.Indptr, int64(p-p0))
-		prev = p
-	}
-	n := int64(prev - p0)
-	ds, cs := int64(r.dataType.Size()), int64(r.colType.Size())
-	buf := make([]byte, n*max(ds, cs))
-	if _, err := r.data.ReadAt(buf[:n*ds], int64(p0)*ds); err != nil && !(errors.Is(err, io.EOF) && n == 0) {
-		return fmt.Errorf("%s: %s: %w", r.dir, DataFile, err)
-	}
-	for k := range n {
-		b.Vals = append(b.Vals, getFloat(buf[k*ds:], r.dataType))
-	}
-	if _, err := r.colptr.ReadAt(buf[:n*cs], int64(p0)*cs); err != nil && !(errors.Is(err, io.EOF) && n == 0) {
-		return fmt.Errorf("%s: %s: %w", r.dir, ColPtrFile, err)
-	}
-	for k := range n {
-		b.Cols = append(b.Cols, uint32(getUint(buf[k*cs:], r.colType)))
+	if err := a.r.readCells(lo, hi, b); err != nil {
+		return err
 	}
 	return a.readObs(lo, hi, b)
 }
+
+// Values returns the number of values cells [lo, hi) hold (see Reader.Values): a caller
+// sizes its reads with it.
+func (a *ArchiveInput) Values(lo, hi int64) (int64, error) { return a.r.Values(lo, hi) }
 
 func (a *ArchiveInput) table(i int) (*parquet.File, error) {
 	a.mu.Lock()
@@ -102,8 +75,13 @@ func (a *ArchiveInput) table(i int) (*parquet.File, error) {
 	if t, ok := a.tables[i]; ok {
 		return t, nil
 	}
-	pt, f, err := pqfile.OpenPath(a.r.Obs.Blocks[i].File)
+	f, st, err := a.r.Obs.Blocks[i].open()
 	if err != nil {
+		return nil, err
+	}
+	pt, err := pqfile.OpenTable(f, st.Size(), a.r.Obs.Blocks[i].File)
+	if err != nil {
+		f.Close()
 		return nil, err
 	}
 	t := pt.PF()

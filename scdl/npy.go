@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/manifest"
 )
 
@@ -64,7 +65,7 @@ func decodeInt64NPY(b []byte, where string) ([]int64, error) {
 	}
 	m := npyDictRe.FindStringSubmatch(string(b[start : start+hlen]))
 	if m == nil {
-		return nil, ruleErr("npy header", where, "unexpected header %q", strings.TrimSpace(string(b[start:start+hlen])))
+		return nil, ruleErr("npy header", where, "unexpected header %s", quote.Q(strings.TrimSpace(string(b[start:start+hlen]))))
 	}
 	if m[1] != "<i8" {
 		return nil, ruleErr("npy dtype", where, "dtype %s, want <i8", m[1])

@@ -2,8 +2,10 @@ package scdl
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -53,4 +55,14 @@ func FuzzDecodeInt64NPY(f *testing.F) {
 			t.Fatalf("re-encoding does not round-trip: %v", err)
 		}
 	})
+}
+
+// TestNPYHeaderQuotedShort: a hostile header (up to the file's 64 MiB) is quoted shortened.
+func TestNPYHeaderQuotedShort(t *testing.T) {
+	dict := "{'descr': " + strings.Repeat("x", 1<<20)
+	b := append([]byte("\x93NUMPY\x02\x00"), binary.LittleEndian.AppendUint32(nil, uint32(len(dict)))...)
+	_, err := decodeInt64NPY(append(b, dict...), "cumulative_sum_index.npy")
+	if err == nil || !errors.Is(err, ErrInvalid) || len(err.Error()) > 2000 || !strings.Contains(err.Error(), "bytes)") {
+		t.Fatalf("error of %d bytes: %.300v", len(err.Error()), err)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,7 +17,9 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/internal/pqfile"
+	"github.com/mldf/convert/internal/quote"
 )
 
 // Reader reads an SCDL archive (MEMMAP_V0 backend). Open checks the header and everything
@@ -31,6 +34,7 @@ type Reader struct {
 
 	dataType, rowType, colType DType
 	rows, nnz                  int64
+	noHeader                   bool // no header.sch: the dtypes are BioNeMo's defaults
 
 	Var, Obs *FeatureIndex // nil when the archive has none
 }
@@ -48,6 +52,8 @@ type FeatureBlock struct {
 	File       string // the parquet file's path
 	TableRows  int64  // rows in the parquet table (genes for var, cells for obs)
 	Columns    []ColumnSpec
+
+	archive, member string // the archive's directory and File relative to it
 }
 
 // Block returns the index of the block holding row, or -1.
@@ -77,21 +83,100 @@ func IsArchive(path string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
+// ErrNotArchive means a directory holds none of the files of an SCDL archive.
+var ErrNotArchive = errors.New("not an SCDL archive")
+
+// numpyDTypes maps numpy's dtype names (dtypes.json, written by older BioNeMo code) to DTypes.
+var numpyDTypes = map[string]DType{"uint8": Uint8, "uint16": Uint16, "uint32": Uint32, "uint64": Uint64,
+	"float16": Float16, "float32": Float32, "float64": Float64}
+
+// DTypesFile is the optional map of array file names to numpy dtype names that older
+// BioNeMo code wrote; BioNeMo reads it when there is no header.
+const DTypesFile = "dtypes.json"
+
+// headerless builds the header of an archive without header.sch as BioNeMo loads one: the
+// dtypes from dtypes.json when present, otherwise BioNeMo's defaults (data float32, col_ptr
+// uint32, row_ptr uint64); the array lengths from the file sizes; the feature directories
+// that exist.
+func (r *Reader) headerless() (*Header, error) {
+	var missing []string
+	for _, f := range []string{MetadataFile, DataFile, RowPtrFile, ColPtrFile} {
+		if !memberExists(r.dir, f) {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) == 4 {
+		return nil, fmt.Errorf("%s: %w: the directory has none of %s, %s, %s, %s, %s", r.dir, ErrNotArchive,
+			HeaderFile, MetadataFile, DataFile, RowPtrFile, ColPtrFile)
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%s: %w", r.dir, ruleErr("files present", r.dir, "no %s and no %s (an archive without a header needs %s, %s, %s and %s)",
+			HeaderFile, strings.Join(missing, ", "), MetadataFile, DataFile, RowPtrFile, ColPtrFile))
+	}
+	dt := map[string]DType{DataFile: Float32, ColPtrFile: Uint32, RowPtrFile: Uint64}
+	if memberExists(r.dir, DTypesFile) {
+		b, err := readMember(r.dir, DTypesFile, MaxSmallFile)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]string
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("%s: %w", r.dir, ruleErr("dtypes", DTypesFile, "%v", err))
+		}
+		for f := range dt {
+			if name, ok := m[f]; ok {
+				d, ok := numpyDTypes[name]
+				if !ok {
+					return nil, fmt.Errorf("%s: %w", r.dir, ruleErr("dtypes", DTypesFile, "%s: unknown dtype %s", f, quote.Q(name)))
+				}
+				dt[f] = d
+			}
+		}
+	}
+	h := &Header{Backend: BackendMemmapV0}
+	for _, name := range []string{ArrayData, ArrayRowPtr, ArrayColPtr} {
+		f, st, err := openMember(r.dir, arrayFiles[name])
+		if err != nil {
+			return nil, err
+		}
+		f.Close()
+		d := dt[arrayFiles[name]]
+		n := uint64(st.Size()) / uint64(d.Size())
+		if uint64(st.Size())%uint64(d.Size()) != 0 {
+			return nil, fmt.Errorf("%s: %w", r.dir, ruleErr("array length", fmt.Sprintf("%s (%s)", name, arrayFiles[name]),
+				"no %s: %d bytes are not a whole number of %s elements", HeaderFile, st.Size(), d))
+		}
+		h.Arrays = append(h.Arrays, ArrayInfo{Name: name, Length: n, DType: d})
+	}
+	for _, name := range []string{VarFeatures, ObsFeatures, "features"} {
+		if memberExists(r.dir, name) {
+			h.Features = append(h.Features, FeatureIndexInfo{Name: name, Length: lengthUnknown, DType: String})
+		}
+	}
+	return h, nil
+}
+
+// lengthUnknown is the length of a feature index of a headerless archive: no header states it.
+const lengthUnknown = math.MaxUint64
+
+// HasHeader reports whether the archive has header.sch (BioNeMo loads archives without one,
+// with default dtypes; Header then returns the header that was assumed).
+func (r *Reader) HasHeader() bool { return !r.noHeader }
+
 func (r *Reader) open() error {
-	hp := filepath.Join(r.dir, HeaderFile)
-	fi, err := os.Stat(hp)
-	if err != nil {
-		return fmt.Errorf("%s: %w: %w", r.dir, ErrInvalid, err)
-	}
-	if fi.Size() > maxHeaderSize {
-		return fmt.Errorf("%s: %w", r.dir, ruleErr("header size", HeaderFile, "%d bytes (at most %d)", fi.Size(), maxHeaderSize))
-	}
-	b, err := os.ReadFile(hp)
-	if err != nil {
-		return fmt.Errorf("%s: %w", r.dir, err)
-	}
-	if r.hdr, err = ParseHeader(b); err != nil {
-		return fmt.Errorf("%s: %w", r.dir, err)
+	b, err := readMember(r.dir, HeaderFile, maxHeaderSize)
+	switch {
+	case err == nil:
+		if r.hdr, err = ParseHeader(b); err != nil {
+			return fmt.Errorf("%s: %w", r.dir, err)
+		}
+	case errors.Is(err, fs.ErrNotExist) && !memberExists(r.dir, HeaderFile):
+		if r.hdr, err = r.headerless(); err != nil {
+			return err
+		}
+		r.noHeader = true
+	default:
+		return err
 	}
 	if r.hdr.Backend != BackendMemmapV0 {
 		return fmt.Errorf("%s: %w: backend %s (this reader reads MEMMAP_V0 archives)", r.dir, ErrUnsupported, r.hdr.Backend)
@@ -113,13 +198,11 @@ func (r *Reader) open() error {
 		if a.Shape != nil && (len(a.Shape) != 1 || uint64(a.Shape[0]) != a.Length) {
 			return nil, nil, ruleErr("shape", where, "shape %v for %d elements", a.Shape, a.Length)
 		}
-		f, err := os.Open(filepath.Join(r.dir, arrayFiles[name]))
+		f, st, err := openMember(r.dir, arrayFiles[name])
 		if err != nil {
-			return nil, nil, ruleErr("array file", where, "%v", err)
-		}
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, nil, ruleErr("array file", where, "%v", err)
+			}
 			return nil, nil, err
 		}
 		if a.Length > math.MaxInt64/8 || st.Size() != int64(a.Length)*int64(a.DType.Size()) {
@@ -129,19 +212,26 @@ func (r *Reader) open() error {
 		}
 		return a, f, nil
 	}
+	wrap := func(err error) error {
+		var re *RuleError
+		if errors.As(err, &re) {
+			return fmt.Errorf("%s: %w", r.dir, err)
+		}
+		return err // already names the archive
+	}
 	da, df, err := arr(ArrayData, true)
 	if err != nil {
-		return fmt.Errorf("%s: %w", r.dir, err)
+		return wrap(err)
 	}
 	r.data, r.dataType = df, da.DType
 	ra, rf, err := arr(ArrayRowPtr, false)
 	if err != nil {
-		return fmt.Errorf("%s: %w", r.dir, err)
+		return wrap(err)
 	}
 	r.rowptr, r.rowType = rf, ra.DType
 	ca, cf, err := arr(ArrayColPtr, false)
 	if err != nil {
-		return fmt.Errorf("%s: %w", r.dir, err)
+		return wrap(err)
 	}
 	r.colptr, r.colType = cf, ca.DType
 	if ra.Length == 0 {
@@ -152,9 +242,12 @@ func (r *Reader) open() error {
 	}
 	r.rows, r.nnz = int64(ra.Length-1), int64(da.Length)
 
-	mb, err := os.ReadFile(filepath.Join(r.dir, MetadataFile))
+	mb, err := readMember(r.dir, MetadataFile, MaxSmallFile)
 	if err != nil {
-		return fmt.Errorf("%s: %w", r.dir, ruleErr("metadata", MetadataFile, "%v", err))
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: %w", r.dir, ruleErr("metadata", MetadataFile, "%v", err))
+		}
+		return err
 	}
 	var meta struct {
 		NumRows *int64 `json:"num_rows"`
@@ -168,11 +261,13 @@ func (r *Reader) open() error {
 	for _, fi := range r.hdr.Features {
 		idx, err := r.openIndex(fi)
 		if err != nil {
-			return fmt.Errorf("%s: %w", r.dir, err)
+			return wrap(err)
 		}
 		switch fi.Name {
 		case VarFeatures, "features":
-			r.Var = idx
+			if r.Var == nil {
+				r.Var = idx
+			}
 		case ObsFeatures:
 			r.Obs = idx
 		}
@@ -184,7 +279,7 @@ func (r *Reader) open() error {
 			if len(last) > 0 {
 				end = last[len(last)-1].End
 			}
-			return fmt.Errorf("%s: %w", r.dir, ruleErr("var rows", VarFeatures+"/"+CumSumFile, "covers %d cells, the arrays hold %d", end, r.rows))
+			return fmt.Errorf("%s: %w", r.dir, ruleErr("var rows", r.Var.Name+"/"+CumSumFile, "covers %d cells, the arrays hold %d", end, r.rows))
 		}
 	}
 	if r.Obs != nil && len(r.Obs.Blocks) > 0 && r.Obs.Blocks[len(r.Obs.Blocks)-1].End != r.rows {
@@ -194,21 +289,62 @@ func (r *Reader) open() error {
 	return nil
 }
 
+// listTables lists the parquet tables of a feature index directory, sorted (BioNeMo loads
+// *.parquet in sorted order), as paths relative to the archive.
+func (r *Reader) listTables(name string) ([]string, error) {
+	root, err := os.OpenRoot(r.dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	st, err := root.Lstat(name)
+	if err != nil {
+		return nil, memberErr(r.dir, name, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s: %w: %s is a %s, not a directory", r.dir, ErrMember, name, inputfile.TypeName(st.Mode()))
+	}
+	d, err := root.Open(name)
+	if err != nil {
+		return nil, memberErr(r.dir, name, err)
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", r.dir, name, err)
+	}
+	var out []string
+	for _, n := range names {
+		if strings.HasSuffix(n, ".parquet") {
+			out = append(out, name+"/"+n)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
 // openIndex reads a feature index directory's small files and its tables' footers.
 func (r *Reader) openIndex(fi FeatureIndexInfo) (*FeatureIndex, error) {
 	for _, p := range fi.Files {
 		if filepath.IsAbs(p) || strings.Contains(p, "..") {
 			return nil, ruleErr("index files", HeaderFile, "feature index %q names %q outside the archive", fi.Name, p)
 		}
-		if _, err := os.Stat(filepath.Join(r.dir, p)); err != nil {
-			return nil, ruleErr("index files", fi.Name, "the header lists %s: %v", p, err)
+		f, _, err := openMember(r.dir, p)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, ruleErr("index files", fi.Name, "the header lists %s: %v", p, err)
+			}
+			return nil, err
 		}
+		f.Close()
 	}
-	dir := filepath.Join(r.dir, fi.Name)
 	where := fi.Name + "/" + CumSumFile
-	cb, err := os.ReadFile(filepath.Join(dir, CumSumFile))
+	cb, err := readMember(r.dir, where, MaxIndexFile)
 	if err != nil {
-		return nil, ruleErr("feature index files", where, "%v", err)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, ruleErr("feature index files", where, "%v", err)
+		}
+		return nil, err
 	}
 	cum, err := decodeInt64NPY(cb, where)
 	if err != nil {
@@ -218,15 +354,20 @@ func (r *Reader) openIndex(fi FeatureIndexInfo) (*FeatureIndex, error) {
 		return nil, ruleErr("cumulative sum", where, "must start with -1, got %v", cum[:min(len(cum), 3)])
 	}
 	var labels []*string
-	lb, err := os.ReadFile(filepath.Join(dir, LabelsFile))
+	lb, err := readMember(r.dir, fi.Name+"/"+LabelsFile, MaxIndexFile)
 	if err != nil {
-		return nil, ruleErr("feature index files", fi.Name+"/"+LabelsFile, "%v", err)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, ruleErr("feature index files", fi.Name+"/"+LabelsFile, "%v", err)
+		}
+		return nil, err
 	}
 	if err := json.Unmarshal(lb, &labels); err != nil {
 		return nil, ruleErr("labels", fi.Name+"/"+LabelsFile, "%v", err)
 	}
-	tables, _ := filepath.Glob(filepath.Join(dir, "*.parquet"))
-	sort.Strings(tables)
+	tables, err := r.listTables(fi.Name)
+	if err != nil {
+		return nil, err
+	}
 	nb := len(cum) - 1
 	if len(labels) != nb || len(tables) != nb {
 		return nil, ruleErr("blocks", fi.Name, "%d cumulative counts, %d labels, %d parquet tables", nb, len(labels), len(tables))
@@ -237,31 +378,47 @@ func (r *Reader) openIndex(fi FeatureIndexInfo) (*FeatureIndex, error) {
 		if cum[i+1] <= start && !(i == 0 && cum[1] == 0) {
 			return nil, ruleErr("cumulative sum", where, "not increasing at block %d (%d after %d)", i, cum[i+1], start)
 		}
-		b := FeatureBlock{Start: start, End: cum[i+1], File: tables[i]}
+		b := FeatureBlock{Start: start, End: cum[i+1], File: filepath.Join(r.dir, filepath.FromSlash(tables[i])), archive: r.dir, member: tables[i]}
 		if labels[i] != nil {
 			b.Label = *labels[i]
 		}
-		if b.TableRows, b.Columns, err = tableInfo(tables[i]); err != nil {
-			return nil, ruleErr("parquet", fi.Name+"/"+filepath.Base(tables[i]), "%v", err)
+		if b.TableRows, b.Columns, err = tableInfo(b); err != nil {
+			var me *RuleError
+			if errors.Is(err, ErrMember) || errors.As(err, &me) {
+				return nil, err
+			}
+			return nil, ruleErr("parquet", tables[i], "%v", err)
 		}
 		if fi.Name == ObsFeatures && b.TableRows != b.End-b.Start {
-			return nil, ruleErr("obs rows", fi.Name+"/"+filepath.Base(tables[i]), "%d rows for cells [%d, %d)", b.TableRows, b.Start, b.End)
+			return nil, ruleErr("obs rows", tables[i], "%d rows for cells [%d, %d)", b.TableRows, b.Start, b.End)
 		}
 		idx.Blocks = append(idx.Blocks, b)
 		start = b.End
 	}
-	if uint64(start) != fi.Length {
+	if fi.Length != lengthUnknown && uint64(start) != fi.Length {
 		return nil, ruleErr("feature index length", HeaderFile, "feature index %q: header says %d rows, %s says %d", fi.Name, fi.Length, CumSumFile, start)
 	}
 	return idx, nil
 }
 
-func tableInfo(path string) (int64, []ColumnSpec, error) {
-	t, f, err := pqfile.OpenPath(path)
+// open opens the block's table file (see openMember).
+func (b FeatureBlock) open() (*os.File, fs.FileInfo, error) {
+	if b.archive == "" { // a block built by hand (tests): its path alone
+		return inputfile.OpenRegular(b.File)
+	}
+	return openMember(b.archive, b.member)
+}
+
+func tableInfo(b FeatureBlock) (int64, []ColumnSpec, error) {
+	f, st, err := b.open()
 	if err != nil {
 		return 0, nil, err
 	}
 	defer f.Close()
+	t, err := pqfile.OpenTable(f, st.Size(), b.File)
+	if err != nil {
+		return 0, nil, err
+	}
 	pf := t.PF()
 	var specs []ColumnSpec
 	for _, fd := range pf.Schema().Fields() {
@@ -372,36 +529,186 @@ func halfToFloat(h uint16) float32 {
 	return math.Float32frombits(sign | (exp+112)<<23 | frac<<13)
 }
 
+// The array rules, applied by Verify to the whole archive and by Row and ReadRows to the
+// cells they read (so a conversion never emits a cell that verify would refuse). They are
+// stated once, here.
+
+const rowWhere, colWhere = "ROWPTR (row_ptr.npy)", "COLPTR (col_ptr.npy)"
+
+// maxReadValues bounds the values one ReadRows call holds in memory.
+const maxReadValues = 1 << 27
+
+// pieceValues is how many values are read from data and col_ptr at once.
+const pieceValues = 1 << 16
+
+// checkRowPtrStart applies "row_ptr starts at 0" to row_ptr[0].
+func (r *Reader) checkRowPtrStart(p uint64) error {
+	if p != 0 {
+		return ruleErr("row_ptr starts at 0", rowWhere, "row_ptr[0] = %d", p)
+	}
+	return nil
+}
+
+// checkRowPtrEnd applies "row_ptr ends at nnz" to row_ptr[cells].
+func (r *Reader) checkRowPtrEnd(p uint64) error {
+	if p != uint64(r.nnz) {
+		return ruleErr("row_ptr ends at nnz", rowWhere, "row_ptr[%d] = %d, nnz is %d", r.rows, p, r.nnz)
+	}
+	return nil
+}
+
+// cellRules applies the rules of one cell: its row pointers and its gene indices against
+// the gene count of its var block.
+type cellRules struct {
+	r          *Reader
+	start, end int64  // the var block cached
+	genes      uint64 // its gene count; MaxUint64 without var features
+}
+
+func (r *Reader) cellRules() *cellRules {
+	return &cellRules{r: r, start: 1, end: 0, genes: math.MaxUint64}
+}
+
+// genesOf returns the gene count of cell i.
+func (c *cellRules) genesOf(i int64) uint64 {
+	if c.r.Var == nil {
+		return math.MaxUint64
+	}
+	if i < c.start || i >= c.end {
+		b := c.r.Var.Block(i)
+		if b < 0 { // Open checked that the var blocks cover every cell
+			return 0
+		}
+		blk := c.r.Var.Blocks[b]
+		c.start, c.end, c.genes = blk.Start, blk.End, uint64(max(blk.TableRows, 0))
+	}
+	return c.genes
+}
+
+// span checks cell i's row pointers lo = row_ptr[i] and hi = row_ptr[i+1].
+func (c *cellRules) span(i int64, lo, hi uint64) error {
+	switch {
+	case hi < lo:
+		return ruleErr("row_ptr monotonic", rowWhere, "row_ptr[%d] = %d < row_ptr[%d] = %d", i+1, hi, i, lo)
+	case hi > uint64(c.r.nnz):
+		return ruleErr("row_ptr within nnz", rowWhere, "row_ptr[%d] = %d > nnz %d", i+1, hi, c.r.nnz)
+	}
+	if g := c.genesOf(i); hi-lo > g {
+		return ruleErr("values per cell", rowWhere, "cell %d spans [%d, %d): %d values for %d genes", i, lo, hi, hi-lo, g)
+	}
+	if hi-lo > MaxCellValues {
+		return fmt.Errorf("%w: cell %d holds %d values, more than the %d this reader accepts", ErrUnsupported, i, hi-lo, MaxCellValues)
+	}
+	return nil
+}
+
+// gene checks the gene index g stored at col_ptr[k] for cell i.
+func (c *cellRules) gene(i int64, k, g uint64) error {
+	if genes := c.genesOf(i); g >= genes {
+		return ruleErr("column index < genes", colWhere, "col_ptr[%d] = %d for cell %d, which has %d genes", k, g, i, genes)
+	}
+	if g > math.MaxUint32 {
+		return fmt.Errorf("%w: col_ptr[%d] = %d for cell %d: gene indices above 2^32-1 are not supported", ErrUnsupported, k, g, i)
+	}
+	return nil
+}
+
 // Row appends cell i's values and gene indices to vals and cols and returns them.
 func (r *Reader) Row(i int64, vals []float32, cols []uint32) ([]float32, []uint32, error) {
 	if i < 0 || i >= r.rows {
 		return vals, cols, fmt.Errorf("%s: cell %d out of range [0, %d)", r.dir, i, r.rows)
 	}
+	b := Block{Indptr: []int64{0}, Vals: vals, Cols: cols}
+	err := r.readCells(i, i+1, &b)
+	return b.Vals, b.Cols, err
+}
+
+// readCells appends cells [lo, hi) to b: their offsets (relative to row_ptr[lo]) to
+// b.Indptr, their values and gene indices to b.Vals and b.Cols. Every rule Verify applies
+// to these cells is applied first to their row pointers, then to each gene index as it is
+// read; data and col_ptr are read in pieces of pieceValues.
+func (r *Reader) readCells(lo, hi int64, b *Block) error {
+	if lo < 0 || hi > r.rows || lo > hi {
+		return fmt.Errorf("%s: cells [%d, %d) of %d", r.dir, lo, hi, r.rows)
+	}
 	rs := int64(r.rowType.Size())
-	var pb [16]byte
-	if _, err := r.rowptr.ReadAt(pb[:2*rs], i*rs); err != nil {
-		return vals, cols, fmt.Errorf("%s: %s: %w", r.dir, RowPtrFile, err)
+	pb := make([]byte, (hi-lo+1)*rs)
+	if _, err := r.rowptr.ReadAt(pb, lo*rs); err != nil {
+		return fmt.Errorf("%s: %s: %w", r.dir, RowPtrFile, err)
 	}
-	lo, hi := getUint(pb[:], r.rowType), getUint(pb[rs:], r.rowType)
-	if lo > hi || hi > uint64(r.nnz) {
-		return vals, cols, fmt.Errorf("%s: %w", r.dir, ruleErr("row_ptr monotonic", "ROWPTR (row_ptr.npy)", "cell %d spans [%d, %d) of %d values", i, lo, hi, r.nnz))
+	ptr := func(i int64) uint64 { return getUint(pb[(i-lo)*rs:], r.rowType) }
+	fail := func(err error) error { return fmt.Errorf("%s: %w", r.dir, err) }
+	if lo == 0 {
+		if err := r.checkRowPtrStart(ptr(0)); err != nil {
+			return fail(err)
+		}
 	}
-	n := int64(hi - lo)
-	ds, cs := int64(r.dataType.Size()), int64(r.colType.Size())
-	buf := make([]byte, n*max(ds, cs))
-	if _, err := r.data.ReadAt(buf[:n*ds], int64(lo)*ds); err != nil {
-		return vals, cols, fmt.Errorf("%s: %s: %w", r.dir, DataFile, err)
+	rules := r.cellRules()
+	for i := lo; i < hi; i++ {
+		if err := rules.span(i, ptr(i), ptr(i+1)); err != nil {
+			return fail(err)
+		}
 	}
-	for k := range n {
-		vals = append(vals, getFloat(buf[k*ds:], r.dataType))
+	if hi == r.rows {
+		if err := r.checkRowPtrEnd(ptr(hi)); err != nil {
+			return fail(err)
+		}
 	}
-	if _, err := r.colptr.ReadAt(buf[:n*cs], int64(lo)*cs); err != nil {
-		return vals, cols, fmt.Errorf("%s: %s: %w", r.dir, ColPtrFile, err)
+	p0, pn := ptr(lo), ptr(hi)
+	if pn-p0 > maxReadValues {
+		return fmt.Errorf("%s: %w: cells [%d, %d) hold %d values, more than the %d read at once", r.dir, ErrUnsupported, lo, hi, pn-p0, maxReadValues)
 	}
-	for k := range n {
-		cols = append(cols, uint32(getUint(buf[k*cs:], r.colType)))
+	for i := lo + 1; i <= hi; i++ {
+		b.Indptr = append(b.Indptr, int64(ptr(i)-p0))
 	}
-	return vals, cols, nil
+	ds, cs := uint64(r.dataType.Size()), uint64(r.colType.Size())
+	buf := make([]byte, min(pn-p0, pieceValues)*max(ds, cs))
+	cell := lo
+	for k := p0; k < pn; {
+		n := min(pn-k, pieceValues)
+		if _, err := r.data.ReadAt(buf[:n*ds], int64(k*ds)); err != nil {
+			return fmt.Errorf("%s: %s: %w", r.dir, DataFile, err)
+		}
+		for j := range n {
+			b.Vals = append(b.Vals, getFloat(buf[j*ds:], r.dataType))
+		}
+		if _, err := r.colptr.ReadAt(buf[:n*cs], int64(k*cs)); err != nil {
+			return fmt.Errorf("%s: %s: %w", r.dir, ColPtrFile, err)
+		}
+		for j := range n {
+			for k+j >= ptr(cell+1) {
+				cell++
+			}
+			g := getUint(buf[j*cs:], r.colType)
+			if err := rules.gene(cell, k+j, g); err != nil {
+				return fail(err)
+			}
+			b.Cols = append(b.Cols, uint32(g))
+		}
+		k += n
+	}
+	return nil
+}
+
+// Values returns the number of values cells [lo, hi) hold according to row_ptr (0 when
+// row_ptr decreases there: reading them reports it). It reads two row pointers.
+func (r *Reader) Values(lo, hi int64) (int64, error) {
+	if lo < 0 || hi > r.rows || lo > hi {
+		return 0, fmt.Errorf("%s: cells [%d, %d) of %d", r.dir, lo, hi, r.rows)
+	}
+	rs := int64(r.rowType.Size())
+	var pb [8]byte
+	var p [2]uint64
+	for j, i := range [2]int64{lo, hi} {
+		if _, err := r.rowptr.ReadAt(pb[:rs], i*rs); err != nil {
+			return 0, fmt.Errorf("%s: %s: %w", r.dir, RowPtrFile, err)
+		}
+		p[j] = getUint(pb[:], r.rowType)
+	}
+	if p[1] < p[0] {
+		return 0, nil
+	}
+	return int64(min(p[1]-p[0], math.MaxInt64)), nil
 }
 
 // VerifyReport summarises a verified archive.
@@ -414,8 +721,9 @@ type VerifyReport struct {
 }
 
 // Verify checks the array invariants by scanning them once: row_ptr starts at 0, never
-// decreases and ends at nnz; every column index is below its cell's gene count (from the var
-// block the cell is in). The first violation is returned as a *RuleError naming the array.
+// decreases and ends at nnz; no cell holds more values than its genes; every column index
+// is below its cell's gene count (from the var block the cell is in). The first violation
+// is returned as a *RuleError naming the array.
 func (r *Reader) Verify() (*VerifyReport, error) {
 	rep := &VerifyReport{Dir: r.dir, Cells: r.rows, NNZ: r.nnz, MaxGenes: r.MaxGenes(), Data: r.dataType, RowPtr: r.rowType, ColPtr: r.colType}
 	if r.Var != nil {
@@ -424,52 +732,45 @@ func (r *Reader) Verify() (*VerifyReport, error) {
 	if r.Obs != nil {
 		rep.ObsBlocks = len(r.Obs.Blocks)
 	}
-	const rowWhere, colWhere = "ROWPTR (row_ptr.npy)", "COLPTR (col_ptr.npy)"
+	fail := func(err error) (*VerifyReport, error) { return nil, fmt.Errorf("%s: %w", r.dir, err) }
 	rows := newArrayScanner(r.rowptr, r.rowType)
 	colsc := newArrayScanner(r.colptr, r.colType)
 	prev, err := rows.next()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.dir, err)
+		return fail(err)
 	}
-	if prev != 0 {
-		return nil, fmt.Errorf("%s: %w", r.dir, ruleErr("row_ptr starts at 0", rowWhere, "row_ptr[0] = %d", prev))
+	if err := r.checkRowPtrStart(prev); err != nil {
+		return fail(err)
 	}
-	block, genes := -1, uint64(math.MaxUint64)
+	rules := r.cellRules()
 	for i := range r.rows {
 		cur, err := rows.next()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.dir, err)
+			return fail(err)
 		}
-		if cur < prev {
-			return nil, fmt.Errorf("%s: %w", r.dir, ruleErr("row_ptr monotonic", rowWhere, "row_ptr[%d] = %d < row_ptr[%d] = %d", i+1, cur, i, prev))
-		}
-		if cur > uint64(r.nnz) {
-			return nil, fmt.Errorf("%s: %w", r.dir, ruleErr("row_ptr within nnz", rowWhere, "row_ptr[%d] = %d > nnz %d", i+1, cur, r.nnz))
-		}
-		if r.Var != nil && (block < 0 || i >= r.Var.Blocks[block].End) {
-			block = r.Var.Block(i)
-			genes = uint64(r.Var.Blocks[block].TableRows)
+		if err := rules.span(i, prev, cur); err != nil {
+			return fail(err)
 		}
 		for k := prev; k < cur; k++ {
 			c, err := colsc.next()
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", r.dir, err)
+				return fail(err)
 			}
-			if c >= genes {
-				return nil, fmt.Errorf("%s: %w", r.dir, ruleErr("column index < genes", colWhere, "col_ptr[%d] = %d for cell %d, which has %d genes", k, c, i, genes))
+			if err := rules.gene(i, k, c); err != nil {
+				return fail(err)
 			}
 		}
 		prev = cur
 	}
-	if prev != uint64(r.nnz) {
-		return nil, fmt.Errorf("%s: %w", r.dir, ruleErr("row_ptr ends at nnz", rowWhere, "row_ptr[%d] = %d, nnz is %d", r.rows, prev, r.nnz))
+	if err := r.checkRowPtrEnd(prev); err != nil {
+		return fail(err)
 	}
 	if r.dataType == Float32 || r.dataType == Float64 {
 		ds := newArrayScanner(r.data, r.dataType)
 		for range r.nnz {
 			v, err := ds.nextFloat()
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", r.dir, err)
+				return fail(err)
 			}
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				rep.NonFinite++
@@ -521,4 +822,4 @@ func (r *Reader) ObsColumns(row int64) []ColumnSpec {
 }
 
 // ReadTable reads a whole feature block's table (var blocks are a few thousand rows).
-func ReadTable(b FeatureBlock) (*Table, error) { return readTable(b.File) }
+func ReadTable(b FeatureBlock) (*Table, error) { return readTable(b) }

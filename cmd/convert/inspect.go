@@ -16,7 +16,6 @@ import (
 	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/reader/decode"
 	"github.com/mldf/convert/recipe"
-	"github.com/mldf/convert/scdl"
 )
 
 // fileKind sniffs a file's first bytes: "mldf", "taridx", or "beton" (FFCV has no signature,
@@ -52,8 +51,8 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(pos) != 1 {
 		return usageErr("inspect", "inspect FILE [--sample N] [--json]")
 	}
-	if scdl.IsArchive(pos[0]) {
-		return inspectSCDL(stdout, pos[0], *sampleN, *asJSON) // scdl.go
+	if dir, ok := localDir(pos[0]); ok {
+		return inspectSCDL(stdout, dir, *sampleN, *asJSON) // scdl.go
 	}
 	c := objstore.New()
 	defer c.Close()
@@ -183,8 +182,8 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(pos) != 1 || *workers < 0 {
 		return usageErr("verify", "verify FILE [--decode] [--require-checksums] [--workers N]")
 	}
-	if scdl.IsArchive(pos[0]) {
-		return verifySCDL(stdout, pos[0]) // scdl.go
+	if dir, ok := localDir(pos[0]); ok {
+		return verifySCDL(stdout, dir) // scdl.go
 	}
 	c := objstore.New()
 	defer c.Close()

@@ -3,10 +3,23 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/mldf/convert/scdl"
 )
+
+// localDir returns the local path arg names and true when it is a directory. The read
+// commands read every other kind from a file, so a directory is an SCDL archive or nothing
+// they know, and scdl.Open says which files it lacks.
+func localDir(arg string) (string, bool) {
+	path, local, err := localPath(arg)
+	if err != nil || !local {
+		return "", false
+	}
+	fi, err := os.Stat(path)
+	return path, err == nil && fi.IsDir()
+}
 
 // inspectSCDL describes an SCDL archive (a directory with header.sch): the header, the
 // arrays, the feature blocks; with --sample N, cell N's values and obs columns.
@@ -36,6 +49,9 @@ func inspectSCDL(w io.Writer, dir string, cell int, asJSON bool) error {
 	}
 	d, rp, cp := r.DTypes()
 	fmt.Fprintf(w, "archive    %s (SCDL %d.%d.%d, %s)\n", dir, h.Version[0], h.Version[1], h.Version[2], h.Backend)
+	if !r.HasHeader() {
+		fmt.Fprintf(w, "header     none (no %s: BioNeMo's default dtypes assumed)\n", scdl.HeaderFile)
+	}
 	fmt.Fprintf(w, "cells      %d, %d stored values, up to %d genes\n", r.NumRows(), r.NNZ(), r.MaxGenes())
 	fmt.Fprintf(w, "arrays     data %s, row_ptr %s, col_ptr %s\n", d, rp, cp)
 	for _, a := range h.Arrays {
@@ -70,6 +86,9 @@ func verifySCDL(w io.Writer, dir string) error {
 	}
 	fmt.Fprintf(w, "%s: OK: SCDL archive, %d cells, %d stored values (data %s, row_ptr %s, col_ptr %s), up to %d genes, %d var and %d obs blocks",
 		dir, rep.Cells, rep.NNZ, rep.Data, rep.RowPtr, rep.ColPtr, rep.MaxGenes, rep.VarBlocks, rep.ObsBlocks)
+	if !r.HasHeader() {
+		fmt.Fprintf(w, "; no %s (BioNeMo's default dtypes assumed)", scdl.HeaderFile)
+	}
 	if rep.NonFinite > 0 {
 		fmt.Fprintf(w, "; %d values are NaN or infinite", rep.NonFinite)
 	}

@@ -36,9 +36,6 @@ const (
 	ColumnPath = "path"
 )
 
-// Columns returns the columns a folder source supplies to a recipe's fields (from:).
-func Columns() []string { return []string{ColumnImage, ColumnLabel, ColumnPath} }
-
 // Errors returned by New and carried by samples.
 var (
 	ErrNotDir      = errors.New("imagefolder: root is not a directory")
@@ -419,12 +416,14 @@ func (s *Source) Flat() bool { return s.flat }
 // no images keeps its index, as in torchvision.
 func (s *Source) Classes() []string { return append([]string(nil), s.classes...) }
 
-// Columns returns the column names the samples carry.
+// Columns returns the columns the source supplies to a recipe's fields (from:): the image,
+// its label unless flat, and its path relative to the root (which a recipe adds to the
+// samples of a field that reads it).
 func (s *Source) Columns() []string {
 	if s.flat {
-		return []string{ColumnImage}
+		return []string{ColumnImage, ColumnPath}
 	}
-	return []string{ColumnImage, ColumnLabel}
+	return []string{ColumnImage, ColumnLabel, ColumnPath}
 }
 
 // Ignored returns the files directly in root that class-folder layout skips.

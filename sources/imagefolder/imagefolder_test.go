@@ -102,7 +102,7 @@ func TestFlat(t *testing.T) {
 	if !s.Flat() || !reflect.DeepEqual(keys(ss), []string{"a.PNG", "b.jpg"}) {
 		t.Fatalf("flat %v: %v", s.Flat(), keys(ss))
 	}
-	if ss[0].Has(ColumnLabel) || !reflect.DeepEqual(s.Columns(), []string{"image"}) {
+	if ss[0].Has(ColumnLabel) || !reflect.DeepEqual(s.Columns(), []string{"image", "path"}) {
 		t.Error("flat samples carry a label")
 	}
 	// Forced flat over class folders: recursive, no labels.

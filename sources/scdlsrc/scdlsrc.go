@@ -24,8 +24,39 @@ const (
 	ColumnCell   = "cell"   // the obs index (cell name, barcode) when the input has one
 )
 
-// rowsPerRead is how many cells the source reads at once.
-const rowsPerRead = 1024
+// rowsPerRead is how many cells the source reads at once, at most; valuesPerRead bounds
+// the values of one read for an input that can count them before reading (an archive):
+// fewer cells are read when they hold more, down to one cell.
+const (
+	rowsPerRead   = 1024
+	valuesPerRead = 1 << 22
+)
+
+// valueCounter is an input that tells how many values a range of cells holds.
+type valueCounter interface {
+	Values(lo, hi int64) (int64, error)
+}
+
+// readEnd returns the end of the next read from cell lo: rowsPerRead cells, fewer while
+// they hold more than valuesPerRead values (down to one cell).
+func readEnd(in scdl.Input, lo, rows int64) (int64, error) {
+	hi := min(lo+rowsPerRead, rows)
+	vc, ok := in.(valueCounter)
+	if !ok {
+		return hi, nil
+	}
+	for hi > lo+1 {
+		n, err := vc.Values(lo, hi)
+		if err != nil {
+			return 0, err
+		}
+		if n <= valuesPerRead {
+			break
+		}
+		hi = lo + (hi-lo)/2
+	}
+	return hi, nil
+}
 
 // Source yields the cells of its inputs, in order.
 type Source struct {
@@ -78,11 +109,14 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 		rows, _ := in.Shape()
 		schema := in.ObsSchema()
 		perCell := s.sizes[k] / max(rows, 1)
-		for lo := int64(0); lo < rows; lo += rowsPerRead {
+		for lo, hi := int64(0), int64(0); lo < rows; lo = hi {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			hi := min(lo+rowsPerRead, rows)
+			var err error
+			if hi, err = readEnd(in, lo, rows); err != nil {
+				return fmt.Errorf("%s: cells from %d: %w", in.Name(), lo, err)
+			}
 			b.Reset(schema)
 			if err := in.ReadRows(lo, hi, &b); err != nil {
 				return fmt.Errorf("%s: cells [%d, %d): %w", in.Name(), lo, hi, err)
