@@ -26,11 +26,11 @@ func TestFeatureTableFooterGuarded(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := tableInfo(path)
+	_, _, err := tableInfo(FeatureBlock{File: path})
 	if !errors.Is(err, pqfile.ErrCorrupt) || !strings.Contains(err.Error(), path) {
 		t.Fatalf("tableInfo: %v", err)
 	}
-	if _, err := readTable(path); !errors.Is(err, pqfile.ErrCorrupt) {
+	if _, err := readTable(FeatureBlock{File: path}); !errors.Is(err, pqfile.ErrCorrupt) {
 		t.Fatalf("readTable: %v", err)
 	}
 }
