@@ -63,6 +63,14 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		l, err := Parse(s)
+		// IsURL and LocalPath agree with Parse: a local path is one Parse takes as local, and
+		// a string with a scheme is never one.
+		if p, ok := LocalPath(s); ok && (IsURL(s) || err != nil || !l.IsLocal() || p != l.Key) || !ok && err == nil && l.IsLocal() {
+			t.Fatalf("%q: IsURL %v, LocalPath %q %v, Parse %+v %v", s, IsURL(s), p, ok, l, err)
+		}
+		if _, _, scheme := splitScheme(s); scheme && !IsURL(s) && (err != nil || !l.IsLocal()) {
+			t.Fatalf("%q: a scheme, not a URL, yet not a local file URL", s)
+		}
 		if err != nil {
 			if !errors.Is(err, ErrBadURL) {
 				t.Fatalf("Parse(%q): error not ErrBadURL: %v", s, err)

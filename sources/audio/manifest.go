@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"path"
 	"path/filepath"
@@ -219,6 +220,10 @@ func (m *Manifest) addLines(st *manifestStat) error {
 				size = a.Size
 			} else {
 				size, err = statAudio(p)
+				var pe *fs.PathError
+				if errors.As(err, &pe) { // the path is the manifest's: quoted short and escaped
+					err = &fs.PathError{Op: pe.Op, Path: quote.Q(pe.Path), Err: pe.Err}
+				}
 			}
 			if err != nil {
 				if err := m.add(nil, l.r, fmt.Errorf("%s: %w", origin, err)); err != nil {

@@ -329,3 +329,25 @@ func TestLocalManifestFileURL(t *testing.T) {
 		t.Fatalf("resolveClip = %q, %v, want %q", got, err, abs)
 	}
 }
+
+// A local manifest's clip path goes into its line's error shortened and escaped.
+func TestManifestClipPathQuotedShort(t *testing.T) {
+	dir := t.TempDir()
+	long := filepath.Join(dir, strings.Repeat("x", 200), strings.Repeat("y", 200), strings.Repeat("z", 200)+"\x1b[2J.wav")
+	line, _ := json.Marshal(map[string]string{"audio_filepath": long})
+	mp := filepath.Join(dir, "m.jsonl")
+	if err := os.WriteFile(mp, append(line, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := OpenManifest(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := collect(t, m)[0].Err
+	if e == nil || !errors.Is(e, fs.ErrNotExist) || !strings.Contains(e.Error(), mp+":1") {
+		t.Fatalf("error %v, want not found naming %s:1", e, mp)
+	}
+	if msg := e.Error(); len(msg) > 2*quote.MaxBytes+len(mp)+100 || strings.ContainsRune(msg, 0x1b) {
+		t.Errorf("error of %d bytes: %.200q", len(msg), msg)
+	}
+}
