@@ -31,11 +31,9 @@ const (
 	objInFlight = 4        // parts uploaded or copied at once
 )
 
-// isObject reports whether name is a bucket URL (not a local path or file:// URL).
-func isObject(name string) bool {
-	l, err := objstore.Parse(name)
-	return err == nil && !l.IsLocal()
-}
+// isObject reports whether name is a bucket URL (not a local path or file:// URL); a
+// malformed URL counts as one (objstore refuses it): a string with a scheme is never local.
+func isObject(name string) bool { return objstore.IsURL(name) }
 
 // checkObjectPart is checkPart for a part in a bucket: its header, descriptors and tables are
 // read with ranged reads, checked for consistency and against its completion record.

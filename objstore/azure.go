@@ -64,6 +64,21 @@ func (n *azNative) checkRead(r *blob.Reader, a Attrs) error {
 
 func (n *azNative) version(*blob.Attributes, *Attrs) {}
 
+func (n *azNative) statSized(ba *blob.Attributes) bool {
+	var resp azblobblob.GetPropertiesResponse
+	return !ba.As(&resp) || resp.ContentLength != nil
+}
+
+func (n *azNative) rangeSize(r *blob.Reader) (int64, bool) {
+	var resp azblobblob.DownloadStreamResponse
+	if !r.As(&resp) {
+		return 0, false
+	}
+	return replySize(resp.ContentRange, resp.ContentLength, false)
+}
+
+func (n *azNative) listedSized(*blob.ListObject) bool { return true } // gocloud needs it: a missing one fails under guard
+
 // Azure multipart: each part is one or more staged blocks (IDs "UPLOADID-PPPPP-SSSSS",
 // base64, all of one length as Azure requires), committed as one block list at Complete.
 // Uncommitted blocks are invisible and Azure discards them at the blob's next commit or

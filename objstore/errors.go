@@ -30,6 +30,10 @@ var (
 	ErrPart = errors.New("bad multipart part")
 	// ErrClosed is a use of an upload, reader or writer after Close, Complete or Abort.
 	ErrClosed = errors.New("already closed")
+	// ErrBadReply is a server reply this package cannot use: one the storage library failed
+	// on (a listing entry without LastModified), or one without an object's size. A broken
+	// server or proxy sends these; the reply is not retried.
+	ErrBadReply = errors.New("bad reply from the store")
 	// ErrUnsupported is an operation the store cannot do (e.g. a cross-store server-side copy
 	// too large to pass through memory).
 	ErrUnsupported = errors.New("not supported")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -108,7 +109,9 @@ func TestFaultResumeRange(t *testing.T) {
 
 // An object replaced between two attempts of a read is reported, not spliced.
 func TestFaultChangedBetweenAttempts(t *testing.T) {
-	c, p := faultEnv(t, WithBlockSize(1<<20), WithReadahead(0))
+	// The replacing write runs while the cut request waits: a long stall timeout, so that a
+	// slow machine does not retry that request before the object was replaced.
+	c, p := faultEnv(t, WithBlockSize(1<<20), WithReadahead(0), WithStallTimeout(time.Minute))
 	ctx := context.Background()
 	url := "s3://bkt/replaced.bin"
 	if err := c.WriteFile(ctx, url, testData(1<<20, 1)); err != nil {
@@ -285,4 +288,98 @@ func TestFaultCloseStopsStalledFetches(t *testing.T) {
 	if _, err := io.Copy(io.Discard, r); !errors.Is(err, context.Canceled) {
 		t.Fatalf("read after cancel: %v", err)
 	}
+}
+
+// A listing whose entries lack <LastModified> (a broken server or proxy) makes gocloud's
+// s3blob panic; every operation that lists gives an ErrBadReply naming its URL instead. A
+// listing without <Size> is refused too: a missing size is never a size of 0.
+func TestFaultListingWithoutFields(t *testing.T) {
+	c, p := faultEnv(t)
+	ctx := context.Background()
+	var names []string
+	for i := range 40 {
+		u := fmt.Sprintf("s3://bkt/l/s-%03d.tar", i)
+		names = append(names, u)
+		if err := c.WriteFile(ctx, u, testData(100+i, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, elem := range []string{"LastModified", "Size"} {
+		t.Run(elem, func(t *testing.T) {
+			p.Reset()
+			p.Add(faultproxy.Rule{Name: "strip", Match: faultproxy.IsList, Fault: faultproxy.StripElement, Element: elem})
+			_, err := c.Expand(ctx, []string{"s3://bkt/l/s-*.tar"})
+			wantErr(t, err, ErrBadReply, "s3://bkt/l/s-*.tar")
+			_, err = c.Expand(ctx, names) // many literal names: checked against one listing
+			wantErr(t, err, ErrBadReply, "s3://bkt/l/s-")
+			for _, err := range c.List(ctx, "s3://bkt/l/") {
+				wantErr(t, err, ErrBadReply, "s3://bkt/l/")
+			}
+			if p.Hits("strip") == 0 {
+				t.Fatal("the fault did not fire")
+			}
+		})
+	}
+	p.Reset()
+	if got, err := c.Expand(ctx, []string{"s3://bkt/l/s-*.tar"}); err != nil || len(got) != 40 {
+		t.Fatalf("without the fault: %d, %v", len(got), err)
+	}
+}
+
+// guard turns a library's panic into ErrBadReply and passes errors through.
+func TestGuard(t *testing.T) {
+	err := guard(func() error {
+		var p *int
+		return fmt.Errorf("%d", *p)
+	})
+	if !errors.Is(err, ErrBadReply) {
+		t.Fatalf("guard: %v", err)
+	}
+	if err := guard(func() error { return io.EOF }); err != io.EOF {
+		t.Fatalf("guard passed %v", err)
+	}
+}
+
+// HEAD replies without Content-Length (sent chunked by some proxies): the size is asked of
+// a ranged GET, so an object is never read as empty. The whole conformance suite runs so.
+func TestConformanceS3NoContentLength(t *testing.T) {
+	c, p := faultEnv(t)
+	p.Add(faultproxy.Rule{Name: "no length", Match: faultproxy.IsHead, Fault: faultproxy.StripHeader, Header: "Content-Length"})
+	ctx := context.Background()
+	var lines bytes.Buffer
+	for i := range 2000 {
+		fmt.Fprintf(&lines, "{\"text\": \"line %d\"}\n", i)
+	}
+	url := "s3://bkt/data.jsonl"
+	if err := c.WriteFile(ctx, url, lines.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	a, err := c.Stat(ctx, url)
+	if err != nil || a.Size != int64(lines.Len()) {
+		t.Fatalf("stat: %+v, %v; want %d bytes", a, err, lines.Len())
+	}
+	if got := readAll(t, c, url); !bytes.Equal(got, lines.Bytes()) {
+		t.Fatalf("read %d bytes, want %d", len(got), lines.Len())
+	}
+	if p.Hits("no length") == 0 {
+		t.Fatal("the fault did not fire")
+	}
+	conformance(t, c, "s3://bkt/")
+}
+
+// A HEAD without Content-Length and a ranged GET whose reply does not say the total either:
+// an error naming the URL, not an empty object.
+func TestFaultNoSizeAnywhere(t *testing.T) {
+	c, p := faultEnv(t)
+	ctx := context.Background()
+	url := "s3://bkt/x.jsonl"
+	if err := c.WriteFile(ctx, url, []byte("{}\n{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	p.Add(faultproxy.Rule{Name: "head", Match: faultproxy.IsHead, Fault: faultproxy.StripHeader, Header: "Content-Length"})
+	p.Add(faultproxy.Rule{Name: "get", Match: faultproxy.IsGet, Fault: faultproxy.StripHeader, Header: "Content-Range"})
+	_, err := c.Stat(ctx, url)
+	wantErr(t, err, ErrBadReply, url)
+	_, err = c.Open(ctx, url)
+	wantErr(t, err, ErrBadReply, url)
 }

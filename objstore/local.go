@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mldf/convert/internal/atomicfile"
 )
 
 // kindError is a store's error that already knows its kind (classify keeps it).
@@ -112,62 +114,29 @@ func (localStore) put(ctx context.Context, key string, r io.Reader, _ int64) err
 	})
 }
 
-// atomicWrite writes target through a temporary file (createTemp, commitTemp): on any
-// failure the temporary file is removed and target is untouched.
+// atomicWrite writes target through a temporary file beside it (atomicfile: fsynced, renamed,
+// the directory fsynced): on any failure the temporary file is removed and target is
+// untouched.
 func atomicWrite(target string, fill func(*os.File) error) error {
 	f, err := createTemp(target)
 	if err != nil {
 		return err
 	}
-	if err := fill(f); err != nil {
-		f.Close()
-		os.Remove(f.Name())
+	if err := fill(f.File); err != nil {
+		f.Abort()
 		return err
 	}
-	return commitTemp(f, target)
+	return f.Commit()
 }
 
 // createTemp creates ".BASE.tmp-*" (mode 0644) beside target, refusing a target that
 // exists and is not a regular file or a symbolic link.
-func createTemp(target string) (*os.File, error) {
-	dir, base := filepath.Split(target)
-	if dir == "" {
-		dir = "."
-	}
-	if fi, err := os.Lstat(target); err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
+func createTemp(target string) (*atomicfile.File, error) {
+	f, err := atomicfile.Create(target, 0o644)
+	if errors.Is(err, atomicfile.ErrNotRegular) {
 		return nil, &kindError{ErrBadURL, "exists and is not a regular file"}
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return nil, err
-	}
-	if err := f.Chmod(0o644); err != nil { // CreateTemp makes 0600 files
-		f.Close()
-		os.Remove(f.Name())
-		return nil, err
-	}
-	return f, nil
-}
-
-// commitTemp syncs and closes f, renames it onto target and syncs the directory; on
-// failure it removes f.
-func commitTemp(f *os.File, target string) error {
-	err := f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), target)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if d, derr := os.Open(filepath.Dir(target)); derr == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return f, err
 }
 
 // ctxReader stops a copy when ctx is cancelled.

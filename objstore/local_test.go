@@ -7,9 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"syscall"
 	"testing"
+
+	"github.com/mldf/convert/pagewriter"
 )
 
 func TestLocalRoundTrip(t *testing.T) {
@@ -204,4 +207,31 @@ func TestLocalCheckWrite(t *testing.T) {
 		t.Fatalf("listed %d files in an empty tree", n)
 	}
 	_ = io.EOF
+}
+
+// A local object being written is a locked temporary file: the page writer's clean-up of a
+// killed run's leftovers beside the same target (same naming) leaves it alone, and Close
+// publishes it.
+func TestLocalWriterTempHeld(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the lock is taken on Linux only")
+	}
+	dir := t.TempDir()
+	target := filepath.Join(dir, "report.json")
+	c := New()
+	defer c.Close()
+	w, err := c.Create(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	pagewriter.RemoveLeftovers(dir, "report.json")
+	if err := w.Close(); err != nil {
+		t.Fatalf("Close after the leftover clean-up: %v", err)
+	}
+	if b, err := os.ReadFile(target); err != nil || string(b) != "{}" {
+		t.Fatalf("target: %q, %v", b, err)
+	}
 }

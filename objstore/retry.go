@@ -300,3 +300,20 @@ func (c *Client) wrap(ctx context.Context, op, url string, err error) *Error {
 	cl := classify(err)
 	return &Error{Op: op, URL: url, Kind: cl.kind, Detail: cl.detail, Err: err}
 }
+
+// status returns the HTTP status of a store's error reply, or 0.
+func status(err error) int {
+	var sre *smithyhttp.ResponseError
+	if errors.As(err, &sre) && sre.Response != nil {
+		return sre.HTTPStatusCode()
+	}
+	var gae *googleapi.Error
+	if errors.As(err, &gae) {
+		return gae.Code
+	}
+	var are *azcore.ResponseError
+	if errors.As(err, &are) {
+		return are.StatusCode
+	}
+	return 0
+}

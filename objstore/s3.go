@@ -8,14 +8,17 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/s3blob"
 )
@@ -237,4 +240,47 @@ func (u *s3Upload) completed(ctx context.Context, total int64) (bool, error) {
 
 func (u *s3Upload) abort(ctx context.Context) error {
 	return u.n.abortIncomplete(ctx, u.key, u.uid)
+}
+
+func (n *s3Native) statSized(ba *blob.Attributes) bool {
+	var out s3.HeadObjectOutput
+	return !ba.As(&out) || out.ContentLength != nil
+}
+
+func (n *s3Native) rangeSize(r *blob.Reader) (int64, bool) {
+	var out s3.GetObjectOutput
+	if !r.As(&out) {
+		return 0, false
+	}
+	whole := false // a 200 reply: the server ignored the range and sent the whole object
+	if raw, ok := awsmiddleware.GetRawResponse(out.ResultMetadata).(*smithyhttp.Response); ok && raw.Response != nil {
+		whole = raw.StatusCode == 200
+	}
+	return replySize(out.ContentRange, out.ContentLength, whole)
+}
+
+func (n *s3Native) listedSized(o *blob.ListObject) bool {
+	var obj types.Object
+	return !o.As(&obj) || obj.Size != nil
+}
+
+// replySize returns an object's size from the reply to a ranged read: the total of its
+// Content-Range ("bytes 0-0/1234"), or, for a reply that ignored the range (whole: a 200
+// with the whole object), its Content-Length.
+func replySize(contentRange *string, contentLength *int64, whole bool) (int64, bool) {
+	if contentRange == nil {
+		if contentLength == nil || !whole {
+			return 0, false
+		}
+		return *contentLength, *contentLength >= 0
+	}
+	_, total, ok := strings.Cut(*contentRange, "/")
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(total), 10, 64)
+	if err != nil || v < 0 {
+		return 0, false
+	}
+	return v, true
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mldf/convert/internal/quote"
 )
 
 // Schemes of the stores this package reaches. A plain path (no scheme) is SchemeFile.
@@ -33,7 +35,7 @@ type Location struct {
 // List and patterns). Errors wrap ErrBadURL and name the URL.
 func Parse(raw string) (Location, error) {
 	bad := func(format string, a ...any) (Location, error) {
-		return Location{}, newErr("parse", raw, ErrBadURL, fmt.Sprintf(format, a...))
+		return Location{}, newErr("parse", urlForMsg(raw), ErrBadURL, fmt.Sprintf(format, a...))
 	}
 	if raw == "" {
 		return bad("empty")
@@ -52,7 +54,7 @@ func Parse(raw string) (Location, error) {
 	case "file":
 		host, p, _ := strings.Cut(rest, "/")
 		if host != "" && host != "localhost" {
-			return bad("file URLs name a local path: file:///absolute/path (host %q)", host)
+			return bad("file URLs name a local path: file:///absolute/path (host %s)", quote.Q(host))
 		}
 		if p == "" {
 			return bad("file URL without a path")
@@ -63,7 +65,7 @@ func Parse(raw string) (Location, error) {
 		return Location{Scheme: SchemeFile, Key: "/" + p, prefix: raw[:len(raw)-len(p)-1]}, nil
 	case "s3", "gs", "azblob", "az":
 	default:
-		return bad("unsupported scheme %q (want s3, gs, azblob, az or file)", scheme)
+		return bad("unsupported scheme %s (want s3, gs, azblob, az or file)", quote.Q(scheme))
 	}
 	canon := strings.ToLower(scheme)
 	if canon == "az" {
@@ -74,16 +76,53 @@ func Parse(raw string) (Location, error) {
 		return bad("no bucket: want %s://bucket/key", scheme)
 	}
 	if err := checkBucket(canon, bucket); err != "" {
-		return bad("bucket %q: %s", bucket, err)
+		return bad("bucket %s: %s", quote.Q(bucket), err)
 	}
 	if err := checkKey(canon, key); err != "" {
-		return bad("key %q: %s", key, err)
+		return bad("key %s: %s", quote.Q(key), err)
 	}
 	prefix := raw[:len(raw)-len(key)]
 	if !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
 	return Location{Scheme: canon, Bucket: bucket, Key: key, prefix: prefix}, nil
+}
+
+// urlForMsg is raw as an error message names it: as written when it is short and printable,
+// else quoted, escaped and shortened (a URL may come from an input file).
+func urlForMsg(raw string) string {
+	if len(raw) <= quote.MaxBytes && utf8.ValidString(raw) && !strings.ContainsFunc(raw, func(r rune) bool { return r < 32 || r == 127 }) {
+		return raw
+	}
+	return quote.Q(raw)
+}
+
+// IsURL reports whether name is a store's URL rather than a local path: true for every
+// string with a scheme ("s3://", "gs://", "az://", also a malformed "s3:///x" or an unknown
+// "http://") except a well-formed file:// URL, which names a local path. A string with a
+// scheme is never a local path: this package's operations refuse a malformed one with
+// ErrBadURL naming it, so a caller that routes a name by IsURL reports the bad URL instead of
+// creating a local file of that name. Parse tells what the URL names.
+func IsURL(name string) bool {
+	l, err := Parse(name)
+	if err != nil {
+		_, _, scheme := splitScheme(name)
+		return scheme
+	}
+	return !l.IsLocal()
+}
+
+// LocalPath returns the local path name names (a plain path as written, a file:// URL's
+// path) and true, or "" and false when name is a store's URL or a malformed URL.
+func LocalPath(name string) (string, bool) {
+	if IsURL(name) {
+		return "", false
+	}
+	l, err := Parse(name)
+	if err != nil {
+		return "", false
+	}
+	return l.Key, true
 }
 
 // splitScheme splits "scheme://rest"; ok is false for a plain path.

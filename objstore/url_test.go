@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/mldf/convert/internal/quote"
 )
 
 func TestParse(t *testing.T) {
@@ -49,7 +51,7 @@ func TestParse(t *testing.T) {
 			t.Errorf("Parse(%q) = %v, want ErrBadURL", bad, err)
 			continue
 		}
-		if bad != "" && bad != "s3://b/\xff" && !strings.Contains(err.Error(), strings.Split(bad, "\n")[0]) {
+		if bad != "" && !strings.Contains(err.Error(), strings.Split(bad, "\n")[0]) && !strings.Contains(err.Error(), quote.Q(bad)) {
 			t.Errorf("Parse(%q): error does not name the URL: %v", bad, err)
 		}
 	}
@@ -61,6 +63,14 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		l, err := Parse(s)
+		// IsURL and LocalPath agree with Parse: a local path is one Parse takes as local, and
+		// a string with a scheme is never one.
+		if p, ok := LocalPath(s); ok && (IsURL(s) || err != nil || !l.IsLocal() || p != l.Key) || !ok && err == nil && l.IsLocal() {
+			t.Fatalf("%q: IsURL %v, LocalPath %q %v, Parse %+v %v", s, IsURL(s), p, ok, l, err)
+		}
+		if _, _, scheme := splitScheme(s); scheme && !IsURL(s) && (err != nil || !l.IsLocal()) {
+			t.Fatalf("%q: a scheme, not a URL, yet not a local file URL", s)
+		}
 		if err != nil {
 			if !errors.Is(err, ErrBadURL) {
 				t.Fatalf("Parse(%q): error not ErrBadURL: %v", s, err)
@@ -73,4 +83,50 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse(%q) = %+v; reparsed %q = %+v, %v", s, l, l.String(), l2, err)
 		}
 	})
+}
+
+// A malformed URL's error quotes it escaped and shortened: a URL may come from an input.
+func TestParseErrorBounded(t *testing.T) {
+	for _, bad := range []string{"s3://b/" + strings.Repeat("k", 100_000), "s3://" + strings.Repeat("b", 100_000) + "/k",
+		"s3://b/\x1b[2Jx", "x" + strings.Repeat("y", 10_000) + "://z", "file://" + strings.Repeat("h", 10_000) + "/x"} {
+		_, err := Parse(bad)
+		if !errors.Is(err, ErrBadURL) {
+			t.Fatalf("Parse: %v", err)
+		}
+		if msg := err.Error(); len(msg) > 3*quote.MaxBytes || strings.ContainsRune(msg, 0x1b) {
+			t.Errorf("error of %d bytes: %.300q", len(msg), msg)
+		}
+	}
+}
+
+// IsURL: a string with a scheme is never a local path, malformed or not; file:// URLs and
+// plain paths are local.
+func TestIsURL(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		url   bool
+		local string
+	}{
+		{"s3://b/k", true, ""},
+		{"az://c/k", true, ""},
+		{"s3:///x", true, ""},
+		{"s3://bkt/a/../x.mldf", true, ""},
+		{"s3://bkt/a__0x41", true, ""},
+		{"s3://bkt/" + strings.Repeat("k", 1025), true, ""},
+		{"http://host/x", true, ""},
+		{"file://host/x", true, ""},
+		{"s3://b/\xff", true, ""},
+		{"file:///data/x", false, "/data/x"},
+		{"data/x.mldf", false, "data/x.mldf"},
+		{"./s3:/bkt/x", false, "./s3:/bkt/x"},
+		{"/abs/x:y", false, "/abs/x:y"},
+	} {
+		if got := IsURL(tc.in); got != tc.url {
+			t.Errorf("IsURL(%.40q) = %v", tc.in, got)
+		}
+		p, ok := LocalPath(tc.in)
+		if ok == tc.url || p != tc.local {
+			t.Errorf("LocalPath(%.40q) = %q, %v", tc.in, p, ok)
+		}
+	}
 }

@@ -3,7 +3,8 @@ package objstore
 import (
 	"bytes"
 	"context"
-	"os"
+
+	"github.com/mldf/convert/internal/atomicfile"
 )
 
 // WriteFile writes data as the whole object raw names; the object appears complete or not
@@ -32,7 +33,7 @@ type Writer struct {
 	l   Location
 	s   store
 
-	f    *os.File // local: the temporary file
+	f    *atomicfile.File // local: the temporary file
 	buf  []byte
 	up   *Upload
 	part int
@@ -120,7 +121,7 @@ func (w *Writer) Close() error {
 	}
 	w.done = true
 	if w.f != nil {
-		if err := commitTemp(w.f, w.l.Key); err != nil {
+		if err := w.f.Commit(); err != nil {
 			w.err = w.c.wrap(w.ctx, "write", w.raw, err)
 		}
 		return w.err
@@ -155,8 +156,7 @@ func (w *Writer) Abort() error {
 		w.err = newErr("write", w.raw, ErrClosed, "aborted")
 	}
 	if w.f != nil {
-		w.f.Close()
-		os.Remove(w.f.Name())
+		w.f.Abort()
 		return nil
 	}
 	if w.up != nil {

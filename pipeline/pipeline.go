@@ -958,11 +958,9 @@ type rejectsFile struct {
 	lines bool // a line was written
 }
 
-// isObject reports whether path is a bucket URL rather than a local path or file:// URL.
-func isObject(path string) bool {
-	l, err := objstore.Parse(path)
-	return err == nil && !l.IsLocal()
-}
+// isObject reports whether path is a bucket URL rather than a local path or file:// URL; a
+// malformed URL counts as one (objstore refuses it): a string with a scheme is never local.
+func isObject(path string) bool { return objstore.IsURL(path) }
 
 func openRejects(ctx context.Context, store *objstore.Client, path string) (*rejectsFile, error) {
 	f := &rejectsFile{store: store, ctx: ctx, path: path}

@@ -162,11 +162,9 @@ func finishParquet(p *Plan) error {
 	return nil
 }
 
-// isURL reports whether name is an object in a bucket (not a plain path or a file:// URL).
-func isURL(name string) bool {
-	l, err := objstore.Parse(name)
-	return err == nil && !l.IsLocal()
-}
+// isURL reports whether name is an object in a bucket (not a plain path or a file:// URL); a
+// malformed URL counts as one (objstore refuses it): a string with a scheme is never local.
+func isURL(name string) bool { return objstore.IsURL(name) }
 
 // WriteClasses writes class names by field to path atomically: a local file, or an object in
 // a bucket through store (it appears whole or not at all).

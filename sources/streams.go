@@ -11,10 +11,7 @@ import (
 // IsURL reports whether name is an object in a bucket (s3://, gs://, az://, azblob://)
 // rather than a local path or file:// URL. A malformed URL counts as one: opening it fails
 // with an error naming it.
-func IsURL(name string) bool {
-	l, err := objstore.Parse(name)
-	return err != nil || !l.IsLocal()
-}
+func IsURL(name string) bool { return objstore.IsURL(name) }
 
 // LocalPath returns the path a local input names: name itself, or a file:// URL's path.
 func LocalPath(name string) string {

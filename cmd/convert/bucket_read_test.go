@@ -12,6 +12,7 @@ import (
 
 	"github.com/mldf/convert/internal/faultproxy"
 	"github.com/mldf/convert/internal/s3test"
+	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/reader"
 )
@@ -490,5 +491,36 @@ func TestBucketToBucketThroughFaults(t *testing.T) {
 			}
 			t.Logf("%d faults fired (cut part %d, 500 part %d, 429 put %d)", fired, p.Hits("cut part"), p.Hits("500 part"), p.Hits("429 put"))
 		})
+	}
+}
+
+// A damaged MLDF object (one signature byte changed) gives, from a bucket, the error its
+// bytes give on disk: a bad signature, not "not readable from a bucket". A .beton object is
+// the one kind the read commands refuse in a bucket.
+func TestBucketReadDamagedSignature(t *testing.T) {
+	c, _ := newBucket(t)
+	tc := bucketCases[0]
+	b := convertWith(t, tc.local, tc.fields)
+	b[3] ^= 0x20
+	local := filepath.Join(t.TempDir(), "d.mldf")
+	if err := os.WriteFile(local, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const url = "s3://bkt/d.mldf"
+	upload(t, c, local, url)
+	for _, cmd := range []string{"verify", "inspect"} {
+		_, _, lerr := run(t, cmd, local)
+		_, _, rerr := run(t, cmd, url)
+		if lerr == nil || rerr == nil {
+			t.Fatalf("%s: local %v, bucket %v", cmd, lerr, rerr)
+		}
+		if !errors.Is(rerr, manifest.ErrSignature) || errors.Is(rerr, errRemoteKind) ||
+			strings.ReplaceAll(rerr.Error(), url, local) != lerr.Error() {
+			t.Errorf("%s: from the bucket %q, on disk %q", cmd, rerr, lerr)
+		}
+	}
+	upload(t, c, local, "s3://bkt/d.beton")
+	if _, _, err := run(t, "inspect", "s3://bkt/d.beton"); !errors.Is(err, errRemoteKind) || !strings.Contains(err.Error(), "s3://bkt/d.beton") {
+		t.Errorf("a .beton in a bucket: %v", err)
 	}
 }

@@ -373,3 +373,43 @@ func TestBucketOutputMultiFileRefused(t *testing.T) {
 		t.Errorf("scdl to a bucket: %v", err)
 	}
 }
+
+// TestMalformedOutputURLRefused: an output, report or rejects URL that objstore refuses as an
+// input (a ../ segment, no bucket, the __0x sequence, a key over 1024 bytes, an unknown
+// scheme) is refused by validate and run, naming it; it is never a local relative path (run
+// once created ./s3:/bkt and wrote ./s3:/bkt/x.mldf).
+func TestMalformedOutputURLRefused(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	genJSONL(t, in, 10, -1)
+	rec := jsonlRecipe(t, dir, in)
+	for _, scheme := range []string{"s3:", "gs:", "http:"} {
+		if _, err := os.Lstat(filepath.Join(repoRoot(t), scheme)); err == nil {
+			t.Fatalf("%s exists in the repository root before the test", scheme)
+		}
+		t.Cleanup(func() { os.RemoveAll(filepath.Join(repoRoot(t), scheme)) })
+	}
+	for _, bad := range []string{"s3://bkt/a/../x.mldf", "s3:///x.mldf", "s3://bkt/x__0x41.mldf",
+		"s3://bkt/" + strings.Repeat("k", 1025) + ".mldf", "gs://bkt/a/../x.mldf", "http://host/x.mldf"} {
+		for _, flag := range []string{"--output", "--report", "--rejects"} {
+			for _, cmd := range []string{"validate", "run"} {
+				args := []string{cmd, rec, flag, bad}
+				if flag != "--output" {
+					args = append(args, "--output", filepath.Join(dir, "out.mldf"))
+				}
+				_, _, err := run(t, args...)
+				if !errors.Is(err, objstore.ErrBadURL) {
+					t.Errorf("%s %s %.40s: %v, want a bad URL", cmd, flag, bad, err)
+				}
+			}
+		}
+	}
+	for _, scheme := range []string{"s3:", "gs:", "http:"} {
+		if _, err := os.Lstat(filepath.Join(repoRoot(t), scheme)); err == nil {
+			t.Errorf("a run created the local directory %s", scheme)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out.mldf")); err == nil {
+		t.Error("an output was written")
+	}
+}

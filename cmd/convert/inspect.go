@@ -28,16 +28,21 @@ func fileKind(path string) (string, error) {
 	defer f.Close()
 	head := make([]byte, 9)
 	n, _ := io.ReadFull(f, head)
-	head = head[:n]
+	return sniffKind(path, head[:n])
+}
+
+// sniffKind tells a file's kind from its first 9 bytes (head) and its name, for local files
+// and objects in buckets alike.
+func sniffKind(name string, head []byte) (string, error) {
 	switch {
 	case string(head) == manifest.Signature:
 		return "mldf", nil
 	case strings.HasPrefix(string(head), "TARIDX\x00"):
 		return "taridx", nil
-	case strings.HasSuffix(path, ".beton"):
+	case strings.HasSuffix(name, ".beton"):
 		return "beton", nil
 	}
-	return "", fmt.Errorf("%s: %w (neither MLDF, TARIDX nor a .beton name)", path, manifest.ErrSignature)
+	return "", fmt.Errorf("%s: %w (neither MLDF, TARIDX nor a .beton name)", name, manifest.ErrSignature)
 }
 
 func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {

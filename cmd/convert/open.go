@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/reader"
 )
@@ -75,11 +73,11 @@ func inputKind(ctx context.Context, c *objstore.Client, arg string) (string, err
 	if _, err := ra.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
 		return "", err
 	}
-	switch {
-	case string(head) == manifest.Signature:
-		return "mldf", nil
-	case strings.HasPrefix(string(head), "TARIDX\x00"):
-		return "taridx", nil
+	// The same classification as on disk: a damaged MLDF object is a bad signature, as its
+	// bytes would be locally; only a kind that is never read from a bucket says so.
+	kind, err := sniffKind(arg, head)
+	if kind == "beton" {
+		return "", fmt.Errorf("%s: %w: MLDF files and TARIDX indexes are read from a bucket, .beton files are not (copy it to a local disk first)", arg, errRemoteKind)
 	}
-	return "", fmt.Errorf("%s: %w: MLDF files and TARIDX indexes are read from a bucket (copy a .beton or an SCDL archive to a local disk first)", arg, errRemoteKind)
+	return kind, err
 }

@@ -29,11 +29,9 @@ func newStorage() *storage { return &storage{client: objstore.New()} }
 
 func (s *storage) Close() error { return s.client.Close() }
 
-// isObject reports whether name is a bucket URL; plain paths and file:// URLs are local.
-func isObject(name string) bool {
-	l, err := objstore.Parse(name)
-	return err == nil && !l.IsLocal()
-}
+// isObject reports whether name is a bucket URL; plain paths and file:// URLs are local. A
+// malformed URL counts as one (objstore refuses it): a string with a scheme is never local.
+func isObject(name string) bool { return objstore.IsURL(name) }
 
 // plainPath turns a file:// URL into the path it names; anything else is returned as is.
 func plainPath(name string) string {

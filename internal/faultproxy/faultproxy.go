@@ -1,15 +1,19 @@
 // Package faultproxy is an HTTP reverse proxy for tests that injects the failures object
 // stores produce: connections cut in the middle of a response or request body, 503
-// SlowDown and other error answers, and stalls. Requests are forwarded with their Host
+// SlowDown and other error answers, stalls, and malformed replies of broken servers and
+// proxies (a header such as Content-Length left out, an element such as a listing entry's
+// LastModified left out). Requests are forwarded with their Host
 // header, so signed requests (AWS SigV4) still verify at the server behind.
 package faultproxy
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +35,14 @@ const (
 	// Rule.After < 0: nothing, not even the headers, and the request is not forwarded),
 	// then sends nothing more until the client hangs up (or MaxStall passes).
 	Stall
+	// StripHeader forwards the request and sends the response without the header
+	// Rule.Header; with "Content-Length", the body goes chunked (a HEAD reply: no size at
+	// all), as some proxies send it.
+	StripHeader
+	// StripElement forwards the request and removes every XML element Rule.Element
+	// ("<LastModified>...</LastModified>") from the response body, as a broken server or
+	// proxy might leave out a field of a listing.
+	StripElement
 )
 
 // MaxStall bounds a stall, should a client never give up.
@@ -45,6 +57,10 @@ type Rule struct {
 	Code   string // for Status: the S3 error code ("SlowDown", "InternalError")
 	After  int64  // bytes passed before a cut or stall
 	Times  int    // how many matching requests to hit; 0: all of them
+	// Header is the response header StripHeader removes ("Content-Length").
+	Header string
+	// Element is the XML element StripElement removes ("LastModified", "Size").
+	Element string
 	// OnHit, when set, runs as the fault fires (e.g. to change the object behind).
 	OnHit func()
 }
@@ -148,6 +164,8 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler) // the server closes the connection, logging nothing
 	case CutResponse:
 		p.forward(w, r, ru.After, false)
+	case StripHeader, StripElement:
+		p.rewrite(w, r, ru.Rule)
 	case Stall:
 		if ru.After < 0 {
 			io.Copy(io.Discard, r.Body)
@@ -170,26 +188,13 @@ func stall(r *http.Request) {
 // forward passes the request to the target. With limit >= 0 only limit bytes of the
 // response body go back, then the connection is cut (or, with hang, held silent first).
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, limit int64, hang bool) {
-	out := r.Clone(r.Context())
-	out.URL.Scheme, out.URL.Host = p.target.Scheme, p.target.Host
-	out.Host = r.Host // SigV4 signed the client's Host
-	out.RequestURI = ""
-	out.Header.Del("Connection")
-	if r.ContentLength == 0 {
-		out.Body = nil
-	}
-	resp, err := p.tr.RoundTrip(out)
+	resp, err := p.roundTrip(r)
 	if err != nil {
 		http.Error(w, "faultproxy: "+err.Error(), http.StatusBadGateway)
 		return
 	}
 	defer resp.Body.Close()
-	for k, v := range resp.Header {
-		if strings.EqualFold(k, "Connection") {
-			continue
-		}
-		w.Header()[k] = v
-	}
+	copyHeader(w.Header(), resp.Header)
 	w.WriteHeader(resp.StatusCode)
 	if limit < 0 {
 		io.Copy(w, resp.Body)
@@ -203,6 +208,74 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, limit int64, han
 		stall(r)
 	}
 	panic(http.ErrAbortHandler)
+}
+
+// rewrite forwards the request and sends the response without rule's header or element.
+func (p *Proxy) rewrite(w http.ResponseWriter, r *http.Request, ru Rule) {
+	resp, err := p.roundTrip(r)
+	if err != nil {
+		http.Error(w, "faultproxy: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if ru.Fault == StripElement && ru.Element != "" {
+		body = stripElement(body, ru.Element)
+	}
+	copyHeader(w.Header(), resp.Header)
+	w.Header().Del("Content-Length") // the body may have changed; StripHeader sends it chunked
+	if ru.Fault == StripHeader && !strings.EqualFold(ru.Header, "Content-Length") {
+		w.Header().Del(ru.Header)
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	w.WriteHeader(resp.StatusCode)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush() // the headers go now, without a length: the body follows chunked
+	}
+	w.Write(body)
+}
+
+// stripElement removes every <name>...</name> and <name/> from an XML body.
+func stripElement(body []byte, name string) []byte {
+	open, closing, empty := []byte("<"+name+">"), []byte("</"+name+">"), []byte("<"+name+"/>")
+	body = bytes.ReplaceAll(body, empty, nil)
+	var out []byte
+	for {
+		i := bytes.Index(body, open)
+		if i < 0 {
+			return append(out, body...)
+		}
+		j := bytes.Index(body[i:], closing)
+		if j < 0 {
+			return append(out, body...)
+		}
+		out = append(out, body[:i]...)
+		body = body[i+j+len(closing):]
+	}
+}
+
+func copyHeader(dst, src http.Header) {
+	for k, v := range src {
+		if !strings.EqualFold(k, "Connection") {
+			dst[k] = v
+		}
+	}
+}
+
+// roundTrip passes the request to the target.
+func (p *Proxy) roundTrip(r *http.Request) (*http.Response, error) {
+	out := r.Clone(r.Context())
+	out.URL.Scheme, out.URL.Host = p.target.Scheme, p.target.Host
+	out.Host = r.Host // SigV4 signed the client's Host
+	out.RequestURI = ""
+	out.Header.Del("Connection")
+	if r.ContentLength == 0 {
+		out.Body = nil
+	}
+	return p.tr.RoundTrip(out)
 }
 
 // Matchers for S3 requests.

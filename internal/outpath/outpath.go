@@ -85,7 +85,11 @@ func (s *Set) AddDir(role, name string) error {
 // Check refuses when the file at name (an input, the recipe: a file that is read) is one of
 // the outputs. role names it in errors. A name that does not exist is no output's.
 func (s *Set) Check(role, name string) error {
-	if obj, ok := objectName(name); ok {
+	if objstore.IsURL(name) {
+		obj, err := objectName(name)
+		if err != nil {
+			return nil // the command reports a malformed input URL itself, where it reads it
+		}
 		for _, o := range s.outs {
 			if o.object && o.loc == obj {
 				return aliasErr(o, role, name)
@@ -128,7 +132,7 @@ func (s *Set) CheckInputs(role string, inputs iter.Seq2[string, int64]) error {
 		return nil
 	}
 	for name, size := range inputs {
-		if !sizes[size] && !(objects && isObject(name)) {
+		if !sizes[size] && !(objects && objstore.IsURL(name)) {
 			continue
 		}
 		if err := s.Check(role, name); err != nil {
@@ -157,19 +161,14 @@ func (s *Set) anyObject() bool {
 }
 
 // objectName returns the canonical name of a bucket URL ("s3://bucket/key"; az:// is
-// azblob://), and false for local paths and file:// URLs.
-func objectName(name string) (string, bool) {
+// azblob://); a malformed URL is an error naming it (objstore.ErrBadURL). Only for names
+// objstore.IsURL reports as URLs.
+func objectName(name string) (string, error) {
 	l, err := objstore.Parse(name)
-	if err != nil || l.IsLocal() {
-		return "", false
+	if err != nil {
+		return "", err
 	}
-	return l.Scheme + "://" + l.Bucket + "/" + l.Key, true
-}
-
-// isObject reports whether name is a bucket URL.
-func isObject(name string) bool {
-	_, ok := objectName(name)
-	return ok
+	return l.Scheme + "://" + l.Bucket + "/" + l.Key, nil
 }
 
 // localName turns a file:// URL into the path it names; other names are returned as they are.
@@ -196,7 +195,11 @@ func same(a, b file) bool {
 // resolve finds where name lands and what it names now.
 func resolve(role, name string) (file, error) {
 	f := file{role: role, name: name}
-	if obj, ok := objectName(name); ok {
+	if objstore.IsURL(name) { // a string with a scheme is never a local path
+		obj, err := objectName(name)
+		if err != nil {
+			return f, fmt.Errorf("%s: %w", role, err)
+		}
 		f.loc, f.object = obj, true
 		return f, nil
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mldf/convert/objstore"
 )
 
 // A tree: in/a.jpg (the input), in/b.jpg (same size, another file), r.yaml (the recipe),
@@ -220,5 +222,30 @@ func TestURLs(t *testing.T) {
 		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr) || !errors.Is(err, ErrAlias)):
 			t.Errorf("case %d: got %v, want %q", i, err, c.wantErr)
 		}
+	}
+}
+
+// An output URL that objstore refuses is an error naming it, never a local relative path
+// (s3://bkt/a/../x.mldf once created the local directory ./s3:/bkt).
+func TestMalformedURLOutput(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := os.MkdirAll("s3:/bkt/a", 0o755); err != nil { // what a local reading would use
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"s3://bkt/a/../x.mldf", "s3:///x.mldf", "s3://bkt/x__0x41.mldf",
+		"s3://bkt/" + strings.Repeat("k", 1025), "gs://bkt/a/../x", "http://host/x.mldf", "file://host/x.mldf"} {
+		var s Set
+		err := s.Add("output", bad)
+		if !errors.Is(err, objstore.ErrBadURL) || !strings.Contains(err.Error(), "output") {
+			t.Errorf("Add(%.40q) = %v, want ErrBadURL", bad, err)
+		}
+	}
+	// Inputs: a malformed URL is no output's (the command refuses it where it reads it).
+	var s Set
+	if err := s.Add("output", "s3://bkt/x.mldf"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check("input", "s3://bkt/a/../x.mldf"); err != nil {
+		t.Errorf("Check: %v", err)
 	}
 }

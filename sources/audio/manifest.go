@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"path"
 	"path/filepath"
@@ -219,6 +220,10 @@ func (m *Manifest) addLines(st *manifestStat) error {
 				size = a.Size
 			} else {
 				size, err = statAudio(p)
+				var pe *fs.PathError
+				if errors.As(err, &pe) { // the path is the manifest's: quoted short and escaped
+					err = &fs.PathError{Op: pe.Op, Path: quote.Q(pe.Path), Err: pe.Err}
+				}
 			}
 			if err != nil {
 				if err := m.add(nil, l.r, fmt.Errorf("%s: %w", origin, err)); err != nil {
@@ -355,33 +360,61 @@ func jsonValue(raw json.RawMessage) (sample.Value, error) {
 	return sample.Value{Kind: sample.KindJSON, Bytes: buf.Bytes()}, nil
 }
 
-// errEscapes means a relative clip path in a manifest in a bucket climbs above the bucket.
-var errEscapes = errors.New("a relative path climbs out of the bucket")
+// Errors of clip paths in a manifest in a bucket: its clips are objects of its bucket.
+var (
+	// errEscapes means a relative clip path in a manifest in a bucket climbs above the bucket.
+	errEscapes = errors.New("a relative path climbs out of the bucket")
+	// errOutsideBucket means a manifest in a bucket names a clip that is not in its bucket:
+	// a local path (absolute, or a file:// URL), another bucket or store, or a URL of an
+	// unknown scheme. Such a manifest never reaches the files of the machine converting it.
+	errOutsideBucket = errors.New("a manifest in a bucket names only clips in its bucket")
+)
 
 // resolveClip returns the clip that audio_filepath rel names in a manifest in dir (of kind
-// k): a URL as it is, an absolute local path as it is (also from a manifest in a bucket: the
-// clips of such a manifest are on this machine), else rel joined to dir ("." and ".." resolved
-// in a bucket, never above its root).
+// k). In a local manifest: a bucket URL as it is, a file:// URL as its path, an absolute path
+// as it is, else rel joined to dir. In a manifest in a bucket: rel joined to dir ("." and
+// ".." resolved, never above the bucket's root), or a URL of the same bucket; anything else
+// (an absolute path, file://, another bucket, another scheme) is an error.
 func resolveClip(dir string, k paths, rel string) (string, error) {
-	if sources.IsURL(rel) {
-		if _, err := objstore.Parse(rel); err != nil {
-			return "", err
-		}
-		return rel, nil
-	}
-	if filepath.IsAbs(rel) {
-		return rel, nil
-	}
 	if !k.url {
+		if objstore.IsURL(rel) {
+			if _, err := objstore.Parse(rel); err != nil {
+				return "", err
+			}
+			return rel, nil
+		}
+		if p, ok := objstore.LocalPath(rel); ok && p != rel { // a file:// URL
+			return p, nil
+		}
+		if filepath.IsAbs(rel) {
+			return rel, nil
+		}
 		return filepath.Join(dir, rel), nil
 	}
-	l, err := objstore.Parse(dir + "/")
+	root, err := objstore.Parse(dir + "/")
 	if err != nil {
 		return "", err
 	}
-	key := path.Join(l.Key, rel)
-	if key == ".." || strings.HasPrefix(key, "../") || key == "." {
-		return "", errEscapes
+	if p, ok := objstore.LocalPath(rel); objstore.IsURL(rel) || (ok && p != rel) { // a URL, file:// too
+		l, err := objstore.Parse(rel)
+		if err != nil {
+			return "", fmt.Errorf("%w: %w", errOutsideBucket, err)
+		}
+		if l.IsLocal() || l.Scheme != root.Scheme || l.Bucket != root.Bucket {
+			return "", fmt.Errorf("%w (%s), not %s", errOutsideBucket, root.WithKey("").String(), quote.Q(rel))
+		}
+		return rel, nil
 	}
-	return l.WithKey(key).String(), nil
+	if path.IsAbs(rel) || filepath.IsAbs(rel) {
+		return "", fmt.Errorf("%w (%s), not the local path %s", errOutsideBucket, root.WithKey("").String(), quote.Q(rel))
+	}
+	key := path.Join(root.Key, rel)
+	if key == ".." || strings.HasPrefix(key, "../") || key == "." {
+		return "", fmt.Errorf("%w: %s", errEscapes, quote.Q(rel))
+	}
+	clip := root.WithKey(key)
+	if _, err := objstore.Parse(clip.String()); err != nil {
+		return "", err
+	}
+	return clip.String(), nil
 }

@@ -2,6 +2,7 @@ package audio
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/internal/s3test"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/sample"
@@ -241,5 +243,111 @@ func TestBucketSourceErrors(t *testing.T) {
 		if err := tc.open(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error %v does not name %s", err, tc.want)
 		}
+	}
+}
+
+// TestBucketManifestStaysInBucket: a manifest in a bucket names clips of its bucket only.
+// An absolute local path, a file:// URL, a path climbing above the bucket, another bucket,
+// another store or scheme are errors of their lines naming the manifest and the line; no
+// local file is read (its bytes appear nowhere), and a long path is quoted shortened.
+func TestBucketManifestStaysInBucket(t *testing.T) {
+	c := bucketWith(t)
+	ctx := context.Background()
+	secret := filepath.Join(t.TempDir(), "secret.wav")
+	wav, err := os.ReadFile(filepath.Join(fixtures, "manifest", "wavs", "a.wav"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secret, wav, 0o600); err != nil { // a valid clip: it would convert
+		t.Fatal(err)
+	}
+	long := "/" + strings.Repeat("x", 3000) + ".wav"
+	for _, tc := range []struct {
+		name, clip string
+		want       error
+	}{
+		{"absolute path", secret, errOutsideBucket},
+		{"etc passwd", "/etc/passwd", errOutsideBucket},
+		{"file URL", "file://" + secret, errOutsideBucket},
+		{"file URL localhost", "file://localhost" + secret, errOutsideBucket},
+		{"climbs out", "../../../" + secret, errEscapes},
+		{"climbs out of the root", "wavs/../../../x.wav", errEscapes},
+		{"other bucket", "s3://other/manifest/wavs/a.wav", errOutsideBucket},
+		{"other store", "gs://bkt/manifest/wavs/a.wav", errOutsideBucket},
+		{"other scheme", "http://127.0.0.1/a.wav", errOutsideBucket},
+		{"malformed URL", "s3:///a.wav", errOutsideBucket},
+		{"long path", long, errOutsideBucket},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			line, _ := json.Marshal(map[string]string{"audio_filepath": tc.clip})
+			url := "s3://bkt/manifest/hostile.jsonl"
+			if err := c.WriteFile(ctx, url, append(line, '\n')); err != nil {
+				t.Fatal(err)
+			}
+			m, err := OpenManifestContext(ctx, url, Options{Store: c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			smps := collect(t, m)
+			if len(smps) != 1 {
+				t.Fatalf("%d samples", len(smps))
+			}
+			e := smps[0].Err
+			if e == nil {
+				t.Fatalf("clip %s accepted: %d columns", quote.Q(tc.clip), len(smps[0].Values))
+			}
+			if !errors.Is(e, tc.want) || !errors.Is(e, ErrManifest) || !strings.Contains(e.Error(), url+":1") {
+				t.Errorf("error %v, want %v naming %s:1", e, tc.want, url)
+			}
+			if len(e.Error()) > 2*quote.MaxBytes+200 {
+				t.Errorf("error of %d bytes", len(e.Error()))
+			}
+		})
+	}
+	// Clips of the manifest's own bucket, relative or by URL, are read.
+	lines := `{"audio_filepath": "wavs/a.wav"}` + "\n" + `{"audio_filepath": "s3://bkt/manifest/wavs/a.wav"}` + "\n"
+	if err := c.WriteFile(ctx, "s3://bkt/manifest/own.jsonl", []byte(lines)); err != nil {
+		t.Fatal(err)
+	}
+	m, err := OpenManifestContext(ctx, "s3://bkt/manifest/own.jsonl", Options{Store: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	smps := collect(t, m)
+	for i, v := range viewsOf(t, smps) {
+		if smps[i].Err != nil || !reflect.DeepEqual(v.Audio, wav) {
+			t.Errorf("line %d: %v, %d bytes", i+1, smps[i].Err, len(v.Audio))
+		}
+	}
+}
+
+// TestLocalManifestFileURL: a local manifest's file:// clip is the local file it names.
+func TestLocalManifestFileURL(t *testing.T) {
+	abs, _ := filepath.Abs(filepath.Join(fixtures, "manifest", "wavs", "a.wav"))
+	got, err := resolveClip("/somewhere", paths{}, "file://"+abs)
+	if err != nil || got != abs {
+		t.Fatalf("resolveClip = %q, %v, want %q", got, err, abs)
+	}
+}
+
+// A local manifest's clip path goes into its line's error shortened and escaped.
+func TestManifestClipPathQuotedShort(t *testing.T) {
+	dir := t.TempDir()
+	long := filepath.Join(dir, strings.Repeat("x", 200), strings.Repeat("y", 200), strings.Repeat("z", 200)+"\x1b[2J.wav")
+	line, _ := json.Marshal(map[string]string{"audio_filepath": long})
+	mp := filepath.Join(dir, "m.jsonl")
+	if err := os.WriteFile(mp, append(line, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := OpenManifest(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := collect(t, m)[0].Err
+	if e == nil || !errors.Is(e, fs.ErrNotExist) || !strings.Contains(e.Error(), mp+":1") {
+		t.Fatalf("error %v, want not found naming %s:1", e, mp)
+	}
+	if msg := e.Error(); len(msg) > 2*quote.MaxBytes+len(mp)+100 || strings.ContainsRune(msg, 0x1b) {
+		t.Errorf("error of %d bytes: %.200q", len(msg), msg)
 	}
 }

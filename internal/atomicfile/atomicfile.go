@@ -1,0 +1,142 @@
+// Package atomicfile writes small local files atomically: the bytes go to a temporary file
+// ".BASE.tmp-*" in the target's directory, which is fsynced, renamed onto the target, and
+// the directory fsynced, so that after a crash the target holds either its old bytes or all
+// of the new ones, never a prefix. Every error is returned, the directory sync's included.
+//
+// The temporary file is created with the naming and the shared lock of the page writer's
+// outputs (pagewriter.CreateOutput), whose clean-up of a killed process's leftovers skips a
+// locked temporary file: a write in progress is never removed under its writer.
+//
+// The page writer keeps its own path for large outputs (an unnamed O_TMPFILE, preallocation,
+// write-behind); this package is for reports, records, side files and whole objects.
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// Errors, wrapped with the path concerned.
+var (
+	// ErrNotRegular means the target exists and is neither a regular file nor a symbolic
+	// link (a rename would replace a directory entry of another kind, or fail).
+	ErrNotRegular = errors.New("exists and is not a regular file")
+	// ErrDone means the file was already committed or aborted.
+	ErrDone = errors.New("already committed or aborted")
+)
+
+// File is a temporary file that becomes its target at Commit. Write to it as to any
+// *os.File; call Commit or Abort exactly once (Abort after Commit does nothing, so
+// `defer f.Abort()` is the idiom).
+type File struct {
+	*os.File
+	target string
+	once   sync.Once
+}
+
+// Create creates the temporary file for target, with mode perm, in target's directory
+// (which must exist). A target that exists and is neither a regular file nor a symbolic
+// link (which the rename replaces) is refused with ErrNotRegular.
+func Create(target string, perm fs.FileMode) (*File, error) {
+	dir, base := filepath.Split(target)
+	if dir == "" {
+		dir = "."
+	}
+	if base == "" {
+		return nil, fmt.Errorf("atomic write %s: not a file name", target)
+	}
+	if fi, err := os.Lstat(target); err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
+		return nil, fmt.Errorf("atomic write %s: %w", target, ErrNotRegular)
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Chmod(perm); err != nil { // CreateTemp makes 0600 files
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	hold(f)
+	return &File{File: f, target: target}, nil
+}
+
+// Target returns the path Commit publishes the file at.
+func (f *File) Target() string { return f.target }
+
+// Commit fsyncs and closes the file, renames it onto the target and fsyncs the directory.
+// On a failure before the rename the temporary file is removed and the target is left as
+// it was; a failing directory sync is returned too (the new file is in place, but the
+// rename may not survive a power loss).
+func (f *File) Commit() error {
+	err := ErrDone
+	f.once.Do(func() {
+		err = f.File.Sync()
+		if cerr := f.File.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(f.File.Name(), f.target)
+		}
+		if err != nil {
+			os.Remove(f.File.Name())
+			return
+		}
+		if derr := SyncDir(filepath.Dir(f.target)); derr != nil {
+			err = fmt.Errorf("sync the directory of %s: %w", f.target, derr)
+		}
+	})
+	return err
+}
+
+// Abort closes and removes the temporary file, leaving the target as it was. After Commit
+// it does nothing.
+func (f *File) Abort() error {
+	var err error
+	f.once.Do(func() {
+		f.File.Close()
+		err = os.Remove(f.File.Name())
+	})
+	return err
+}
+
+// Write writes target atomically with the bytes fill writes to the temporary file, mode
+// perm. When fill fails, nothing changes at target.
+func Write(target string, perm fs.FileMode, fill func(io.Writer) error) error {
+	f, err := Create(target, perm)
+	if err != nil {
+		return err
+	}
+	if err := fill(f.File); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
+}
+
+// WriteFile writes data to target atomically, mode perm.
+func WriteFile(target string, data []byte, perm fs.FileMode) error {
+	return Write(target, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// SyncDir fsyncs the directory dir, so a rename or a new name in it is durable. File
+// systems that cannot sync a directory (os.ErrInvalid) are not an error.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package atomicfile
+
+import "os"
+
+func hold(*os.File) {}
