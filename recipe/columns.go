@@ -22,12 +22,6 @@ type columnLister interface {
 	Columns() []string
 }
 
-// emptyHinter is a source that can say why it found no sample (an image folder with files
-// but no class subfolders).
-type emptyHinter interface {
-	Ignored() []string
-}
-
 // firstRecorder is a source that can read its first record without a run (JSONL).
 type firstRecorder interface {
 	FirstRecord(ctx context.Context, limit int) ([]byte, string, error)
@@ -68,13 +62,9 @@ func checkInputs(ctx context.Context, r *Recipe, src sources.Source) error {
 		}
 	}
 	if src.Len() == 0 {
-		what := "no samples found"
-		if h, ok := src.(emptyHinter); ok && !r.Source.Flat {
-			if n := len(h.Ignored()); n > 0 {
-				what = fmt.Sprintf("no class subfolders, but %d files directly in the folder: read them without labels with source.flat: true (convert images --flat)", n)
-			}
-		}
-		empty(what)
+		// (An image folder with images but no class subfolders is refused by the source
+		// itself, which tells to read it flat.)
+		empty("no samples found")
 	}
 	if fr, ok := src.(firstRecorder); ok && src.Len() < 0 {
 		line, file, err := fr.FirstRecord(ctx, maxProbe)
