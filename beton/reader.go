@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/mldf/convert/internal/inputfile"
 )
 
 // Reader reads a .beton file. Open checks the structure of the tables (header, sizes,
@@ -31,13 +32,8 @@ type Reader struct {
 
 // Open opens and checks the .beton file at path.
 func Open(path string) (*Reader, error) {
-	f, err := os.Open(path)
+	f, fi, err := inputfile.OpenRegular(path) // a named pipe is refused, never waited on
 	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	r, err := NewReader(f, fi.Size(), path)

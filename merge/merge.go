@@ -25,6 +25,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pagewriter"
@@ -283,10 +284,11 @@ func checkPart(p *part, opt Options) error {
 	}
 	rd.Close()
 
-	if p.f, err = os.Open(p.path); err != nil {
+	var st os.FileInfo
+	if p.f, st, err = inputfile.OpenRegular(p.path); err != nil {
 		return fmt.Errorf("part %d: %w", p.index, err)
 	}
-	if st, err := p.f.Stat(); err != nil || st.Size() != size {
+	if st.Size() != size {
 		return fmt.Errorf("part %d: %w: %s changed while being read", p.index, ErrCorruptPart, p.path)
 	}
 	p.descs = make([]byte, int(p.hdr.NumFields)*manifest.FieldDescSize)

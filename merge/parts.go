@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/mldf/convert/internal/inputfile"
 )
 
 // PartPath names part i of n of the output out: OUT.part-00003-of-00008.mldf for OUT.mldf.
@@ -108,18 +110,17 @@ const maxRecordSize = 256 << 20
 
 // ReadRecord reads and decodes the completion record at path.
 func ReadRecord(path string) (Record, error) {
-	f, err := os.Open(path)
+	f, st, err := inputfile.OpenRegular(path) // a named pipe is refused, never waited on
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return Record{}, fmt.Errorf("%w: %s does not exist: the task did not finish (or was killed); re-run it", ErrIncomplete, path)
 		}
+		if errors.Is(err, inputfile.ErrNotRegular) {
+			return Record{}, fmt.Errorf("%w: %w", ErrRecord, err)
+		}
 		return Record{}, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return Record{}, err
-	}
 	if st.Size() > maxRecordSize {
 		return Record{}, fmt.Errorf("%w: %s is %d bytes, not a completion record", ErrRecord, path, st.Size())
 	}

@@ -27,10 +27,10 @@ import (
 	"iter"
 	"math"
 	"math/bits"
-	"os"
 	"sync"
 	"sync/atomic"
 
+	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/manifest"
 )
 
@@ -121,18 +121,14 @@ func (m *memBacking) close() error {
 func Open(path string) (*Reader, error) { return open(path, true) }
 
 func open(path string, useMmap bool) (*Reader, error) {
-	f, err := os.Open(path)
+	// Opened non-blocking and checked before any read: a named pipe is refused, never
+	// waited on (open(2) on a FIFO blocks in the kernel, out of reach of any signal).
+	f, st, err := inputfile.OpenRegular(path)
+	if errors.Is(err, inputfile.ErrNotRegular) {
+		return nil, fmt.Errorf("%w: %w", ErrUnsupported, err)
+	}
 	if err != nil {
 		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w: not a regular file", path, ErrUnsupported)
 	}
 	size := st.Size()
 	var src backing

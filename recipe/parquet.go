@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pipeline"
@@ -230,7 +231,7 @@ func ReadClasses(ctx context.Context, store *objstore.Client, file string) (map[
 		if l, perr := objstore.Parse(path); perr == nil {
 			path = l.Key // a file:// URL
 		}
-		if b, err = os.ReadFile(path); os.IsNotExist(err) {
+		if b, err = inputfile.ReadFile(path); os.IsNotExist(err) {
 			return nil, nil
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/mldf/convert/internal/inputfile"
 )
 
 // Index is a parsed, validated TARIDX file.
@@ -109,7 +111,7 @@ func splitBlock(b []byte, want uint64, what string) ([]string, error) {
 
 // Load reads and parses the TARIDX file at path.
 func Load(path string) (*Index, error) {
-	b, err := os.ReadFile(path)
+	b, err := inputfile.ReadFile(path) // a named pipe is refused, never waited on
 	if err != nil {
 		return nil, fmt.Errorf("taridx: %w", err)
 	}
@@ -187,13 +189,8 @@ func (r *Reader) shard(fid int) (*os.File, int64, error) {
 		return nil, 0, fmt.Errorf("%w: %s: fid %d, %d shards given", ErrShard, r.path, fid, len(r.shards))
 	}
 	if r.files[fid] == nil {
-		f, err := os.Open(r.shards[fid])
+		f, st, err := inputfile.OpenRegular(r.shards[fid])
 		if err != nil {
-			return nil, 0, fmt.Errorf("taridx: %w", err)
-		}
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
 			return nil, 0, fmt.Errorf("taridx: %w", err)
 		}
 		r.files[fid], r.sizes[fid] = f, st.Size()

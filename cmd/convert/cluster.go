@@ -189,7 +189,9 @@ func runShard(ctx context.Context, st *storage, plan *recipe.Plan, logger *slog.
 	if old, ok := upToDate(ctx, st, rec, recPath); ok {
 		fmt.Fprintf(stdout, "%s is up to date (%s matches its inputs); nothing to do\n", part, recPath)
 		fmt.Fprintf(stdout, "%s rejected\n", plural(old.Rejected, "sample"))
-		return rejectsAccepted(r, old.Rejected)
+		rr := *r
+		rr.Rejects = shardRejects(part) // where this task's rejects are, not the merged output's
+		return rejectsAccepted(&rr, old.Rejected)
 	}
 	// A stale record must not outlive a part we are about to replace.
 	if isObject(recPath) {
@@ -221,5 +223,5 @@ func runShard(ctx context.Context, st *storage, plan *recipe.Plan, logger *slog.
 		return err
 	}
 	printSummary(stdout, rep, rr.Rejects)
-	return rejectsAccepted(r, rep.Rejected)
+	return rejectsAccepted(&rr, rep.Rejected)
 }

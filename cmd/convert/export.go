@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 
@@ -20,28 +21,30 @@ const exportSynopsis = "export FILE DIR --format folder|webdataset|parquet [--fi
 // WebDataset tar shards (package export).
 func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	format := fs.String("format", "", "folder (DIR/<label>/<index>.<ext>), webdataset (DIR/shard-NNNNNN.tar) or parquet (DIR/data-NNNNNN.parquet, Hugging Face style)")
+	format := new(string)
+	choiceVar(fs, format, "format", "folder (DIR/<label>/<index>.<ext>), webdataset (DIR/shard-NNNNNN.tar) or parquet (DIR/data-NNNNNN.parquet, Hugging Face style)",
+		"folder", "webdataset", "parquet")
 	field := fs.String("field", "", "the image field (default: \"image\" or the only image field)")
 	label := fs.String("label", "", "the INT label field (default: \"label\" or the only INT field)")
 	key := fs.String("key", "", "webdataset: a TEXT_RAW or BYTES field holding the sample keys (default: the index); parquet: a TEXT_RAW field of keys or paths for image.path (default: a text field called path, key or __key__; - for none)")
-	shardSize := fs.String("shard-size", "", "webdataset: largest shard, e.g. 512MiB (default 1GiB)")
-	shardSamples := fs.Int("shard-samples", 0, "webdataset: most samples per shard (0 = no limit)")
+	shardSize := new(string)
+	checkedVar(fs, shardSize, "shard-size", "webdataset: largest shard, e.g. 512MiB (default 1GiB)", checkShardSize)
+	shardSamples := new(int)
+	intVar(fs, shardSamples, "shard-samples", 0, 0, math.MaxInt32, "0 = no limit", "webdataset: most samples per shard (0 = no limit)")
 	verify := fs.Bool("verify", true, "check every checksum of FILE before exporting")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 2 || (*format != "folder" && *format != "webdataset" && *format != "parquet") {
+	if len(pos) != 2 {
 		return usageErr("export", exportSynopsis)
+	}
+	if *format == "" {
+		return fmt.Errorf("%w: export: --format is required: folder, webdataset or parquet (convert %s)", errUsage, exportSynopsis)
 	}
 	var size int64
 	if *shardSize != "" {
-		if size, err = recipe.ParseSize(*shardSize); err != nil || size == 0 {
-			return fmt.Errorf("%w: --shard-size %q is not a size such as 1GiB", errUsage, *shardSize)
-		}
-	}
-	if *shardSamples < 0 {
-		return fmt.Errorf("%w: --shard-samples %d is negative", errUsage, *shardSamples)
+		size, _ = recipe.ParseSize(*shardSize) // checked by checkShardSize
 	}
 	if *format == "parquet" && (*shardSize != "" || *field != "" || *label != "") {
 		return fmt.Errorf("%w: --format parquet writes every field; of the options it takes --shard-samples (rows per file) and --key", errUsage)

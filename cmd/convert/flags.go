@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,7 +35,9 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, &helpRequest{fs}
 			}
-			return nil, fmt.Errorf("%w: %s: %w (see convert %s -h)", errUsage, fs.Name(), err, fs.Name())
+			// The flag package names flags with one dash; the README and -h spell them --name.
+			msg := strings.Replace(err.Error(), "flag -", "flag --", 1)
+			return nil, fmt.Errorf("%w: %s: %s (see convert %s -h)", errUsage, fs.Name(), msg, fs.Name())
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -64,39 +67,40 @@ type runFlags struct {
 func bindRunFlags(fs *flag.FlagSet) *runFlags {
 	f := &runFlags{fs: fs}
 	fs.StringVar(&f.output, "output", "", "output file (.mldf or .beton)")
-	fs.StringVar(&f.format, "format", "", "container: mldf (default) or beton (FFCV)")
-	fs.StringVar(&f.pageSize, "page-size", "", "page size, a power of two (e.g. 2MiB)")
-	fs.IntVar(&f.workers, "workers", 0, "encoder workers (0 = all cores)")
-	fs.IntVar(&f.chunkSize, "chunk-size", 0, "samples per work unit (0 = default)")
+	choiceVar(fs, &f.format, "format", "container: mldf (default), beton (FFCV) or scdl", "mldf", "beton", "scdl")
+	checkedVar(fs, &f.pageSize, "page-size", "page size, a power of two (e.g. 2MiB)", checkPageSize)
+	intVar(fs, &f.workers, "workers", 0, 0, recipe.MaxWorkers, "0 = all cores", "encoder workers (0 = all cores)")
+	intVar(fs, &f.chunkSize, "chunk-size", 0, 0, recipe.MaxChunkSize, "0 = adaptive", "samples per work unit (0 = default)")
 	fs.BoolVar(&f.checksums, "checksums", true, "write CRC-32C and xxhash64 checksums")
-	fs.StringVar(&f.onError, "on-error", "", "skip (default) or fail on a bad sample")
-	fs.StringVar(&f.maxErrors, "max-errors", "", "fail when more samples than this are rejected (count or N%)")
+	choiceVar(fs, &f.onError, "on-error", "skip (default) or fail on a bad sample", "skip", "fail")
+	checkedVar(fs, &f.maxErrors, "max-errors", "fail when more samples than this are rejected (count or N%)", checkMaxErrors)
 	fs.StringVar(&f.rejects, "rejects", "", "rejects JSONL (default OUTPUT.rejects.jsonl)")
 	fs.StringVar(&f.report, "report", "", "report JSON (default OUTPUT.report.json)")
-	fs.StringVar(&f.logFormat, "log-format", "", "text or json log lines")
-	fs.IntVar(&f.shard, "shard", -1, "this task's slice (default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)")
-	fs.IntVar(&f.shards, "shards", 0, "number of slices (default: SLURM_ARRAY_TASK_COUNT)")
+	choiceVar(fs, &f.logFormat, "log-format", "text or json log lines", "text", "json")
+	intVar(fs, &f.shard, "shard", -1, 0, recipe.MaxShards-1, "less than --shards",
+		"this task's slice (default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)")
+	intVar(fs, &f.shards, "shards", 0, 0, recipe.MaxShards, "0 = not sharded", "number of slices (default: SLURM_ARRAY_TASK_COUNT)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "validate and print the plan without writing")
-	fs.DurationVar(&f.abortOlderThan, "abort-incomplete-older-than", 0,
+	durationVar(fs, &f.abortOlderThan, "abort-incomplete-older-than",
 		"bucket output: before uploading, abort the incomplete uploads (of killed runs) to the same key started more than this long ago; 0 = all of them")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (go tool pprof)")
 	return f
 }
 
-// apply copies the flags that were given into r.
+// apply copies the flags that were given into r. Each value was checked as it was parsed;
+// --shard and --shards given together are checked against each other here.
 func (f *runFlags) apply(r *recipe.Recipe) error {
-	var err error
+	given := map[string]bool{}
 	f.fs.Visit(func(fl *flag.Flag) {
+		given[fl.Name] = true
 		switch fl.Name {
 		case "output":
 			r.Output = f.output
 		case "format":
 			r.Format = f.format
 		case "page-size":
-			var n int64
-			if n, err = recipe.ParseSize(f.pageSize); err == nil {
-				r.PageSize = recipe.Size(n)
-			}
+			n, _ := recipe.ParseSize(f.pageSize) // checked by checkPageSize
+			r.PageSize = recipe.Size(n)
 		case "workers":
 			r.Workers = f.workers
 		case "chunk-size":
@@ -119,7 +123,10 @@ func (f *runFlags) apply(r *recipe.Recipe) error {
 			r.Shards = f.shards
 		}
 	})
-	return err
+	if given["shard"] && given["shards"] && f.shard >= f.shards {
+		return fmt.Errorf("%w: --shard %d --shards %d: want 0 <= --shard < --shards", errUsage, f.shard, f.shards)
+	}
+	return nil
 }
 
 // fieldFlags are the field options as flags. A given flag applies to every field of the recipe
@@ -135,25 +142,28 @@ type fieldFlags struct {
 
 func bindFieldFlags(fs *flag.FlagSet) *fieldFlags {
 	f := &fieldFlags{fs: fs}
-	fs.StringVar(&f.mode, "mode", "", "image storage: jpeg | png | raw | smart")
-	fs.IntVar(&f.maxResolution, "max-resolution", 0, "image longest side in pixels (0 = keep)")
-	fs.IntVar(&f.jpegQuality, "jpeg-quality", 0, "JPEG quality 1..100 (default 90)")
-	fs.StringVar(&f.filter, "filter", "", "resize filter: lanczos | catmullrom | linear | box | nearest")
-	fs.StringVar(&f.channels, "channels", "", "image: 1 | 3 | 4; audio: mono | keep")
-	fs.Int64Var(&f.maxPixels, "max-pixels", 0, "refuse images whose decoding costs more pixels than this (decompression bombs; JPEGs count their DCT-scaled size)")
-	fs.IntVar(&f.sampleRate, "sample-rate", 0, "audio: resample to this rate in Hz")
-	fs.StringVar(&f.sampleType, "sample-type", "", "audio waveform samples: int16 | int32 | float32")
-	fs.Float64Var(&f.maxDuration, "max-duration", 0, "audio: longest clip in seconds")
-	fs.StringVar(&f.onLong, "on-long", "", "audio longer than max-duration: truncate | skip")
-	fs.StringVar(&f.tokenizer, "tokenizer", "", "text: cl100k_base | o200k_base | p50k_base | r50k_base")
+	choiceVar(fs, &f.mode, "mode", "image storage: jpeg | png | raw | smart", recipe.ImageModes...)
+	intVar(fs, &f.maxResolution, "max-resolution", 0, 0, recipe.MaxResolution, "0 = keep", "image longest side in pixels (0 = keep)")
+	intVar(fs, &f.jpegQuality, "jpeg-quality", 0, 1, 100, "default 90", "JPEG quality 1..100 (default 90)")
+	choiceVar(fs, &f.filter, "filter", "resize filter: lanczos | catmullrom | linear | box | nearest | ...", recipe.ImageFilters...)
+	choiceVar(fs, &f.channels, "channels", "image: 1 | 3 | 4; audio: mono | keep", append(slices.Clone(imageChannels), audioChannels...)...)
+	int64Var(fs, &f.maxPixels, "max-pixels", 0, 0, recipe.MaxPixels, "0 = the default limit", "refuse images whose decoding costs more pixels than this (decompression bombs; JPEGs count their DCT-scaled size)")
+	intVar(fs, &f.sampleRate, "sample-rate", 0, 0, recipe.MaxSampleRate, "0 = keep the input's rate", "audio: resample to this rate in Hz")
+	choiceVar(fs, &f.sampleType, "sample-type", "audio waveform samples: int16 | int32 | float32", recipe.SampleTypes...)
+	fs.Var(&floatFlag{p: &f.maxDuration, lo: 0, hi: recipe.MaxDuration, note: "seconds; 0 = no limit"}, "max-duration", "audio: longest clip in seconds")
+	choiceVar(fs, &f.onLong, "on-long", "audio longer than max-duration: truncate | skip", "truncate", "skip")
+	choiceVar(fs, &f.tokenizer, "tokenizer", "text: cl100k_base | o200k_base | p50k_base | r50k_base | none", recipe.Tokenizers...)
 	fs.BoolVar(&f.appendEOT, "append-eot", false, "text: append the end-of-text token")
-	fs.IntVar(&f.seqLen, "seq-len", 0, "packed text: tokens per row")
-	fs.StringVar(&f.remainder, "remainder", "", "packed text: drop | pad the last partial row")
+	intVar(fs, &f.seqLen, "seq-len", 0, 1, recipe.MaxSeqLen, "tokens per row", "packed text: tokens per row")
+	choiceVar(fs, &f.remainder, "remainder", "packed text: drop | pad the last partial row", "drop", "pad")
 	return f
 }
 
-// apply copies the given field flags into every field of r they apply to.
-func (f *fieldFlags) apply(r *recipe.Recipe) {
+// apply copies the given field flags into every field of r they apply to. A value valid for
+// some field types but not for a field it applies to (--channels mono on an image field) is a
+// usage error naming the flag.
+func (f *fieldFlags) apply(r *recipe.Recipe) error {
+	var err error
 	f.fs.Visit(func(fl *flag.Flag) {
 		key := strings.ReplaceAll(fl.Name, "-", "_")
 		for i := range r.Fields {
@@ -171,6 +181,14 @@ func (f *fieldFlags) apply(r *recipe.Recipe) {
 			case "filter":
 				fd.Filter = f.filter
 			case "channels":
+				want := audioChannels
+				if fd.Type == "image" {
+					want = imageChannels
+				}
+				if !slices.Contains(want, f.channels) && err == nil {
+					err = fmt.Errorf("%w: --channels %q: the %s field %q takes one of %s",
+						errUsage, f.channels, fd.Type, fd.Name, strings.Join(want, ", "))
+				}
 				fd.Channels = f.channels
 			case "max_pixels":
 				fd.MaxPixels = f.maxPixels
@@ -193,4 +211,5 @@ func (f *fieldFlags) apply(r *recipe.Recipe) {
 			}
 		}
 	})
+	return err
 }

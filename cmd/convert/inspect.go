@@ -7,9 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
+	"math"
 	"strings"
 
+	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/objstore"
@@ -21,7 +22,7 @@ import (
 // fileKind sniffs a file's first bytes: "mldf", "taridx", or "beton" (FFCV has no signature,
 // so any other file with a .beton name).
 func fileKind(path string) (string, error) {
-	f, err := os.Open(path)
+	f, _, err := inputfile.OpenRegular(path) // a named pipe is refused, never waited on
 	if err != nil {
 		return "", err
 	}
@@ -47,7 +48,8 @@ func sniffKind(name string, head []byte) (string, error) {
 
 func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
-	sampleN := fs.Int("sample", -1, "print the metadata of sample N")
+	sampleN := new(int)
+	intVar(fs, sampleN, "sample", -1, 0, math.MaxInt, "a sample index", "print the metadata of sample N")
 	asJSON := fs.Bool("json", false, "print the description as JSON")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -179,12 +181,13 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	decodeAll := fs.Bool("decode", false, "also decode every payload (JPEG, PNG, FLAC, JSON, UTF-8 text, token ids) and check it against its metadata")
 	requireSums := fs.Bool("require-checksums", false, "fail when the file carries no checksums (only its structure can be verified)")
-	workers := fs.Int("workers", 0, "goroutines decoding payloads with --decode (0 = one per CPU)")
+	workers := new(int)
+	intVar(fs, workers, "workers", 0, 0, recipe.MaxWorkers, "0 = one per CPU", "goroutines decoding payloads with --decode (0 = one per CPU)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 || *workers < 0 {
+	if len(pos) != 1 {
 		return usageErr("verify", "verify FILE [--decode] [--require-checksums] [--workers N]")
 	}
 	if dir, ok := localDir(pos[0]); ok {
@@ -237,7 +240,8 @@ var errNoChecksums = errors.New("no checksums")
 
 func cmdCat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cat", flag.ContinueOnError)
-	n := fs.Int("sample", -1, "sample index")
+	n := new(int)
+	intVar(fs, n, "sample", -1, 0, math.MaxInt, "a sample index", "sample index")
 	field := fs.String("field", "", "field name")
 	pos, err := parseArgs(fs, args)
 	if err != nil {

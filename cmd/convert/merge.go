@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mldf/convert/internal/outpath"
 	"github.com/mldf/convert/merge"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/reader"
@@ -23,7 +25,9 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	verifyParts := fs.Bool("verify-parts", false, "verify every part fully (every structural and field rule) before merging")
 	checkParts := fs.Bool("check-parts", true, "check every payload's CRC-32C while copying (=false: trust the parts and copy with copy_file_range, unread)")
 	verifyOut := fs.Bool("verify", false, "verify the merged file (every rule and checksum) after writing it")
-	copyBy := fs.String("copy", "auto", "data copy: auto (copy_file_range where the kernel allows) | readwrite")
+	copyBy := new(string)
+	*copyBy = "auto"
+	choiceVar(fs, copyBy, "copy", "data copy: auto (copy_file_range where the kernel allows) | readwrite", "auto", "readwrite", "read-write")
 	asJSON := fs.Bool("json", false, "print the merge report as JSON")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -37,16 +41,15 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case "auto":
 	case "readwrite", "read-write":
 		opt.Copy = merge.CopyReadWrite
-	default:
-		return fmt.Errorf("%w: merge: --copy %q: want auto or readwrite", errUsage, *copyBy)
 	}
 	out, parts := pos[0], pos[1:]
-	recipePath := "" // merge RECIPE.yaml reads the recipe
+	recipePath := ""                  // merge RECIPE.yaml reads the recipe
+	reportPath, rejectsPath := "", "" // the merged output's side files; default beside it
 	if ext := strings.ToLower(filepath.Ext(out)); ext == ".yaml" || ext == ".yml" {
 		if len(parts) > 0 {
 			return usageErr("merge", "merge RECIPE.yaml (the parts follow from the recipe's output)")
 		}
-		r, err := recipe.Load(out)
+		r, err := loadRecipe(out)
 		if err != nil {
 			return err
 		}
@@ -55,7 +58,13 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		recipePath = pos[0]
-		out = r.Output
+		out, reportPath, rejectsPath = r.Output, r.Report, r.Rejects
+	}
+	if reportPath == "" {
+		reportPath = out + ".report.json"
+	}
+	if rejectsPath == "" {
+		rejectsPath = out + ".rejects.jsonl"
 	}
 	// Without part checksums: see objstore.WithoutPartChecksums (server-side copies).
 	st := &storage{client: objstore.New(objstore.WithoutPartChecksums())}
@@ -82,7 +91,7 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	if err := checkFileOutput(out, "part", parts...); err != nil {
+	if err := checkMergeOutputs(out, reportPath, rejectsPath, parts); err != nil {
 		return err
 	}
 	if recipePath != "" {
@@ -103,6 +112,24 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
+	// The side files: the parts' rejects joined, then the parts' reports summed (the order a
+	// run publishes its files in).
+	withRejects, err := writeMergedRejects(ctx, st, parts, rejectsPath)
+	if err != nil {
+		return fmt.Errorf("merged rejects %s: %w", rejectsPath, err)
+	}
+	sum, err := mergedReport(ctx, st, parts, rep)
+	switch {
+	case errors.Is(err, errNoPartReport):
+		fmt.Fprintf(stderr, "note: no merged report written: %v\n", err)
+		reportPath = ""
+	case err != nil:
+		return err
+	default:
+		if err := writeFileAtomic(ctx, st, reportPath, sum); err != nil {
+			return fmt.Errorf("merged report: %w", err)
+		}
+	}
 	verified := ""
 	if *verifyOut {
 		if _, err := reader.Verify(out); err != nil {
@@ -111,14 +138,43 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		verified = "; verified"
 	}
 	if *asJSON {
+		mj := mergeJSON(rep, verified != "")
+		mj.Report, mj.Rejected = reportPath, sum.Rejected
+		if withRejects > 0 {
+			mj.Rejects = rejectsPath
+		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(mergeJSON(rep, verified != ""))
+		return enc.Encode(mj)
 	}
 	secs := max(rep.Elapsed.Seconds(), 1e-9)
 	fmt.Fprintf(stdout, "merged %d parts into %s: %d samples, %d payloads, %.1f MB (data %.1f MB by %s) in %s, %.2f GB/s%s\n",
 		rep.Parts, rep.Output, rep.Samples, rep.Entries, float64(rep.Size)/1e6, float64(rep.DataBytes)/1e6,
 		rep.CopyMethodName(), rep.Elapsed.Round(time.Millisecond), float64(rep.Size)/1e9/secs, verified)
+	if withRejects > 0 {
+		fmt.Fprintf(stdout, "rejected samples of %s: listed in %s\n", plural(int64(withRejects), "part"), rejectsPath)
+	}
+	if reportPath != "" {
+		fmt.Fprintf(stdout, "report: %s\n", reportPath)
+	}
+	return nil
+}
+
+// checkMergeOutputs refuses, before any work, a merge whose outputs (the merged file, its
+// report and rejects log) are not new names or regular files, are one another, or are one of
+// the parts.
+func checkMergeOutputs(out, report, rejects string, parts []string) error {
+	var outs outpath.Set
+	for _, o := range [][2]string{{"output", out}, {"report", report}, {"rejects", rejects}} {
+		if err := outs.Add(o[0], o[1]); err != nil {
+			return err
+		}
+	}
+	for _, p := range parts {
+		if err := outs.Check("part", p); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -134,6 +190,9 @@ type mergeReport struct {
 	RecipeSHA256   string  `json:"recipe_sha256"`
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
 	Verified       bool    `json:"verified"`
+	Rejected       int64   `json:"rejected"`
+	Rejects        string  `json:"rejects,omitempty"` // the merged rejects log, when a part rejected samples
+	Report         string  `json:"report,omitempty"`  // the merged report
 	Version        string  `json:"version"`
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/progress"
 	"github.com/mldf/convert/recipe"
@@ -29,7 +30,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if len(pos) != 1 {
 		return usageErr("run", "run RECIPE.yaml [--output F] [--workers N] [--dry-run] ...")
 	}
-	r, err := recipe.Load(pos[0])
+	r, err := loadRecipe(pos[0])
 	if err != nil {
 		return err
 	}
@@ -46,12 +47,23 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if len(pos) != 1 {
 		return usageErr("validate", "validate RECIPE.yaml")
 	}
-	r, err := recipe.Load(pos[0])
+	r, err := loadRecipe(pos[0])
 	if err != nil {
 		return err
 	}
 	rf.dryRun = true
 	return convert(ctx, r, rf, ff, stdout, stderr)
+}
+
+// loadRecipe loads the recipe at path after checking, without blocking, that it is a regular
+// file: a named pipe given as the recipe is refused, not waited on.
+func loadRecipe(path string) (*recipe.Recipe, error) {
+	f, _, err := inputfile.OpenRegular(path)
+	if err != nil {
+		return nil, fmt.Errorf("recipe: %w", err)
+	}
+	f.Close()
+	return recipe.Load(path)
 }
 
 // cmdImages is the one-shot form for an ImageFolder: no YAML needed.
@@ -82,7 +94,9 @@ func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags
 	if err := rf.apply(r); err != nil {
 		return err
 	}
-	ff.apply(r)
+	if err := ff.apply(r); err != nil {
+		return err
+	}
 	r.Output, r.Report, r.Rejects = plainPath(r.Output), plainPath(r.Report), plainPath(r.Rejects) // file:// URLs
 	if err := shardFromEnv(r, rf, os.LookupEnv); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pagewriter"
@@ -97,7 +98,7 @@ const maxSmall = 16 << 20
 // readSmall reads a small file or object whole.
 func (s *storage) readSmall(ctx context.Context, path string) ([]byte, error) {
 	if !isObject(path) {
-		return os.ReadFile(plainPath(path))
+		return inputfile.ReadFile(plainPath(path))
 	}
 	r, err := s.client.Open(ctx, path)
 	if err != nil {
@@ -141,7 +142,8 @@ func cmdStorage(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		return usageErr("storage", synopsis)
 	}
 	fs := flag.NewFlagSet("storage "+args[0], flag.ContinueOnError)
-	olderThan := fs.Duration("older-than", 0, "abort-incomplete: only uploads started more than this long ago (e.g. 24h; 0 = all)")
+	olderThan := new(time.Duration)
+	durationVar(fs, olderThan, "older-than", "abort-incomplete: only uploads started more than this long ago (e.g. 24h; 0 = all)")
 	pos, err := parseArgs(fs, args[1:])
 	if err != nil {
 		return err

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/mldf/convert/internal/inputfile"
+	"github.com/mldf/convert/merge"
+	"github.com/mldf/convert/objstore"
+	"github.com/mldf/convert/pagewriter"
+)
+
+// The side files of a merged output: its report (the parts' reports summed) and its rejects
+// log (the parts' logs joined in part order). A rejects line names the sample's origin and
+// key in the input, not an index in the output, so the lines are copied unchanged.
+
+// errNoPartReport: a part of the merge has no report beside it (written elsewhere, or by an
+// older version); the merged report is then not written.
+var errNoPartReport = errors.New("part has no report")
+
+// maxPartReport bounds a part's report read back.
+const maxPartReport = 16 << 20
+
+// mergedReport sums the reports of the parts (each beside its part, PART.report.json) into
+// the merged output's report. out describes the merged file.
+func mergedReport(ctx context.Context, st *storage, parts []string, out merge.Report) (runReport, error) {
+	sum := runReport{Tool: "convert", Version: version, RecipeSHA256: out.RecipeSHA256, Output: out.Output, OK: true,
+		Shards: len(parts), RejectsByReason: map[string]int64{}}
+	fieldAt := map[string]int{}
+	for i, p := range parts {
+		path := shardReport(p)
+		b, err := st.readSmall(ctx, path)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, objstore.ErrNotFound) {
+			return runReport{}, fmt.Errorf("%w: %s", errNoPartReport, path)
+		}
+		if err != nil {
+			return runReport{}, fmt.Errorf("report of part %d: %w", i, err)
+		}
+		if len(b) > maxPartReport {
+			return runReport{}, fmt.Errorf("report of part %d: %s is %d bytes, not a report", i, path, len(b))
+		}
+		var r runReport
+		if err := json.Unmarshal(b, &r); err != nil {
+			return runReport{}, fmt.Errorf("report of part %d: %s: %w", i, path, err)
+		}
+		sum.OK = sum.OK && r.OK
+		sum.Inputs += r.Inputs
+		sum.Samples += r.Samples
+		sum.Rejected += r.Rejected
+		sum.Filtered += r.Filtered
+		for k, n := range r.RejectsByReason {
+			sum.RejectsByReason[k] += n
+		}
+		for _, f := range r.Fields {
+			j, ok := fieldAt[f.Name]
+			if !ok {
+				j = len(sum.Fields)
+				fieldAt[f.Name] = j
+				sum.Fields = append(sum.Fields, fieldReport{Name: f.Name, Type: f.Type})
+			}
+			sum.Fields[j].Payloads += f.Payloads
+			sum.Fields[j].PayloadBytes += f.PayloadBytes
+		}
+		sum.BytesIn += r.BytesIn
+		sum.Pages += r.Pages
+		sum.ElapsedSeconds += r.ElapsedSeconds // the tasks' time, summed
+		sum.ClaimWaitSecs += r.ClaimWaitSecs
+		sum.PeakRSSBytes = max(sum.PeakRSSBytes, r.PeakRSSBytes)
+		sum.Workers = max(sum.Workers, r.Workers)
+	}
+	sum.BytesOut = out.Size
+	if sum.ElapsedSeconds > 0 {
+		sum.SamplesPerSec = float64(sum.Samples) / sum.ElapsedSeconds
+		sum.MBInPerSec = float64(sum.BytesIn) / 1e6 / sum.ElapsedSeconds
+	}
+	return sum, nil
+}
+
+// openPartRejects opens a part's rejects log; nil, nil when it has none (no sample rejected).
+func openPartRejects(ctx context.Context, st *storage, path string) (io.ReadCloser, error) {
+	if isObject(path) {
+		r, err := st.client.Open(ctx, path)
+		if errors.Is(err, objstore.ErrNotFound) {
+			return nil, nil
+		}
+		return r, err
+	}
+	f, _, err := inputfile.OpenRegular(plainPath(path)) // a named pipe is refused, never waited on
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return f, err
+}
+
+// writeMergedRejects writes the parts' rejects logs (PART.rejects.jsonl), joined in part
+// order, to path atomically, and returns how many parts had one. With none, an older file
+// at path (another run's) is removed, as a run that rejects nothing does.
+func writeMergedRejects(ctx context.Context, st *storage, parts []string, path string) (int, error) {
+	var srcs []string
+	for _, p := range parts {
+		r, err := openPartRejects(ctx, st, shardRejects(p))
+		if err != nil {
+			return 0, fmt.Errorf("rejects of %s: %w", p, err)
+		}
+		if r != nil {
+			r.Close()
+			srcs = append(srcs, shardRejects(p))
+		}
+	}
+	if len(srcs) == 0 {
+		if isObject(path) {
+			return 0, st.client.Remove(ctx, path)
+		}
+		local := plainPath(path)
+		if fi, err := os.Lstat(local); err == nil && fi.Mode().IsRegular() {
+			if err := os.Remove(local); err != nil {
+				return 0, fmt.Errorf("rejects file %s: remove the one of an earlier run: %w", local, err)
+			}
+		}
+		return 0, nil
+	}
+	copyAll := func(w io.Writer) error {
+		for _, src := range srcs {
+			r, err := openPartRejects(ctx, st, src)
+			if err == nil && r == nil {
+				err = fmt.Errorf("%s: %w", src, fs.ErrNotExist) // removed while merging
+			}
+			if err != nil {
+				return fmt.Errorf("rejects of a part: %w", err)
+			}
+			_, err = io.Copy(w, ctxReader{ctx, r})
+			r.Close()
+			if err != nil {
+				return fmt.Errorf("rejects %s: %w", src, err)
+			}
+		}
+		return nil
+	}
+	if isObject(path) {
+		w, err := st.client.Create(ctx, path)
+		if err != nil {
+			return 0, err
+		}
+		if err := copyAll(w); err != nil {
+			w.Abort()
+			return 0, err
+		}
+		return len(srcs), w.Close()
+	}
+	local := plainPath(path)
+	if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
+		return 0, fmt.Errorf("write %s: %w", local, err)
+	}
+	o, err := pagewriter.CreateOutput(local, nil)
+	if err != nil {
+		return 0, err
+	}
+	if err := copyAll(io.NewOffsetWriter(o, 0)); err != nil {
+		o.Abort()
+		return 0, err
+	}
+	return len(srcs), o.Commit()
+}
+
+// ctxReader stops a copy when ctx is cancelled (SIGINT, SIGTERM).
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
