@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/mldf/convert/internal/atomicfile"
 	"io"
 	"io/fs"
 	"os"
@@ -257,16 +258,6 @@ func isTmpSuffix(s string) bool {
 	return true
 }
 
-// SyncDir fsyncs the directory dir, so a rename or a new name in it is durable. File
-// systems that cannot sync a directory (os.ErrInvalid) are not an error.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err
-	}
-	return nil
-}
+// SyncDir fsyncs the directory dir, so a rename or a new name in it is durable (see
+// atomicfile.SyncDir, the one implementation).
+func SyncDir(dir string) error { return atomicfile.SyncDir(dir) }
