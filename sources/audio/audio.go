@@ -440,6 +440,11 @@ func OpenFolder(root string) (*Folder, error) {
 // Classes returns the class names; label i is Classes()[i].
 func (f *Folder) Classes() []string { return f.classes }
 
+// Columns returns the columns the source supplies to a recipe's fields (from:): the clip, its
+// label and its path relative to the root (which a recipe adds to the samples of a field that
+// reads it).
+func (f *Folder) Columns() []string { return FolderColumns() }
+
 // Range implements sources.Sharder: the clips of inputs [lo, hi) (one file each), indexed
 // from 0, with the labels and classes of f.
 func (f *Folder) Range(lo, hi int) (sources.Source, error) {

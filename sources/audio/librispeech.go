@@ -24,6 +24,9 @@ type LibriSpeech struct {
 	list
 }
 
+// Columns returns the columns the source supplies to a recipe's fields (from:).
+func (ls *LibriSpeech) Columns() []string { return []string{ColAudio, ColText, ColSpeaker, ColChapter} }
+
 // OpenLibriSpeech lists a LibriSpeech tree (a split folder such as train-clean-100) and stats
 // its clips; the transcripts are read by Run.
 func OpenLibriSpeech(root string) (*LibriSpeech, error) {
