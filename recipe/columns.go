@@ -41,12 +41,6 @@ func checkInputs(ctx context.Context, r *Recipe, src sources.Source) error {
 		inKey = "inputs"
 	}
 	inLine := r.line("source", inKey)
-	fromLine := func(i int) int {
-		if r.has("fields", "#"+strconv.Itoa(i), "from") {
-			return r.line("fields", "#"+strconv.Itoa(i), "from")
-		}
-		return r.line("fields", "#"+strconv.Itoa(i))
-	}
 	empty := func(what string) {
 		if !r.AllowEmpty {
 			c.add(inLine, "source.%s: nothing to convert: %s (allow_empty: true accepts an empty input)", inKey, what)
@@ -56,7 +50,7 @@ func checkInputs(ctx context.Context, r *Recipe, src sources.Source) error {
 		cols := cl.Columns()
 		for i, f := range r.Fields {
 			if !slices.ContainsFunc(strings.Split(f.From, "|"), func(k string) bool { return slices.Contains(cols, k) }) {
-				c.add(fromLine(i), "field %s: from %s: a %s source has no such column (its columns: %s)",
+				c.add(r.fromLine(i), "field %s: from %s: a %s source has no such column (its columns: %s)",
 					quote.Q(f.Name), quote.Q(f.From), r.Source.Type, strings.Join(cols, ", "))
 			}
 		}
@@ -75,7 +69,7 @@ func checkInputs(ctx context.Context, r *Recipe, src sources.Source) error {
 		case line == nil && file == "":
 			empty("no records in any input")
 		case line != nil:
-			checkKeys(c, r, line, file, fromLine)
+			checkKeys(c, r, line, file)
 		}
 	}
 	if p := c.problems(); p != nil {
@@ -84,8 +78,16 @@ func checkInputs(ctx context.Context, r *Recipe, src sources.Source) error {
 	return nil
 }
 
+// fromLine is the recipe line of field i's from key, or of the field when from is implied.
+func (r *Recipe) fromLine(i int) int {
+	if r.has("fields", "#"+strconv.Itoa(i), "from") {
+		return r.line("fields", "#"+strconv.Itoa(i), "from")
+	}
+	return r.line("fields", "#"+strconv.Itoa(i))
+}
+
 // checkKeys checks that the first JSONL record has the key of every required field.
-func checkKeys(c *collector, r *Recipe, line []byte, file string, fromLine func(int) int) {
+func checkKeys(c *collector, r *Recipe, line []byte, file string) {
 	var rec map[string]json.RawMessage
 	if json.Unmarshal(line, &rec) != nil {
 		return // a bad record is a reject of its own
@@ -106,7 +108,7 @@ func checkKeys(c *collector, r *Recipe, line []byte, file string, fromLine func(
 		if len(keys) > 20 {
 			list = strings.Join(keys[:20], ", ") + fmt.Sprintf(", ... (%d keys)", len(keys))
 		}
-		c.add(fromLine(i), "field %s: from %s: the first record of %s has no such key (its keys: %s); set required: false if only some records have it",
+		c.add(r.fromLine(i), "field %s: from %s: the first record of %s has no such key (its keys: %s); set required: false if only some records have it",
 			quote.Q(f.Name), quote.Q(f.From), quote.S(file), quote.S(list))
 	}
 }

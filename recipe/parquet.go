@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mldf/convert/internal/quote"
 	"io"
 	"os"
 	"path/filepath"
@@ -73,12 +74,18 @@ func buildParquet(ctx context.Context, r *Recipe, p *Plan, store *objstore.Clien
 	}
 	var cols []parquet.Column
 	as := map[string]parquet.As{}
+	missing := &collector{} // every field whose column the table cannot supply, with its line
+	var cause error         // the first of them (parquet.ErrColumn)
 	for i := range r.Fields {
 		f := &r.Fields[i]
 		for _, from := range strings.Split(f.From, "|") {
 			c, err := parquet.ColumnFor(schema, from, from, f.Type)
 			if err != nil {
-				return nil, fmt.Errorf("%w: field %q: %s: %w", ErrRecipe, f.Name, files[0], err)
+				missing.add(r.fromLine(i), "field %s: from %s: %s: %v", quote.Q(f.Name), quote.Q(from), quote.S(files[0]), err)
+				if cause == nil {
+					cause = err
+				}
+				continue
 			}
 			if prev, ok := as[from]; ok {
 				if prev != c.As {
@@ -106,8 +113,17 @@ func buildParquet(ctx context.Context, r *Recipe, p *Plan, store *objstore.Clien
 			p.classes[f.Name] = inf.Classes
 		}
 	}
+	if probs := missing.problems(); probs != nil {
+		return nil, withCause{r.problemsError(probs), cause}
+	}
 	return parquet.NewFiles(files, cols, parquet.Options{Open: open})
 }
+
+// withCause is an error with err's message that also matches cause (errors.Is, errors.As).
+type withCause struct{ err, cause error }
+
+func (e withCause) Error() string   { return e.err.Error() }
+func (e withCause) Unwrap() []error { return []error{e.err, e.cause} }
 
 // finishParquet makes the int fields that read class labels class-label fields (their names
 // go into the file, docs/FORMAT.md §14): ClassLabel columns of a Parquet source, the class

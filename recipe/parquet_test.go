@@ -64,7 +64,7 @@ func TestParquetFieldErrors(t *testing.T) {
 		err    error
 		msg    string
 	}{
-		{"  - {name: x, type: text, from: nosuch}", parquet.ErrColumn, `no column "nosuch"`},
+		{"  - {name: x, type: text, from: nosuch}", parquet.ErrColumn, `line 5: field "x": from "nosuch": ../testdata/parquet/hf-text.parquet: parquet: unusable column: no column "nosuch"`},
 		{"  - {name: x, type: int, from: input_ids}", parquet.ErrColumn, "is a list"},
 		{"  - {name: x, type: ndarray, from: text}", nil, ""}, // a string column of .npy files: checked per sample
 		{"  - {name: x, type: ndarray, from: label}\n  - {name: y, type: json, from: label}", ErrRecipe, "is read as value by another field and as json here"},
