@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mldf/convert/internal/atomicfile"
 	"github.com/mldf/convert/internal/quote"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -207,23 +207,10 @@ func WriteClasses(ctx context.Context, store *objstore.Client, path string, clas
 		}
 		return nil
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("class names: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(b.String()); err != nil {
-		tmp.Close()
+	if err := atomicfile.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("class names %s: %w", path, err)
 	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("class names %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("class names %s: %w", path, err)
-	}
-	return os.Rename(tmp.Name(), path)
+	return nil
 }
 
 // maxClassesFile bounds the class-names file read back.

@@ -4,9 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/mldf/convert/internal/atomicfile"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -313,33 +312,15 @@ func (w *Writer) AddFile(path string) error {
 	return w.AddShard(f, st.Size(), path)
 }
 
-// WriteFile writes the index to path atomically: a temporary file in the same directory,
-// synced, then renamed over path.
-func (w *Writer) WriteFile(path string) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+// WriteFile writes the index to path atomically (internal/atomicfile: a temporary file in
+// the same directory, synced, renamed over path, the directory synced).
+func (w *Writer) WriteFile(path string) error {
+	err := atomicfile.Write(path, 0o644, func(f io.Writer) error {
+		_, err := w.WriteTo(f)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("taridx: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = w.WriteTo(tmp); err != nil {
 		return fmt.Errorf("taridx: write %s: %w", path, err)
-	}
-	if err = tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600 files
-		return fmt.Errorf("taridx: write %s: %w", path, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("taridx: write %s: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("taridx: write %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("taridx: %w", err)
 	}
 	return nil
 }
