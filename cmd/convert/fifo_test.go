@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/recipe"
 )
 
@@ -60,8 +62,18 @@ func TestNamedPipeInputsRefused(t *testing.T) {
 			return []string{"export", fifo("in.mldf"), filepath.Join(dir, "exp-folder"), "--format", "folder"}
 		}},
 		{"export classes.json", func() []string {
-			fifo("good.mldf" + recipe.ClassesSuffix)
-			return []string{"export", good, filepath.Join(dir, "exp-parquet"), "--format", "parquet"}
+			// A file of an older writer, whose class names are in the side file only.
+			old := filepath.Join(dir, "old.mldf")
+			cl, err := encoders.NewClassLabel("label", []string{"neg", "pos", "mixed"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pipeline.Run(context.Background(), pipeline.Config{Source: oldSource{}, Output: old, PageSize: 4096,
+				Fields: []pipeline.Binding{{Field: struct{ encoders.Field }{cl}, Column: "label"}}}); err != nil {
+				t.Fatal(err)
+			}
+			fifo("old.mldf" + recipe.ClassesSuffix)
+			return []string{"export", old, filepath.Join(dir, "exp-parquet"), "--format", "parquet"}
 		}},
 		{"index", func() []string { return []string{"index", fifo("shard.tar"), "-o", filepath.Join(dir, "x.taridx")} }},
 		{"validate", func() []string { return []string{"validate", fifo("recipe.yaml")} }},
