@@ -496,7 +496,11 @@ func skippedSummary(m map[string]int64) (int64, string) {
 // logSkipped warns, once a run has ended, about the files its source skipped.
 func (r *runner) logSkipped(rep *Report) {
 	if n, exts := skippedSummary(rep.SkippedFiles); n > 0 {
-		r.log.Warn(fmt.Sprintf("%d files skipped: the source does not read them (%s)", n, exts), "skipped_files", n)
+		what := fmt.Sprintf("%d files skipped: the source does not read them", n)
+		if n == 1 {
+			what = "1 file skipped: the source does not read it"
+		}
+		r.log.Warn(fmt.Sprintf("%s (%s)", what, exts), "skipped_files", n)
 	}
 }
 
