@@ -402,6 +402,23 @@ func (s *Source) read(ctx context.Context, pool *bufPool, send func(*chunk) erro
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
 
+// skipBOM returns r without a leading UTF-8 byte order mark, read before any chunk so that a
+// read size smaller than the mark cannot split it.
+func skipBOM(r io.Reader) (io.Reader, error) {
+	var head [3]byte
+	k, err := io.ReadFull(r, head[:])
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		err = nil
+	case err != nil:
+		return nil, err
+	}
+	if k == len(bom) && bytes.Equal(head[:], bom) {
+		return r, nil
+	}
+	return io.MultiReader(bytes.NewReader(head[:k]), r), nil
+}
+
 // open returns the decompressed stream of f, the stream of path, chosen by its first bytes
 // (gzip 1f 8b, zstd 28 b5 2f fd), not by its name. The returned func closes f.
 func open(path string, f io.ReadCloser) (io.Reader, func(), error) {
@@ -466,6 +483,9 @@ func (s *Source) readFile(ctx context.Context, path string, f io.ReadCloser, poo
 		return err
 	}
 	defer closeFn()
+	if r, err = skipBOM(r); err != nil {
+		return fmt.Errorf("jsonl: %s: read error in line 1: %w", path, err)
+	}
 	chunkSize, maxLine := s.opt.ChunkSize, s.opt.MaxLineSize
 	// newBuf returns a buffer holding carry (less than a read buffer) at its start, with
 	// room to read after it.
@@ -491,7 +511,6 @@ func (s *Source) readFile(ctx context.Context, path string, f io.ReadCloser, poo
 	defer dropSegs()
 	line := int64(1)
 	buf, n := newBuf(nil) // segs, then buf[:n], are the start of the current line
-	first := true
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -501,12 +520,6 @@ func (s *Source) readFile(ctx context.Context, path string, f io.ReadCloser, poo
 		eof := rerr == io.EOF
 		if rerr != nil && !eof {
 			return fmt.Errorf("jsonl: %s: read error after line %d: %w", path, line-1, rerr)
-		}
-		if first {
-			first = false
-			if bytes.HasPrefix(buf[:n], bom) {
-				n = copy(buf, buf[len(bom):n])
-			}
 		}
 		data := buf[:n]
 		i := bytes.LastIndexByte(data, '\n')
