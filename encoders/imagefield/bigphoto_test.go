@@ -20,6 +20,20 @@ var bigPhotos = []struct {
 	{"100MP", 11552, 8672},
 }
 
+// bigPhoto returns a w×h colour photo as a baseline JPEG or an 8-bit RGB PNG.
+func bigPhoto(t testing.TB, format string, w, h int) []byte {
+	t.Helper()
+	encode := synthimage.PNG
+	if format == "jpeg" {
+		encode = synthimage.JPEG
+	}
+	data, err := encode(w, h, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 // TestBigPhotos: with the default options, photos are judged by what decoding them costs,
 // not by their header. A JPEG resized to 256 pixels is decoded at 1/8 scale by
 // libjpeg-turbo, so every size converts; a PNG (or a JPEG in the pure-Go build) is decoded
@@ -30,16 +44,7 @@ func TestBigPhotos(t *testing.T) {
 	for _, ph := range bigPhotos {
 		full := int64(ph.w) * int64(ph.h)
 		for _, format := range []string{"jpeg", "png"} {
-			var data []byte
-			var err error
-			if format == "jpeg" {
-				data, err = synthimage.JPEG(ph.w, ph.h, true)
-			} else {
-				data, err = synthimage.PNG(ph.w, ph.h, true)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			data := bigPhoto(t, format, ph.w, ph.h)
 			for _, mode := range []Mode{ModeJPEG, ModeSmart} {
 				for _, f := range variants(t, Options{Mode: mode, MaxResolution: 256}) {
 					name := fmt.Sprintf("%s %s %s %s", ph.name, format, mode, pathName(f))
@@ -93,16 +98,7 @@ func TestBigPhotoMaxPixelsRaised(t *testing.T) {
 func BenchmarkBigPhotos(b *testing.B) {
 	for _, ph := range bigPhotos {
 		for _, format := range []string{"jpeg", "png"} {
-			var data []byte
-			var err error
-			if format == "jpeg" {
-				data, err = synthimage.JPEG(ph.w, ph.h, true)
-			} else {
-				data, err = synthimage.PNG(ph.w, ph.h, true)
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
+			data := bigPhoto(b, format, ph.w, ph.h)
 			b.Run(ph.name+"-"+format, func(b *testing.B) {
 				f, err := New("image", Options{Mode: ModeJPEG, MaxResolution: 256, MaxPixels: 1 << 27})
 				if err != nil {
