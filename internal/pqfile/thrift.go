@@ -275,28 +275,9 @@ func (w *thriftWalker) schema(l *footerLayout, maxElements, maxDepth int) error 
 	l.elements = int(n)
 	var open []int64 // children still expected by each group being walked
 	for i := range int(n) {
-		children, has := int64(0), false
-		var last int16
-		for {
-			typ, id, err := w.fieldHeader(last)
-			if err != nil {
-				return err
-			}
-			if typ == 0 {
-				break
-			}
-			last = id
-			if id == 5 && typ == 5 {
-				v, err := w.uvarint()
-				if err != nil {
-					return err
-				}
-				children, has = zigzag(v), true
-				continue
-			}
-			if err := w.value(typ, 1); err != nil {
-				return err
-			}
+		children, has, err := w.intField(5, 5) // num_children, i32
+		if err != nil {
+			return err
 		}
 		if children < 0 {
 			return fmt.Errorf("%w: schema element %d claims %d children", ErrCorrupt, i, children)
@@ -318,6 +299,33 @@ func (w *thriftWalker) schema(l *footerLayout, maxElements, maxDepth int) error 
 	return nil
 }
 
+// intField walks one struct to its end and returns its integer field id of Thrift type typ
+// (5 i32, 6 i64), and whether it was there; every other field is skipped.
+func (w *thriftWalker) intField(id int16, typ byte) (v int64, has bool, err error) {
+	var last int16
+	for {
+		t, fid, err := w.fieldHeader(last)
+		if err != nil {
+			return 0, false, err
+		}
+		if t == 0 {
+			return v, has, nil
+		}
+		last = fid
+		if fid == id && t == typ {
+			u, err := w.uvarint()
+			if err != nil {
+				return 0, false, err
+			}
+			v, has = zigzag(u), true
+			continue
+		}
+		if err := w.value(t, 1); err != nil {
+			return 0, false, err
+		}
+	}
+}
+
 // rowGroups walks the list of row groups, recording where each one's struct ends and its
 // num_rows (field 3).
 func (w *thriftWalker) rowGroups(l *footerLayout) error {
@@ -336,28 +344,9 @@ func (w *thriftWalker) rowGroups(l *footerLayout) error {
 	l.rgEnd = make([]int, 0, n)
 	l.rgRows = make([]int64, 0, n)
 	for range n {
-		var rows int64
-		var last int16
-		for {
-			typ, id, err := w.fieldHeader(last)
-			if err != nil {
-				return err
-			}
-			if typ == 0 {
-				break
-			}
-			last = id
-			if id == 3 && typ == 6 {
-				v, err := w.uvarint()
-				if err != nil {
-					return err
-				}
-				rows = zigzag(v)
-				continue
-			}
-			if err := w.value(typ, 1); err != nil {
-				return err
-			}
+		rows, _, err := w.intField(3, 6) // num_rows, i64
+		if err != nil {
+			return err
 		}
 		l.rgEnd = append(l.rgEnd, w.i)
 		l.rgRows = append(l.rgRows, rows)
