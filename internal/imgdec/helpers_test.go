@@ -3,7 +3,9 @@ package imgdec
 import (
 	"bytes"
 	"image"
+	"image/color"
 	"image/jpeg"
+	"image/png"
 	"math"
 	"testing"
 )
@@ -60,4 +62,23 @@ func psnr(a, b []byte) float64 {
 		return math.Inf(1)
 	}
 	return 10 * math.Log10(255*255/(se/float64(len(a))))
+}
+
+func encodePNG(t testing.TB, img image.Image) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func gray(img *image.RGBA) *image.Gray {
+	g := image.NewGray(img.Bounds())
+	for y := 0; y < img.Bounds().Dy(); y++ {
+		for x := 0; x < img.Bounds().Dx(); x++ {
+			g.Set(x, y, color.GrayModel.Convert(img.At(x, y)))
+		}
+	}
+	return g
 }

@@ -280,17 +280,6 @@ func (jd *jpegDecoder) size(data []byte) (w, h, c int, err error) {
 	return int(r.width), int(r.height), c, nil
 }
 
-// scaleFor returns the smallest num in 1..8 at which a cw × ch crop scaled by num/8 still
-// covers outW × outH, or 8.
-func scaleFor(cw, ch, outW, outH int) int {
-	for num := 1; num < 8; num++ {
-		if cw*num >= 8*outW && ch*num >= 8*outH {
-			return num
-		}
-	}
-	return 8
-}
-
 // decodeJPEG decodes the crop's rows and columns at the smallest DCT scale that covers the
 // output, then resamples them.
 func (d *Decoder) decodeJPEG(data []byte, crop image.Rectangle, outW, outH, channels int, flip bool, dst []byte) error {

@@ -27,6 +27,8 @@ type axis struct {
 	start, n []int32
 	k        []int32
 	ksize    int
+	maxN     int // the most taps of any output
+	end      int // one past the last input sample any output reads
 }
 
 // resampler resamples with Pillow's bilinear filter (a triangle of support 1, widened by the
@@ -63,6 +65,7 @@ func (a *axis) compute(in0, in1 float64, lim0, lim1, out int) {
 		ws = make([]float64, a.ksize)
 	}
 	inv := 1 / fs
+	a.maxN, a.end = 0, 0
 	for i := 0; i < out; i++ {
 		center := in0 + (float64(i)+0.5)*scale
 		lo := int(math.Floor(center - support + 0.5))
@@ -103,6 +106,8 @@ func (a *axis) compute(in0, in1 float64, lim0, lim1, out int) {
 			lo++
 		}
 		a.start[i], a.n[i] = int32(lo), int32(n)
+		a.maxN = max(a.maxN, n)
+		a.end = max(a.end, lo+n)
 	}
 }
 
@@ -139,12 +144,20 @@ func (r *resampler) resample(src plane, b fbox, lim image.Rectangle, outW, outH 
 	}
 	rowLen := outW * c
 	r.tmp = grow(r.tmp, (y1-y0)*rowLen)
+	r.acc = growI32(r.acc, rowLen)
+	r.passes(src, y0, y1, outW, outH, flip, dst)
+}
+
+// goPasses runs the horizontal pass over rows [y0, y1) of src into r.tmp, then the vertical
+// pass into dst, in Go.
+func (r *resampler) goPasses(src plane, y0, y1, outW, outH int, flip bool, dst []byte) {
+	c := src.c
+	rowLen := outW * c
 	for y := y0; y < y1; y++ {
 		out := r.tmp[(y-y0)*rowLen : (y-y0+1)*rowLen]
 		in := src.pix[y*src.stride:]
 		r.horizontal(out, in, c, outW, flip)
 	}
-	r.acc = growI32(r.acc, rowLen)
 	acc := r.acc
 	for i := 0; i < outH; i++ {
 		s, n := int(r.v.start[i]), int(r.v.n[i])
@@ -209,4 +222,15 @@ func (r *resampler) horizontal(out, in []byte, c, outW int, flip bool) {
 		}
 		out[o] = clip8(v)
 	}
+}
+
+// scaleFor returns the smallest num in 1..8 at which a cw × ch crop scaled by num/8 still
+// covers outW × outH, or 8.
+func scaleFor(cw, ch, outW, outH int) int {
+	for num := 1; num < 8; num++ {
+		if cw*num >= 8*outW && ch*num >= 8*outH {
+			return num
+		}
+	}
+	return 8
 }
