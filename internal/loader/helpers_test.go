@@ -3,6 +3,7 @@ package loader
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -110,3 +111,5 @@ func scalarFile(t testing.TB, n int) string {
 			{Payload: []byte(fmt.Sprintf(`{"i":%d}`, i))}, {Payload: arr}, {Payload: []byte(fmt.Sprintf("text %d é", i))}}
 	})
 }
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

@@ -13,7 +13,7 @@ import (
 // imgdec's Decoder, behind an interface so that the pipeline does not depend on its codec
 // enum).
 type imageDecoder interface {
-	decode(codec int, b []byte, crop image.Rectangle, outW, outH, channels int, flip bool, dst []byte) error
+	decode(v value, crop image.Rectangle, outW, outH, channels int, flip bool, dst []byte) error
 	close()
 }
 
@@ -312,10 +312,10 @@ func (st *imageStage) decode(w *worker, rc runCtx, v value, dst []byte) error {
 	}
 	n := st.outW * st.outH * st.ch
 	if st.norm == nil && !st.chw {
-		return dec.decode(v.Codec, v.Payload, crop, st.outW, st.outH, st.ch, flip, dst)
+		return dec.decode(v, crop, st.outW, st.outH, st.ch, flip, dst)
 	}
 	px := w.scratchBytes(n)
-	if err := dec.decode(v.Codec, v.Payload, crop, st.outW, st.outH, st.ch, flip, px); err != nil {
+	if err := dec.decode(v, crop, st.outW, st.outH, st.ch, flip, px); err != nil {
 		return err
 	}
 	st.convert(px, dst)

@@ -32,11 +32,7 @@ const (
 )
 
 // Image payload codecs (the IMAGE_* metadata mode).
-const (
-	codecRaw  = 0
-	codecJPEG = 1
-	codecPNG  = 2
-)
+const codecRaw = 0
 
 // PCM sample formats of an AUDIO_WAVEFORM field's arguments.
 const (

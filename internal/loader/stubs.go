@@ -6,8 +6,6 @@ import (
 	"fmt"
 )
 
-func newImageDecoder() (imageDecoder, error) { return nil, errors.New("images: not yet") }
-
 func compileAudio(fi *fieldInfo, o *opSpec) (stage, Output, error) {
 	return nil, Output{}, errors.New("audio ops: not yet")
 }
@@ -16,4 +14,6 @@ func openRemote(ctx context.Context, path string, opt Options) (*source, error) 
 }
 func (s *source) prefetch(ctx context.Context, idx []int64, fields []int) error { return nil }
 
-func codecs() []string { return []string{"int", "float", "bytes", "json", "text", "ndarray"} }
+func codecs() []string {
+	return []string{"int", "float", "bytes", "json", "text", "ndarray", "jpeg", "png", "raw"}
+}
