@@ -5,7 +5,6 @@ package loader
 type worker struct {
 	dec     imageDecoder
 	scratch []byte
-	samples []int32 // audio
 }
 
 func (w *worker) imageDecoder() (imageDecoder, error) {
