@@ -383,3 +383,7 @@ func (o Output) ItemSize() int { return o.itemSize }
 
 // Codecs lists the payload codecs the loader decodes.
 func Codecs() []string { return codecs() }
+
+func codecs() []string {
+	return []string{"int", "float", "bytes", "json", "text", "ndarray", "jpeg", "png", "raw", "pcm", "flac"}
+}

@@ -86,6 +86,9 @@ type source struct {
 	fields   []fieldInfo
 	pageSize int
 	checked  bool // the file carries payload checksums
+
+	cache     *blockCache // a bucket's block cache, nil for a mapped file
+	readahead int64       // bytes a batch may prefetch
 }
 
 func newSource(r *reader.Reader) (*source, error) {
