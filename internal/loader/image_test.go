@@ -284,6 +284,7 @@ func BenchmarkRun(b *testing.B) {
 			idx := make([]int64, 128)
 			bufs := []Buffer{{Data: make([]byte, 128*size*size*3)}, {Data: make([]byte, 128*8)}}
 			b.ResetTimer()
+			cpu0 := cpuTime()
 			for it := 0; it < b.N; it++ {
 				o.Fill(it%2*128, idx)
 				if err := p.Run(context.Background(), idx, int64(it), bufs); err != nil {
@@ -291,6 +292,9 @@ func BenchmarkRun(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.N*128)/b.Elapsed().Seconds(), "images/s")
+			if cpu := cpuTime() - cpu0; cpu > 0 {
+				b.ReportMetric(cpu.Seconds()*1e6/float64(b.N*128), "cpu-us/image")
+			}
 		})
 	}
 }
