@@ -12,7 +12,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mldf/convert/objstore"
-	"github.com/mldf/convert/reader"
 )
 
 // Bucket reads go through a block cache in front of objstore's ranged reads.
@@ -39,14 +38,8 @@ func openRemote(ctx context.Context, url string, opt Options) (*source, error) {
 		capBytes = DefaultCacheBytes
 	}
 	bc := newBlockCache(ra, ra.Size(), capBytes, func() error { return errors.Join(ra.Close(), c.Close()) })
-	r, err := reader.OpenReaderAt(url, bc, ra.Size())
+	s, err := openReaderAt(url, bc, ra.Size())
 	if err != nil {
-		bc.Close()
-		return nil, err
-	}
-	s, err := newSource(r)
-	if err != nil {
-		r.Close()
 		return nil, err
 	}
 	s.cache = bc
@@ -64,6 +57,19 @@ func (s *source) prefetch(ctx context.Context, idx []int64, fields []int) error 
 	if s.cache == nil {
 		return nil
 	}
+	// the rows first (they say where the payloads are), then the payloads
+	var rows []int64
+	for _, i := range idx {
+		if i < 0 || i >= int64(s.numSamples()) {
+			continue
+		}
+		off := int64(s.metaPtr) + i*int64(s.layout.Size)
+		rows = append(rows, off/cacheBlockSize, (off+int64(s.layout.Size)-1)/cacheBlockSize)
+	}
+	sort.Slice(rows, func(a, b int) bool { return rows[a] < rows[b] })
+	if err := s.cache.fetch(ctx, compactInts(rows)); err != nil {
+		return err
+	}
 	var blocks []int64
 	for _, i := range idx {
 		for _, f := range fields {
@@ -78,9 +84,6 @@ func (s *source) prefetch(ctx context.Context, idx []int64, fields []int) error 
 				blocks = append(blocks, b)
 			}
 		}
-	}
-	if err := s.r.Err(); err != nil {
-		return err
 	}
 	sort.Slice(blocks, func(a, b int) bool { return blocks[a] < blocks[b] })
 	blocks = compactInts(blocks)
@@ -103,9 +106,11 @@ func compactInts(s []int64) []int64 {
 // blockCache is an io.ReaderAt over ra that keeps up to capBlocks aligned blocks, least
 // recently used evicted first. Concurrent reads of one block share one fetch.
 type blockCache struct {
-	ra     io.ReaderAt
-	size   int64
-	closer func() error
+	ra        io.ReaderAt
+	size      int64
+	closer    func() error
+	closeOnce sync.Once
+	closeErr  error
 
 	mu        sync.Mutex
 	capBlocks int
@@ -132,13 +137,16 @@ func newBlockCache(ra io.ReaderAt, size, capBytes int64, closer func() error) *b
 		lru: list.New(), blocks: map[int64]*list.Element{}, loading: map[int64]*blockLoad{}}
 }
 
-// Close closes the underlying object and client.
+// Close drops the blocks and closes the underlying object and client (once).
 func (c *blockCache) Close() error {
-	c.mu.Lock()
-	c.lru.Init()
-	c.blocks = map[int64]*list.Element{}
-	c.mu.Unlock()
-	return c.closer()
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.lru.Init()
+		c.blocks = map[int64]*list.Element{}
+		c.mu.Unlock()
+		c.closeErr = c.closer()
+	})
+	return c.closeErr
 }
 
 // ReadAt reads p at off through the cache; a read of more than 4 blocks bypasses it.

@@ -3,12 +3,15 @@ package loader
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mldf/convert/internal/s3test"
+	"github.com/mldf/convert/reader"
 )
 
 // TestBucket reads the same batches from a local file and from the same bytes in an S3
@@ -54,6 +57,46 @@ func TestBucket(t *testing.T) {
 			t.Fatalf("batch at %d differs between local and bucket", lo)
 		}
 	}
+	// every kind of field, read through the block cache
+	path2 := scalarFile(t, 200)
+	b, err = os.ReadFile(path2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(srv.Dir, "bkt", "scalars.mldf"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sl := openT(t, path2, Options{})
+	sr := openT(t, "s3://bkt/scalars.mldf", Options{Threads: 3, VerifyChecksums: true})
+	ps, pr2 := planT(t, sl, scalarPlan), planT(t, sr, scalarPlan)
+	batch := []int64{199, 0, 3, 17, 100, 5}
+	a, err := runT(t, ps, batch, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := runT(t, pr2, batch, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range a {
+		if !bytes.Equal(a[k].Data, c[k].Data) || fmt.Sprint(a[k].Offsets) != fmt.Sprint(c[k].Offsets) {
+			t.Fatalf("output %d differs between local and bucket", k)
+		}
+	}
+	if _, err := runT(t, pr2, []int64{200}, 0); !errors.Is(err, ErrIndex) {
+		t.Fatalf("index 200: %v", err)
+	}
+	// a corrupt payload in the bucket is named
+	ref, _ := sl.src.ref(18, 2)
+	b[ref.Ptr] ^= 0x55
+	if err := os.WriteFile(filepath.Join(srv.Dir, "bkt", "bad.mldf"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := openT(t, "s3://bkt/bad.mldf", Options{VerifyChecksums: true})
+	_, err = runT(t, planT(t, bad, scalarPlan), []int64{1, 18}, 0)
+	if !errors.Is(err, reader.ErrChecksum) || !strings.Contains(err.Error(), "s3://bkt/bad.mldf: sample 18") {
+		t.Fatalf("corrupt payload in a bucket: %v", err)
+	}
 	if _, misses := remote.src.cache.stats(); misses == 0 {
 		t.Error("nothing read through the block cache")
 	}
@@ -84,5 +127,56 @@ func TestBlockCacheBounded(t *testing.T) {
 	n, err := c.ReadAt(p, int64(len(data))-10)
 	if n != 10 || err == nil || !bytes.Equal(p[:10], data[len(data)-10:]) {
 		t.Fatalf("ReadAt at the end: %d %v", n, err)
+	}
+}
+
+// BenchmarkRunBucket runs BenchmarkRun's 224 batches from a local file and from the same
+// file in versitygw on loopback (cold: the first pass over the file; warm: the cache holds
+// it), reporting images/s.
+func BenchmarkRunBucket(b *testing.B) {
+	path := imageFile(b, 256, 256, 192, -1)
+	srv := s3test.Start(b)
+	srv.MakeBucket(b, "bkt")
+	s3test.Env(b, srv.Endpoint, s3test.SecretKey)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(srv.Dir, "bkt", "train.mldf"), data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	plan := `{"fields":[{"field":"image","ops":[{"op":"RandomResizedCrop","size":224},{"op":"RandomHorizontalFlip"}]},{"field":"label","ops":[{"op":"Int"}]}]}`
+	for _, where := range []string{"local", "s3-cold", "s3-warm"} {
+		b.Run(where, func(b *testing.B) {
+			url := path
+			if where != "local" {
+				url = "s3://bkt/train.mldf"
+			}
+			l, err := Open(context.Background(), url, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			p := planT(b, l, plan)
+			o, _ := l.Order(OrderSpec{Mode: OrderQuasiRandom})
+			idx := make([]int64, 128)
+			bufs := []Buffer{{Data: make([]byte, 128*224*224*3)}, {Data: make([]byte, 128*8)}}
+			if where == "s3-warm" {
+				for start := 0; start < 256; start += 128 {
+					o.Fill(start, idx)
+					if err := p.Run(context.Background(), idx, 0, bufs); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ResetTimer()
+			for it := 0; it < b.N; it++ {
+				o.Fill(it%2*128, idx)
+				if err := p.Run(context.Background(), idx, 0, bufs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*128)/b.Elapsed().Seconds(), "images/s")
+		})
 	}
 }

@@ -1,12 +1,13 @@
 package loader
 
-// This file and remote.go are the only ones that import the reader and the manifest: the
-// rest of the package sees a file through the types below.
+// This file is the only one that imports the reader and the manifest: the rest of the
+// package sees a file through the types below.
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -63,8 +64,12 @@ type fieldInfo struct {
 	PCMFormat int
 	// TEXT_*: encoding of token ids (0 raw UTF-8)
 	TokenWidth int
-	// ClassNames of a class-label INT field, when the file holds them.
+	// ClassNames of a class-label INT field, when the file holds them; NumClasses its
+	// number of classes (0: not a class label).
 	ClassNames []string
+	NumClasses int
+	// MetaSize is the size of the field's metadata struct.
+	MetaSize int
 }
 
 // value is one field of one sample as the ops read it.
@@ -89,6 +94,46 @@ type source struct {
 
 	cache     *blockCache // a bucket's block cache, nil for a mapped file
 	readahead int64       // bytes a batch may prefetch
+	layout    manifest.RowLayout
+	metaPtr   uint64
+}
+
+// openLocal opens a local file, memory-mapped.
+func openLocal(path string) (*source, error) {
+	r, err := reader.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newSource(r)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openReaderAt opens the size bytes of a file that ra reads; ra is closed with the source
+// (or now, when opening fails).
+func openReaderAt(name string, ra interface {
+	io.ReaderAt
+	io.Closer
+}, size int64) (*source, error) {
+	r, err := reader.OpenReaderAt(name, ra, size)
+	if err != nil {
+		ra.Close()
+		return nil, err
+	}
+	s, err := newSource(r)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *source) version() string {
+	h := s.r.Header()
+	return fmt.Sprintf("%d.%d", h.VersionMajor, h.VersionMinor)
 }
 
 func newSource(r *reader.Reader) (*source, error) {
@@ -96,8 +141,12 @@ func newSource(r *reader.Reader) (*source, error) {
 	h := r.Header()
 	s.pageSize = int(h.PageSize)
 	s.checked = h.Flags&manifest.FlagChecksummed != 0
+	s.layout, s.metaPtr = r.Layout(), h.MetadataPtr
 	for k, d := range r.Fields() {
-		fi := fieldInfo{Index: k, Name: d.Name, TypeName: d.Type.String()}
+		fi := fieldInfo{Index: k, Name: d.Name, TypeName: d.Type.String(), MetaSize: int(d.MetadataSize)}
+		if n, ok := r.NumClasses(k); ok {
+			fi.NumClasses = n
+		}
 		_, fi.Payload = manifest.MetaSize(d.Type)
 		a := d.Arguments
 		for _, c := range a {
@@ -166,7 +215,7 @@ func (s *source) close() error { return s.r.Close() }
 
 // payloadSize returns the size of sample i's payload in field f without reading it.
 func (s *source) payloadSize(i, f int) (int, error) {
-	ref, err := s.r.Ref(i, f)
+	ref, err := s.ref(i, f)
 	if err != nil {
 		return 0, err
 	}
@@ -175,11 +224,36 @@ func (s *source) payloadSize(i, f int) (int, error) {
 
 // payloadRange returns the byte range of sample i's payload in field f (0, 0 when empty).
 func (s *source) payloadRange(i, f int) (off, n int64) {
-	ref, err := s.r.Ref(i, f)
+	ref, err := s.ref(i, f)
 	if err != nil || ref.Size == 0 {
 		return 0, 0
 	}
 	return int64(ref.Ptr), int64(ref.Size)
+}
+
+// ref returns the payload reference of sample i, field f, unchecked.
+func (s *source) ref(i, f int) (manifest.PayloadRef, error) {
+	if s.cache == nil {
+		return s.r.Ref(i, f)
+	}
+	m, err := s.metaCached(i, f)
+	if err != nil {
+		return manifest.PayloadRef{}, err
+	}
+	return manifest.GetRef(m), nil
+}
+
+// metaCached reads the metadata struct of sample i, field f from the block cache.
+func (s *source) metaCached(i, f int) ([]byte, error) {
+	if i < 0 || i >= s.r.NumSamples() || f < 0 || f >= len(s.fields) {
+		return nil, fmt.Errorf("%s: sample %d, field %d: %w", s.name, i, f, reader.ErrOutOfRange)
+	}
+	m := make([]byte, s.fields[f].MetaSize)
+	off := s.metaPtr + uint64(i)*uint64(s.layout.Size) + uint64(s.layout.Offsets[f])
+	if _, err := s.cache.ReadAt(m, int64(off)); err != nil {
+		return nil, fmt.Errorf("%s: sample %d, field %s: reading the metadata row: %w", s.name, i, quote.Q(s.fields[f].Name), err)
+	}
+	return m, nil
 }
 
 // dataRegion returns the offset and size of the data region.
@@ -192,6 +266,9 @@ func (s *source) dataRegion() (off, n int64) {
 func (s *source) get(i, f int, verify bool) (value, error) {
 	var v value
 	fi := &s.fields[f]
+	if s.cache != nil {
+		return s.getCached(i, f, verify)
+	}
 	var err error
 	switch fi.Kind {
 	case kindInt:
@@ -215,6 +292,69 @@ func (s *source) get(i, f int, verify bool) (value, error) {
 	}
 	if err != nil {
 		return v, err
+	}
+	if verify && len(v.Payload) > 0 {
+		if err := s.checkCRC(i, f, v.Payload); err != nil {
+			return v, err
+		}
+	}
+	return v, nil
+}
+
+// getCached is get for a file in a bucket: the row comes through the reader, the payload
+// straight from the block cache (the reader's own small cache of 1 MiB blocks would copy a
+// whole block per payload read in random order), checked by the reader's rules (R13, F1..F10).
+func (s *source) getCached(i, f int, verify bool) (value, error) {
+	var v value
+	fi := &s.fields[f]
+	m, err := s.metaCached(i, f)
+	if err != nil {
+		return v, err
+	}
+	bad := func(rule string, err error) error {
+		return fmt.Errorf("%s: sample %d, field %s: %w: %w (rule %s)", s.name, i, quote.Q(fi.Name), reader.ErrCorrupt, err, rule)
+	}
+	switch fi.Kind {
+	case kindInt:
+		v.Int = manifest.GetInt(m)
+		if fi.NumClasses > 0 && (v.Int < -1 || v.Int >= int64(fi.NumClasses)) {
+			return v, bad("F11", fmt.Errorf("class label %d outside -1..%d", v.Int, fi.NumClasses-1))
+		}
+		return v, nil
+	case kindFloat:
+		v.Float = manifest.GetFloat(m)
+		return v, nil
+	}
+	if !fi.Payload {
+		return v, nil
+	}
+	ref := manifest.GetRef(m)
+	h := s.r.Header()
+	if ref.Size > 0 {
+		end := ref.Ptr + uint64(ref.Size)
+		if ref.Ptr < h.DataPtr || end < ref.Ptr || end > h.MetadataPtr {
+			return v, bad("R13", fmt.Errorf("payload [%d, %d+%d) lies outside the data region [%d, %d)", ref.Ptr, ref.Ptr, ref.Size, h.DataPtr, h.MetadataPtr))
+		}
+		v.Payload = make([]byte, ref.Size)
+		if _, err := s.cache.ReadAt(v.Payload, int64(ref.Ptr)); err != nil {
+			return v, fmt.Errorf("%s: sample %d, field %s: reading payload: %w", s.name, i, quote.Q(fi.Name), err)
+		}
+	}
+	if err := s.r.FieldRules(f).Check(m, v.Payload); err != nil {
+		var fe *manifest.FieldError
+		rule := "F"
+		if errors.As(err, &fe) {
+			rule = fe.Rule
+		}
+		return v, bad(rule, err)
+	}
+	switch fi.Kind {
+	case kindImage:
+		im := manifest.GetImageMeta(m)
+		v.W, v.H, v.C, v.Codec = int(im.Width), int(im.Height), int(im.Channels), int(im.Mode)
+	case kindAudioPCM, kindAudioFLAC:
+		am := manifest.GetAudioMeta(m)
+		v.Frames, v.AudioChannels, v.Rate, v.BitDepth = int(am.NumSamples), int(am.NumChannels), int(am.SampleRate), int(am.BitDepth)
 	}
 	if verify && len(v.Payload) > 0 {
 		if err := s.checkCRC(i, f, v.Payload); err != nil {
