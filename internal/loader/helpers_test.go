@@ -19,6 +19,7 @@ type tval struct {
 	Payload []byte
 	Img     manifest.ImageMeta
 	Aud     manifest.AudioMeta
+	Txt     manifest.TextMeta
 }
 
 // writeMLDF writes n samples made by gen with the project's writer and returns the path.
@@ -56,6 +57,9 @@ func writeMLDF(t testing.TB, dir string, page int64, fields []manifest.FieldDesc
 					}
 					if typ == manifest.TypeAudioWaveform || typ == manifest.TypeAudioCompressed {
 						v.Aud.Put(m)
+					}
+					if typ >= manifest.TypeTextRaw && typ <= manifest.TypeTextHierarchical {
+						v.Txt.Put(m)
 					}
 					payloads[k] = v.Payload
 				}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/reader"
 )
 
@@ -190,5 +191,29 @@ func TestDescribe(t *testing.T) {
 	}
 	if _, err := json.Marshal(d); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestTokens(t *testing.T) {
+	var a [manifest.ArgumentsSize]byte
+	a[0], a[1] = 1, 4
+	path := writeMLDF(t, t.TempDir(), 4096, []manifest.FieldDesc{{Name: "ids", Type: manifest.TypeTextTokenized, Arguments: a}}, 5, func(i int) []tval {
+		p := make([]byte, 4*(i+1))
+		for k := range i + 1 {
+			binary.LittleEndian.PutUint32(p[4*k:], uint32(1000*i+k))
+		}
+		return []tval{{Payload: p, Txt: manifest.TextMeta{NumTokens: uint16(i + 1), Encoding: 1}}}
+	})
+	l := openT(t, path, Options{})
+	p := planT(t, l, `{"fields":[{"field":"ids","ops":[{"op":"Text"}]}]}`)
+	if k := p.Outputs()[0].Kind; k != "Tokens32" {
+		t.Fatalf("kind %q", k)
+	}
+	bufs, err := runT(t, p, []int64{4, 2}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := bufs[0].Offsets; o[1] != 20 || o[2] != 32 || binary.LittleEndian.Uint32(bufs[0].Data[20+8:]) != 2002 {
+		t.Fatalf("offsets %v data %v", o, bufs[0].Data)
 	}
 }

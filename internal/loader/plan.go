@@ -291,6 +291,10 @@ func compileField(fi *fieldInfo, raw []json.RawMessage) (planField, error) {
 			return pf, wrap(err)
 		}
 		pf.out = Output{DType: "uint8", Shape: []int{}, Variable: true, Kind: first.Op}
+		if first.Op == "Text" && fi.TokenWidth > 0 {
+			// token ids: little-endian unsigned integers of TokenWidth bytes
+			pf.out.Kind = fmt.Sprintf("Tokens%d", 8*fi.TokenWidth)
+		}
 		pf.st = bytesStage{}
 		return pf, single()
 	case "NDArray":
