@@ -18,7 +18,11 @@ func FuzzDecodeResized(f *testing.F) {
 	if err := gif.Encode(&g, pal, nil); err != nil {
 		f.Fatal(err)
 	}
-	for _, seed := range [][]byte{encodeJPEG(f, img, 90), encodeJPEG(f, gray(img), 75), encodePNG(f, img), g.Bytes()} {
+	seeds := [][]byte{encodeJPEG(f, img, 90), encodeJPEG(f, gray(img), 75), encodePNG(f, img), g.Bytes()}
+	for _, name := range []string{"progressive.jpg", "cmyk.jpg", "rgb444.jpg", "q85.webp"} {
+		seeds = append(seeds, fixture(f, name))
+	}
+	for _, seed := range seeds {
 		f.Add(seed, uint16(3), uint16(5), uint16(60), uint16(40), uint8(33), uint8(20), false, true)
 		f.Add(seed, uint16(0), uint16(0), uint16(64), uint16(48), uint8(200), uint8(150), true, false)
 	}
