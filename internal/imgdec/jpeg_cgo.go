@@ -263,6 +263,7 @@ func (jd *jpegDecoder) header(data []byte) (*C.imgdec_res, error) {
 		return nil, err
 	}
 	C.imgdec_header(jd.j, (*C.uchar)(unsafe.Pointer(&data[0])), C.ulong(len(data)))
+	runtime.KeepAlive(jd) // its cleanup must not free the decompressor during the call
 	r := &jd.j.res
 	if r.rc != 0 {
 		return nil, resErr(r)
@@ -316,6 +317,7 @@ func (d *Decoder) decodeJPEG(data []byte, crop image.Rectangle, outW, outH, chan
 	C.imgdec_decode(d.jpeg.j, (*C.uchar)(unsafe.Pointer(&data[0])), C.ulong(len(data)), C.int(num), gray,
 		C.int(x0), C.int(x1-x0), C.int(y0), C.int(y1), C.long(maxmem),
 		(*C.uchar)(unsafe.Pointer(&d.buf[0])), C.size_t(len(d.buf)))
+	runtime.KeepAlive(d)
 	r := &d.jpeg.j.res
 	if r.rc != 0 {
 		return resErr(r)
