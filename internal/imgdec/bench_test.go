@@ -154,3 +154,17 @@ func BenchmarkResample(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSize times reading a JPEG's header.
+func BenchmarkSize(b *testing.B) {
+	data, _, _ := benchJPEG(b)
+	d := NewDecoder()
+	defer d.Close()
+	cpu := cpuTime()
+	for b.Loop() {
+		if _, _, _, err := d.Size(Image{Data: data}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	report(b, cpu)
+}

@@ -12,6 +12,11 @@
 //
 // A crop is resampled from its own pixels only, as torchvision's resized_crop (crop, then
 // resize) does: pixels outside it never leak in at its edges.
+//
+// EXIF orientation is not applied: the converter stores images upright (it re-encodes a
+// rotated photo, and passes through only JPEGs without a rotating orientation). libjpeg
+// decodes a JPEG only down to the crop's last row, so damage below the crop goes unseen: the
+// crop's own pixels are whole.
 package imgdec
 
 import (
@@ -30,6 +35,7 @@ import (
 
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/encoders/imagefield"
+	"github.com/mldf/convert/manifest"
 )
 
 // Errors. Every error returned wraps one of them.
@@ -66,6 +72,16 @@ type Image struct {
 	// The fields below are ignored for an encoded file.
 	Raw                     bool
 	Width, Height, Channels int
+}
+
+// FromMeta returns the Image of a stored IMAGE_* payload described by its per-sample
+// metadata (manifest.GetImageMeta): raw pixels of the size it gives in the raw mode, else an
+// encoded file.
+func FromMeta(payload []byte, m manifest.ImageMeta) Image {
+	if m.Mode == manifest.ImageModeRaw {
+		return Image{Data: payload, Raw: true, Width: int(m.Width), Height: int(m.Height), Channels: int(m.Channels)}
+	}
+	return Image{Data: payload}
 }
 
 // Decoder decodes images. It keeps its buffers (and, with cgo, one libjpeg decompressor)

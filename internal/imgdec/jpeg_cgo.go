@@ -18,11 +18,6 @@ typedef struct {
 	char msg[JMSG_LENGTH_MAX];
 } imgdec_err;
 
-typedef struct {
-	struct jpeg_decompress_struct ci;
-	imgdec_err err;
-} imgdec_jpeg;
-
 // What the header says, or what a decode did.
 typedef struct {
 	int width, height, components, colorspace;
@@ -30,6 +25,12 @@ typedef struct {
 	int rc;         // 0 ok, 1 error (msg), 2 damaged (msg)
 	char msg[JMSG_LENGTH_MAX];
 } imgdec_res;
+
+typedef struct {
+	struct jpeg_decompress_struct ci;
+	imgdec_err err;
+	imgdec_res res; // the last call's result (kept in C memory: no allocation per call)
+} imgdec_jpeg;
 
 static void imgdec_error_exit(j_common_ptr c) {
 	imgdec_err *e = (imgdec_err *)c->err;
@@ -100,7 +101,8 @@ static void imgdec_begin(imgdec_jpeg *j, const unsigned char *b, unsigned long n
 	jpeg_read_header(&j->ci, TRUE);
 }
 
-static void imgdec_header(imgdec_jpeg *j, const unsigned char *b, unsigned long n, imgdec_res *r) {
+static void imgdec_header(imgdec_jpeg *j, const unsigned char *b, unsigned long n) {
+	imgdec_res *r = &j->res;
 	memset(r, 0, sizeof(*r));
 	if (setjmp(j->err.jb)) {
 		imgdec_fail(j, r);
@@ -136,9 +138,9 @@ static void cmyk_row(unsigned char *out, const unsigned char *in, int n, int gra
 // r->xoff, r->outw) of the image at scale num/8 into dst (cap bytes), rows packed, as RGB or
 // gray. A CMYK image needs 4 bytes a pixel of room.
 static void imgdec_decode(imgdec_jpeg *j, const unsigned char *b, unsigned long n, int num, int gray,
-                          int x0, int xw, int y0, int y1, long maxmem, unsigned char *dst, size_t cap,
-                          imgdec_res *r) {
+                          int x0, int xw, int y0, int y1, long maxmem, unsigned char *dst, size_t cap) {
 	j_decompress_ptr ci = &j->ci;
+	imgdec_res *r = &j->res;
 	memset(r, 0, sizeof(*r));
 	if (setjmp(j->err.jb)) {
 		imgdec_fail(j, r);
@@ -253,17 +255,18 @@ func resErr(r *C.imgdec_res) error {
 	return fmt.Errorf("%w: JPEG: %s", ErrCorrupt, msg)
 }
 
-func (jd *jpegDecoder) header(data []byte) (C.imgdec_res, error) {
-	var r C.imgdec_res
+func (jd *jpegDecoder) header(data []byte) (*C.imgdec_res, error) {
 	if len(data) == 0 {
-		return r, fmt.Errorf("%w: empty image (0 bytes)", ErrCorrupt)
+		return nil, fmt.Errorf("%w: empty image (0 bytes)", ErrCorrupt)
 	}
 	if err := jd.init(); err != nil {
-		return r, err
+		return nil, err
 	}
-	C.imgdec_header(jd.j, (*C.uchar)(unsafe.Pointer(&data[0])), C.ulong(len(data)), &r)
+	C.imgdec_header(jd.j, (*C.uchar)(unsafe.Pointer(&data[0])), C.ulong(len(data)))
+	runtime.KeepAlive(jd) // its cleanup must not free the decompressor during the call
+	r := &jd.j.res
 	if r.rc != 0 {
-		return r, resErr(&r)
+		return nil, resErr(r)
 	}
 	return r, nil
 }
@@ -307,16 +310,17 @@ func (d *Decoder) decodeJPEG(data []byte, crop image.Rectangle, outW, outH, chan
 	if d.maxPixels > 0 {
 		maxmem = 8*d.maxPixels + 64<<20 // progressive coefficients: 2 bytes a sample
 	}
-	var r C.imgdec_res
 	gray := C.int(0)
 	if channels == 1 {
 		gray = 1
 	}
 	C.imgdec_decode(d.jpeg.j, (*C.uchar)(unsafe.Pointer(&data[0])), C.ulong(len(data)), C.int(num), gray,
 		C.int(x0), C.int(x1-x0), C.int(y0), C.int(y1), C.long(maxmem),
-		(*C.uchar)(unsafe.Pointer(&d.buf[0])), C.size_t(len(d.buf)), &r)
+		(*C.uchar)(unsafe.Pointer(&d.buf[0])), C.size_t(len(d.buf)))
+	runtime.KeepAlive(d)
+	r := &d.jpeg.j.res
 	if r.rc != 0 {
-		return resErr(&r)
+		return resErr(r)
 	}
 	if int(r.width) != w || int(r.height) != h {
 		return fmt.Errorf("%w: JPEG: header said %dx%d, then %dx%d", ErrCorrupt, w, h, r.width, r.height)

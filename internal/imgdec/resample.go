@@ -29,6 +29,7 @@ type axis struct {
 	ksize    int
 	maxN     int // the most taps of any output
 	end      int // one past the last input sample any output reads
+	ws       []float64
 }
 
 // resampler resamples with Pillow's bilinear filter (a triangle of support 1, widened by the
@@ -59,11 +60,10 @@ func (a *axis) compute(in0, in1 float64, lim0, lim1, out int) {
 	a.start = growI32(a.start, out)
 	a.n = growI32(a.n, out)
 	a.k = growI32(a.k, out*a.ksize)
-	var w [64]float64
-	ws := w[:]
-	if a.ksize > len(w) {
-		ws = make([]float64, a.ksize)
+	if cap(a.ws) < a.ksize {
+		a.ws = make([]float64, a.ksize)
 	}
+	ws := a.ws[:a.ksize]
 	inv := 1 / fs
 	a.maxN, a.end = 0, 0
 	for i := 0; i < out; i++ {

@@ -31,29 +31,68 @@ static inline unsigned char imgdec_clip8(int32_t v) {
 // pixel read), so each tap is one widen, one multiply and one add. packs/packus clamp to
 // 0..255 as imgdec_clip8 does.
 __attribute__((target("sse4.1")))
+static inline __m128i imgdec_px(const unsigned char *p) {
+	int32_t v;
+	memcpy(&v, p, 4);
+	return _mm_cvtepu8_epi32(_mm_cvtsi32_si128(v));
+}
+
+__attribute__((target("sse4.1")))
 static void imgdec_hrow3_sse41(const unsigned char *restrict in, int outW, const int32_t *restrict start,
                                const int32_t *restrict n, const int32_t *restrict k, int ksize, int flip,
                                unsigned char *restrict o) {
 	const __m128i h = _mm_set1_epi32(1 << (IMGDEC_PREC - 1));
-	for (int i = 0; i < outW; i++) {
+	// Output pixels are written in increasing x, 4 bytes at a time (the 4th is the next
+	// pixel's, written next), the last one 3 bytes.
+	for (int x = 0; x < outW; x++) {
+		int i = flip ? outW - 1 - x : x;
 		const unsigned char *p = in + 3 * start[i];
 		const int32_t *kk = k + i * ksize;
-		__m128i acc = h;
+		__m128i acc;
 		const int nt = n[i];
-		for (int t = 0; t < nt; t++) {
-			int32_t v;
-			memcpy(&v, p + 3 * t, 4);
-			__m128i px = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(v));
-			acc = _mm_add_epi32(acc, _mm_mullo_epi32(px, _mm_set1_epi32(kk[t])));
+		if (nt == 2) {
+			acc = _mm_add_epi32(h, _mm_add_epi32(_mm_mullo_epi32(imgdec_px(p), _mm_set1_epi32(kk[0])),
+			                                     _mm_mullo_epi32(imgdec_px(p + 3), _mm_set1_epi32(kk[1]))));
+		} else {
+			acc = h;
+			for (int t = 0; t < nt; t++) {
+				acc = _mm_add_epi32(acc, _mm_mullo_epi32(imgdec_px(p + 3 * t), _mm_set1_epi32(kk[t])));
+			}
 		}
 		acc = _mm_srai_epi32(acc, IMGDEC_PREC);
 		__m128i b16 = _mm_packs_epi32(acc, acc);
 		uint32_t rgb = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(b16, b16));
-		int x = flip ? outW - 1 - i : i;
-		o[3 * x] = (unsigned char)rgb;
-		o[3 * x + 1] = (unsigned char)(rgb >> 8);
-		o[3 * x + 2] = (unsigned char)(rgb >> 16);
+		if (x < outW - 1) {
+			memcpy(o + 3 * x, &rgb, 4);
+		} else {
+			o[3 * x] = (unsigned char)rgb;
+			o[3 * x + 1] = (unsigned char)(rgb >> 8);
+			o[3 * x + 2] = (unsigned char)(rgb >> 16);
+		}
 	}
+}
+
+// imgdec_vrow2_sse41 is the vertical pass of one output row from two input rows.
+__attribute__((target("sse4.1")))
+static void imgdec_vrow2_sse41(const unsigned char *restrict r0, const unsigned char *restrict r1, int32_t w0,
+                               int32_t w1, int len, unsigned char *restrict out) {
+	const __m128i h = _mm_set1_epi32(1 << (IMGDEC_PREC - 1));
+	const __m128i k0 = _mm_set1_epi32(w0), k1 = _mm_set1_epi32(w1);
+	int j = 0;
+	for (; j + 16 <= len; j += 16) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(r0 + j));
+		__m128i b = _mm_loadu_si128((const __m128i *)(r1 + j));
+		__m128i s[4];
+		for (int q = 0; q < 4; q++) {
+			__m128i av = _mm_cvtepu8_epi32(a), bv = _mm_cvtepu8_epi32(b);
+			s[q] = _mm_srai_epi32(_mm_add_epi32(h, _mm_add_epi32(_mm_mullo_epi32(av, k0), _mm_mullo_epi32(bv, k1))), IMGDEC_PREC);
+			a = _mm_srli_si128(a, 4);
+			b = _mm_srli_si128(b, 4);
+		}
+		__m128i lo = _mm_packs_epi32(s[0], s[1]), hi = _mm_packs_epi32(s[2], s[3]);
+		_mm_storeu_si128((__m128i *)(out + j), _mm_packus_epi16(lo, hi));
+	}
+	for (; j < len; j++) out[j] = imgdec_clip8((1 << (IMGDEC_PREC - 1)) + r0[j] * w0 + r1[j] * w1);
 }
 #endif
 
@@ -125,6 +164,9 @@ IMGDEC_CLONES static void imgdec_vpass(const unsigned char *restrict tmp, int ro
                          const int32_t *restrict start, const int32_t *restrict n, const int32_t *restrict k,
                          int ksize, int32_t *restrict acc, unsigned char *restrict dst) {
 	const int32_t h = 1 << (IMGDEC_PREC - 1);
+#ifdef IMGDEC_SSE41
+	int sse41 = __builtin_cpu_supports("sse4.1");
+#endif
 	for (int i = 0; i < outH; i++) {
 		const int32_t *kk = k + i * ksize;
 		const unsigned char *base = tmp + (long)(start[i] - y0) * rowLen;
@@ -133,6 +175,12 @@ IMGDEC_CLONES static void imgdec_vpass(const unsigned char *restrict tmp, int ro
 			memcpy(out, base, rowLen);
 			continue;
 		}
+#ifdef IMGDEC_SSE41
+		if (n[i] == 2 && sse41) {
+			imgdec_vrow2_sse41(base, base + rowLen, kk[0], kk[1], rowLen, out);
+			continue;
+		}
+#endif
 		if (n[i] == 2) {
 			const unsigned char *r0 = base, *r1 = base + rowLen;
 			int32_t w0 = kk[0], w1 = kk[1];
