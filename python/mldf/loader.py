@@ -366,8 +366,9 @@ class Loader:
 
     ``pipelines``: {field: [decoder, transforms...]} from ``mldf.decoders`` and
     ``mldf.transforms`` (fields not named are not read). ``order``: "random" (a uniform
-    shuffle, a pure function of (seed, epoch)), "quasi_random" (windows of pages in random
-    order, shuffled within: local reads, for buckets and disks) or "sequential". Random ops
+    shuffle, a pure function of (seed, epoch)), "quasi_random" (windows of ``window_pages``
+    pages, default 32, in random order, shuffled within: local reads, for buckets and disks)
+    or "sequential". Random ops
     (crop boxes, flips, audio offsets) are a pure function of (seed, epoch, sample): the same
     batches for every ``threads`` and ``prefetch``.
 
@@ -394,13 +395,13 @@ class Loader:
 
     def __init__(self, path, batch_size=256, pipelines=None, order="random", seed=0, drop_last=False, threads=0,
                  rank=None, world_size=None, prefetch=2, verify_checksums=False, cache_bytes=None,
-                 readahead_bytes=None, copy=False, epoch=0):
+                 readahead_bytes=None, copy=False, epoch=0, window_pages=None):
         self._closed = True
         self._iter = None
         self._config = dict(path=path, batch_size=batch_size, pipelines=pipelines, order=order, seed=seed,
                             drop_last=drop_last, threads=threads, rank=rank, world_size=world_size, prefetch=prefetch,
                             verify_checksums=verify_checksums, cache_bytes=cache_bytes,
-                            readahead_bytes=readahead_bytes, copy=copy)
+                            readahead_bytes=readahead_bytes, copy=copy, window_pages=window_pages)
         path = path if _is_url(path) else os.fspath(path)
         if not _is_url(path) and not os.path.exists(path):
             raise FileNotFoundError("mldf.Loader: %s does not exist" % path)
@@ -409,6 +410,11 @@ class Loader:
         if order not in ORDERS:
             raise ValueError("mldf.Loader: order must be one of %s, not %r" % (", ".join(ORDERS), order))
         self.order = order
+        if window_pages is not None:
+            window_pages = _int_arg("window_pages", window_pages, 1, 1 << 30)
+            if order != "quasi_random":
+                raise ValueError("mldf.Loader: window_pages applies to order='quasi_random', not %r" % order)
+        self.window_pages = window_pages
         self.seed = _int_arg("seed", seed, 0, (1 << 64) - 1)
         self.drop_last = bool(drop_last)
         self.threads = _int_arg("threads", threads, 0, 1 << 16)
@@ -439,6 +445,8 @@ class Loader:
             self._present = [_present(o.get("kind"), o["name"]) for o in self._outputs]
             self._order_spec = {"mode": self.order, "seed": self.seed, "rank": self.rank, "world": self.world_size,
                                 "drop_last": self.drop_last}
+            if window_pages is not None:
+                self._order_spec["window_pages"] = window_pages
             self.num_samples = self._handle.order(dict(self._order_spec, epoch=0), 0, 0)
             self.file_samples = int(info.get("num_samples", 0))
         except BaseException:
@@ -526,7 +534,7 @@ class Loader:
             epoch, pos = epoch + 1, 0  # after the epoch's last batch: the next epoch is to come
         return {"version": _STATE_VERSION, "epoch": epoch, "samples_done": pos, "order": self.order,
                 "seed": self.seed, "rank": self.rank, "world_size": self.world_size, "drop_last": self.drop_last,
-                "file_samples": self.file_samples, "rank_samples": self.num_samples, "batch_size": self.batch_size}
+                "window_pages": self.window_pages, "file_samples": self.file_samples, "rank_samples": self.num_samples, "batch_size": self.batch_size}
 
     def load_state_dict(self, state):
         """Resume from ``state_dict()``: the next iter() yields the rest of that epoch, exactly
@@ -536,7 +544,7 @@ class Loader:
             raise ValueError("mldf.Loader.load_state_dict: not a state from Loader.state_dict() (version %r)"
                              % (state.get("version") if isinstance(state, dict) else state,))
         mine = self.state_dict()
-        for key in ("order", "seed", "rank", "world_size", "drop_last", "file_samples"):
+        for key in ("order", "seed", "rank", "world_size", "drop_last", "file_samples", "window_pages"):
             if state.get(key) != mine[key]:
                 raise ValueError("mldf.Loader.load_state_dict: the state was saved with %s=%r and this loader has "
                                  "%r; the remaining samples would differ" % (key, state.get(key), mine[key]))
