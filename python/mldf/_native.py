@@ -135,9 +135,9 @@ def library():
             if not os.path.exists(path):
                 raise NativeUnavailable(
                     "mldf.Loader needs the native library and %s does not exist. This mldf was installed "
-                    "without it (Go was not on PATH, or MLDF_NO_NATIVE was set, when it was built). Install Go >= 1.22 and a C compiler, then "
-                    "`pip install ./python` from the repository again, or build it in place with `go build "
-                    "-buildmode=c-shared -o python/mldf/_native/%s ./cmd/libmldf`, or set MLDF_LIBRARY. "
+                    "without it (Go was not on PATH, or MLDF_NO_NATIVE was set, when it was built). Install "
+                    "Go >= 1.22 and a C compiler, then `pip install ./python` from the repository again, or "
+                    "build it in place with `go build -buildmode=c-shared -o python/mldf/_native/%s ./cmd/libmldf`, or set MLDF_LIBRARY. "
                     "The reader (mldf.open) works without it." % (path, LIBNAME))
             lib = _Lib(path)
             _loaded[path] = lib

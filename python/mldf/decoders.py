@@ -8,7 +8,8 @@ Image decoders take torchvision's names and parameters::
     CenterCrop(224, ratio=224/256)                                # evaluation
     Resize((256, 256))                                            # the whole image, squashed
 
-and give HWC uint8 RGB (channels=3) or gray (channels=1) arrays. JPEG decodes only the rows and
+and give HWC uint8 arrays with the field's channels (3, RGB; 1, gray), or ``channels=3`` /
+``channels=1`` to convert. JPEG decodes only the rows and
 columns the crop needs, at the smallest DCT scale (n/8) that still covers the output size.
 
 Other decoders: ``Int``, ``Float`` (one number per sample), ``Bytes``, ``Text``, ``JSON`` (a
@@ -128,9 +129,17 @@ def dtype_name(v):
 
 
 def _channels(op, v):
+    if v is None:
+        return None
     if v not in (1, 3):
         raise _err(op, "channels must be 3 (RGB) or 1 (gray), not %r" % (v,))
     return v
+
+
+def _with_channels(d, channels):
+    if channels is not None:
+        d["channels"] = channels
+    return d
 
 
 class _Image(Decoder):
@@ -148,7 +157,7 @@ class RandomResizedCrop(_Image):
     op = "RandomResizedCrop"
 
     def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), interpolation="bilinear",
-                 antialias=True, channels=3):
+                 antialias=True, channels=None):
         self.size = _size(self.op, size)
         self.scale = _range(self.op, "scale", scale, lo=0.0, hi=1.0)
         self.ratio = _range(self.op, "ratio", ratio, lo=0.0)
@@ -156,7 +165,7 @@ class RandomResizedCrop(_Image):
         self.channels = _channels(self.op, channels)
 
     def params(self):
-        return {"size": self.size, "scale": self.scale, "ratio": self.ratio, "channels": self.channels}
+        return _with_channels({"size": self.size, "scale": self.scale, "ratio": self.ratio}, self.channels)
 
 
 class CenterCrop(_Image):
@@ -168,7 +177,7 @@ class CenterCrop(_Image):
 
     op = "CenterCrop"
 
-    def __init__(self, size, ratio=224.0 / 256.0, interpolation="bilinear", antialias=True, channels=3):
+    def __init__(self, size, ratio=224.0 / 256.0, interpolation="bilinear", antialias=True, channels=None):
         self.size = _size(self.op, size)
         self.ratio = _num(self.op, "ratio", ratio)
         if not 0.0 < self.ratio <= 1.0:
@@ -177,7 +186,7 @@ class CenterCrop(_Image):
         self.channels = _channels(self.op, channels)
 
     def params(self):
-        return {"size": self.size, "ratio": self.ratio, "channels": self.channels}
+        return _with_channels({"size": self.size, "ratio": self.ratio}, self.channels)
 
 
 class Resize(_Image):
@@ -189,7 +198,7 @@ class Resize(_Image):
 
     op = "Resize"
 
-    def __init__(self, size, interpolation="bilinear", antialias=True, channels=3):
+    def __init__(self, size, interpolation="bilinear", antialias=True, channels=None):
         if not (isinstance(size, (list, tuple)) and len(size) == 2):
             raise _err(self.op, "size must be (height, width), not %r: one int means 'the shorter side' in "
                                 "torchvision, which keeps each image's aspect ratio and so its own shape, and a "
@@ -199,7 +208,7 @@ class Resize(_Image):
         self.channels = _channels(self.op, channels)
 
     def params(self):
-        return {"size": self.size, "channels": self.channels}
+        return _with_channels({"size": self.size}, self.channels)
 
 
 class Int(Decoder):

@@ -80,7 +80,8 @@ def distributed(rank=None, world_size=None):
                 return 0, 1, "default"
             if rank is None or world_size is None:
                 raise ValueError("mldf.Loader: the environment sets %s but not %s; set both, or pass rank= and "
-                                 "world_size=" % (("RANK", "WORLD_SIZE") if world_size is None else ("WORLD_SIZE", "RANK")))
+                                 "world_size=" % (("RANK", "WORLD_SIZE") if world_size is None
+                                                  else ("WORLD_SIZE", "RANK")))
             src = "environment (RANK, WORLD_SIZE)"
     world_size = _int_arg("world_size", world_size, 1)
     rank = _int_arg("rank", rank, 0)
@@ -121,6 +122,7 @@ def _check_pipelines(pipelines, fields):
             raise ValueError("mldf.Loader: field %r is %s; %s does not decode it (decoders for it: %s)"
                              % (name, field.get("type"), type(dec).__name__, ", ".join(allowed) or "none"))
         seen = set()
+        last = None
         for t in ops[1:]:
             if isinstance(t, type):
                 raise TypeError("mldf.Loader: field %r: %s is a class; make an instance, e.g. %s()"
@@ -133,7 +135,12 @@ def _check_pipelines(pipelines, fields):
                                  % (name, type(t).__name__, type(dec).__name__))
             if t.op in seen:
                 raise ValueError("mldf.Loader: field %r: %s appears twice" % (name, type(t).__name__))
+            if last is not None and t.rank < last.rank:
+                raise ValueError("mldf.Loader: field %r: %s must come before %s (the order is: decoder, "
+                                 "RandomHorizontalFlip, Normalize, ToCHW)"
+                                 % (name, type(t).__name__, type(last).__name__))
             seen.add(t.op)
+            last = t
         out.append({"field": name, "ops": [o.to_plan() for o in ops]})
     if not out:
         raise ValueError("mldf.Loader: every pipeline is None: name at least one field to load")
@@ -534,7 +541,8 @@ class Loader:
             epoch, pos = epoch + 1, 0  # after the epoch's last batch: the next epoch is to come
         return {"version": _STATE_VERSION, "epoch": epoch, "samples_done": pos, "order": self.order,
                 "seed": self.seed, "rank": self.rank, "world_size": self.world_size, "drop_last": self.drop_last,
-                "window_pages": self.window_pages, "file_samples": self.file_samples, "rank_samples": self.num_samples, "batch_size": self.batch_size}
+                "window_pages": self.window_pages, "file_samples": self.file_samples,
+                "rank_samples": self.num_samples, "batch_size": self.batch_size}
 
     def load_state_dict(self, state):
         """Resume from ``state_dict()``: the next iter() yields the rest of that epoch, exactly

@@ -7,7 +7,10 @@ the decoded batch, with torchvision's names and parameters::
 
 ``Normalize`` takes torchvision's mean and std, of pixels scaled to [0, 1] (ImageNet:
 mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225)), and computes (x / 255 - mean) / std in
-the output dtype (float32, float16 or float64; bfloat16 is not a numpy dtype).
+the output dtype (float32 or float16; bfloat16 is not a numpy dtype).
+
+In a pipeline they come in this order, each at most once: the decoder, RandomHorizontalFlip,
+Normalize, ToCHW (they run fused, in one pass over each decoded image).
 """
 
 import numbers
@@ -21,9 +24,11 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 
 
 class Transform(Op):
-    """A step after the decoder; ``image`` transforms need an image decoder before them."""
+    """A step after the decoder; ``image`` transforms need an image decoder before them and come
+    in ``rank`` order."""
 
     image = True
+    rank = 0
 
 
 class RandomHorizontalFlip(Transform):
@@ -43,7 +48,7 @@ class RandomHorizontalFlip(Transform):
 
 Flip = RandomHorizontalFlip
 
-_NORM_DTYPES = ("float32", "float16", "float64")
+_NORM_DTYPES = ("float32", "float16")
 
 
 def _per_channel(op, name, v):
@@ -58,10 +63,11 @@ def _per_channel(op, name, v):
 
 class Normalize(Transform):
     """torchvision.transforms.Normalize(mean, std) on pixels scaled to [0, 1]: the output is
-    (x / 255 - mean) / std per channel, of ``dtype`` (float32, float16 or float64). One number
+    (x / 255 - mean) / std per channel, of ``dtype`` (float32 or float16). One number
     applies to every channel; else one per channel of the decoder's output."""
 
     op = "Normalize"
+    rank = 1
 
     def __init__(self, mean, std, dtype="float32", inplace=False):
         self.mean = _per_channel(self.op, "mean", mean)
@@ -90,3 +96,4 @@ class ToCHW(Transform):
     without its scaling: use Normalize for that)."""
 
     op = "ToCHW"
+    rank = 2

@@ -42,6 +42,7 @@ PYROOT = os.path.dirname(HERE)
     (lambda: T.Normalize(0.5, 0), "above 0"),
     (lambda: T.Normalize((123.7, 116.3, 103.5), (58.4, 57.1, 57.4)), "divide them by 255"),
     (lambda: T.Normalize(0.5, 0.5, dtype="int8"), "dtype must be one of"),
+    (lambda: T.Normalize(0.5, 0.5, dtype="float64"), "dtype must be one of"),
     (lambda: T.Normalize("abc", 0.5), "mean must be"),
 ])
 def test_bad_parameters_name_the_op(make, msg):
@@ -54,10 +55,10 @@ def test_bad_parameters_name_the_op(make, msg):
 
 def test_plan_entries():
     assert D.RandomResizedCrop(224).to_plan() == {
-        "op": "RandomResizedCrop", "size": [224, 224], "scale": [0.08, 1.0], "ratio": [0.75, 4.0 / 3.0], "channels": 3}
+        "op": "RandomResizedCrop", "size": [224, 224], "scale": [0.08, 1.0], "ratio": [0.75, 4.0 / 3.0]}
     assert D.RandomResizedCrop((160, 128), scale=(0.35, 1)).to_plan()["size"] == [160, 128]
-    assert D.CenterCrop(224).to_plan() == {"op": "CenterCrop", "size": [224, 224], "ratio": 224 / 256, "channels": 3}
-    assert D.Resize((32, 48)).to_plan() == {"op": "Resize", "size": [32, 48], "channels": 3}
+    assert D.CenterCrop(224).to_plan() == {"op": "CenterCrop", "size": [224, 224], "ratio": 224 / 256}
+    assert D.Resize((32, 48), channels=1).to_plan() == {"op": "Resize", "size": [32, 48], "channels": 1}
     assert T.Flip is T.RandomHorizontalFlip
     assert T.Flip().to_plan() == {"op": "RandomHorizontalFlip", "p": 0.5}
     import numpy as np
@@ -68,7 +69,7 @@ def test_plan_entries():
     assert D.Audio(16000).to_plan() == {"op": "Audio", "length": 16000, "offset": "random", "pad": 0.0,
                                         "dtype": "float32"}
     assert D.Int().to_plan() == {"op": "Int"} and D.Text().to_plan() == {"op": "Text"}
-    assert repr(D.CenterCrop(64)) == "CenterCrop(size=[64, 64], ratio=0.875, channels=3)"
+    assert repr(D.CenterCrop(64)) == "CenterCrop(size=[64, 64], ratio=0.875)"
     assert D.CenterCrop(64) == D.CenterCrop((64, 64)) and D.CenterCrop(64) != D.CenterCrop(65)
 
 
@@ -87,6 +88,9 @@ FIELDS = [{"name": "image", "type": "IMAGE_JPEG", "ops": ["RandomResizedCrop", "
     ({"image": [D.CenterCrop(8), T.Flip]}, TypeError, "is a class"),
     ({"image": [D.CenterCrop(8), D.Int()]}, TypeError, "transforms from mldf.transforms"),
     ({"image": [D.CenterCrop(8), T.Flip(), T.Flip()]}, ValueError, "appears twice"),
+    ({"image": [D.CenterCrop(8), T.ToCHW(), T.Normalize(0.5, 0.5)]}, ValueError, "Normalize must come before ToCHW"),
+    ({"image": [D.CenterCrop(8), T.Normalize(0.5, 0.5), T.Flip()]}, ValueError,
+     "RandomHorizontalFlip must come before Normalize"),
     ({"label": [D.Float()]}, ValueError, "field 'label' is INT; Float does not decode it (decoders for it: Int)"),
     ({"label": [D.Int(), T.ToCHW()]}, ValueError, "applies to images"),
     ({"caption": [D.Bytes(), T.Normalize(0.5, 0.5)]}, ValueError, "applies to images"),
