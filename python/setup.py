@@ -49,6 +49,7 @@ def build_native(dest_dir):
     if os.environ.get("MLDF_NO_NATIVE"):
         _log("MLDF_NO_NATIVE is set: installing without the native library (mldf.Loader unavailable)")
         return None
+    dest_dir = os.path.abspath(dest_dir)  # go build runs in the repository root
     out = os.path.join(dest_dir, LIBNAME)
     go = os.environ.get("GO") or shutil.which("go")
     repo = _repo()
