@@ -1,0 +1,236 @@
+package imgdec
+
+import (
+	"image"
+	"math"
+)
+
+// plane is 8-bit interleaved pixels: pixel (x, y)'s c samples start at y*stride + x*c.
+type plane struct {
+	pix       []byte
+	stride, c int
+}
+
+// fbox is a resampling box in a plane's pixel coordinates (pixel x covers [x, x+1)).
+type fbox struct{ x0, y0, x1, y1 float64 }
+
+// Fixed point of the filter weights: 32 bits of accumulator minus 8 of sample and 2 of
+// headroom, as Pillow's resampler uses.
+const (
+	precisionBits = 22
+	half          = 1 << (precisionBits - 1)
+)
+
+// axis holds one direction's filter: output i sums n[i] input samples from start[i] with the
+// weights k[i*ksize:][:n[i]].
+type axis struct {
+	start, n []int32
+	k        []int32
+	ksize    int
+	maxN     int // the most taps of any output
+	end      int // one past the last input sample any output reads
+}
+
+// resampler resamples with Pillow's bilinear filter (a triangle of support 1, widened by the
+// downscale factor so a reduction averages every input pixel: antialiased). It keeps its
+// tables and intermediate rows from one call to the next.
+type resampler struct {
+	h, v axis
+	tmp  []byte  // the horizontal pass's rows
+	acc  []int32 // the vertical pass's accumulators, one output row
+}
+
+// keepResampler bounds the intermediate buffer kept between calls.
+const keepResampler = 8 << 20
+
+func (r *resampler) trim() {
+	if cap(r.tmp) > keepResampler {
+		r.tmp = nil
+	}
+}
+
+// compute fills a for out outputs from the box [in0, in1), reading only input samples in
+// [lim0, lim1) (lim0 <= in0 < in1 <= lim1 within a pixel).
+func (a *axis) compute(in0, in1 float64, lim0, lim1, out int) {
+	scale := (in1 - in0) / float64(out)
+	fs := max(scale, 1)
+	support := fs // the triangle's support is 1
+	a.ksize = int(math.Ceil(support))*2 + 1
+	a.start = growI32(a.start, out)
+	a.n = growI32(a.n, out)
+	a.k = growI32(a.k, out*a.ksize)
+	var w [64]float64
+	ws := w[:]
+	if a.ksize > len(w) {
+		ws = make([]float64, a.ksize)
+	}
+	inv := 1 / fs
+	a.maxN, a.end = 0, 0
+	for i := 0; i < out; i++ {
+		center := in0 + (float64(i)+0.5)*scale
+		lo := int(math.Floor(center - support + 0.5))
+		hi := int(math.Floor(center + support + 0.5))
+		lo = max(lo, lim0)
+		hi = min(hi, lim1, lo+a.ksize)
+		if hi <= lo { // cannot happen for a box inside the limits; stay safe
+			lo = min(max(int(center), lim0), lim1-1)
+			hi = lo + 1
+		}
+		n := hi - lo
+		sum := 0.0
+		for t := 0; t < n; t++ {
+			x := math.Abs((float64(lo+t) - center + 0.5) * inv)
+			v := 0.0
+			if x < 1 {
+				v = 1 - x
+			}
+			ws[t] = v
+			sum += v
+		}
+		k := a.k[i*a.ksize : (i+1)*a.ksize]
+		clear(k)
+		if sum == 0 {
+			ws[0], sum = 1, 1
+		}
+		for t := 0; t < n; t++ {
+			k[t] = int32(math.Floor(ws[t]/sum*(1<<precisionBits) + 0.5))
+		}
+		// Drop zero weights at the ends (the triangle's edges): fewer taps to sum.
+		for n > 1 && k[n-1] == 0 {
+			n--
+		}
+		for n > 1 && k[0] == 0 {
+			copy(k, k[1:n])
+			k[n-1] = 0
+			n--
+			lo++
+		}
+		a.start[i], a.n[i] = int32(lo), int32(n)
+		a.maxN = max(a.maxN, n)
+		a.end = max(a.end, lo+n)
+	}
+}
+
+func growI32(b []int32, n int) []int32 {
+	if cap(b) < n {
+		return make([]int32, n)
+	}
+	return b[:n]
+}
+
+func clip8(v int32) byte {
+	v >>= precisionBits
+	if v < 0 {
+		return 0
+	}
+	if v > 255 {
+		return 255
+	}
+	return byte(v)
+}
+
+// resample resamples the box b of src, reading only pixels of lim, to outW × outH pixels of
+// src.c channels packed into dst, mirrored left-right when flip is set. The horizontal pass
+// runs first, over the rows the vertical filter reads; then the vertical pass.
+func (r *resampler) resample(src plane, b fbox, lim image.Rectangle, outW, outH int, flip bool, dst []byte) {
+	c := src.c
+	r.h.compute(b.x0, b.x1, lim.Min.X, lim.Max.X, outW)
+	r.v.compute(b.y0, b.y1, lim.Min.Y, lim.Max.Y, outH)
+	y0 := int(r.v.start[0])
+	y1 := int(r.v.start[outH-1] + r.v.n[outH-1])
+	for i := 0; i < outH; i++ {
+		y0 = min(y0, int(r.v.start[i]))
+		y1 = max(y1, int(r.v.start[i]+r.v.n[i]))
+	}
+	rowLen := outW * c
+	r.tmp = grow(r.tmp, (y1-y0)*rowLen)
+	r.acc = growI32(r.acc, rowLen)
+	r.passes(src, y0, y1, outW, outH, flip, dst)
+}
+
+// goPasses runs the horizontal pass over rows [y0, y1) of src into r.tmp, then the vertical
+// pass into dst, in Go.
+func (r *resampler) goPasses(src plane, y0, y1, outW, outH int, flip bool, dst []byte) {
+	c := src.c
+	rowLen := outW * c
+	for y := y0; y < y1; y++ {
+		out := r.tmp[(y-y0)*rowLen : (y-y0+1)*rowLen]
+		in := src.pix[y*src.stride:]
+		r.horizontal(out, in, c, outW, flip)
+	}
+	acc := r.acc
+	for i := 0; i < outH; i++ {
+		s, n := int(r.v.start[i]), int(r.v.n[i])
+		k := r.v.k[i*r.v.ksize : i*r.v.ksize+n]
+		out := dst[i*rowLen : (i+1)*rowLen]
+		if n == 1 && k[0] == 1<<precisionBits {
+			copy(out, r.tmp[(s-y0)*rowLen:])
+			continue
+		}
+		for j := range acc {
+			acc[j] = half
+		}
+		for t, w := range k {
+			row := r.tmp[(s+t-y0)*rowLen : (s+t-y0+1)*rowLen]
+			row = row[:len(acc)]
+			for j, v := range row {
+				acc[j] += int32(v) * w
+			}
+		}
+		for j, v := range acc {
+			out[j] = clip8(v)
+		}
+	}
+}
+
+// horizontal resamples one row.
+func (r *resampler) horizontal(out, in []byte, c, outW int, flip bool) {
+	a := &r.h
+	ks := a.ksize
+	if c == 3 {
+		for i := 0; i < outW; i++ {
+			s, n := int(a.start[i]), int(a.n[i])
+			k := a.k[i*ks : i*ks+n]
+			p := in[3*s : 3*(s+n)]
+			cr, cg, cb := int32(half), int32(half), int32(half)
+			for t, w := range k {
+				q := p[3*t : 3*t+3]
+				cr += int32(q[0]) * w
+				cg += int32(q[1]) * w
+				cb += int32(q[2]) * w
+			}
+			o := i
+			if flip {
+				o = outW - 1 - i
+			}
+			d := out[3*o : 3*o+3]
+			d[0], d[1], d[2] = clip8(cr), clip8(cg), clip8(cb)
+		}
+		return
+	}
+	for i := 0; i < outW; i++ {
+		s, n := int(a.start[i]), int(a.n[i])
+		k := a.k[i*ks : i*ks+n]
+		p := in[s : s+n]
+		v := int32(half)
+		for t, w := range k {
+			v += int32(p[t]) * w
+		}
+		o := i
+		if flip {
+			o = outW - 1 - i
+		}
+		out[o] = clip8(v)
+	}
+}
+
+// scaleFor returns the smallest num in 1..8 at which a cw × ch crop scaled by num/8 still
+// covers outW × outH, or 8.
+func scaleFor(cw, ch, outW, outH int) int {
+	for num := 1; num < 8; num++ {
+		if cw*num >= 8*outW && ch*num >= 8*outH {
+			return num
+		}
+	}
+	return 8
+}

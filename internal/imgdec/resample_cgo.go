@@ -1,0 +1,177 @@
+//go:build cgo
+
+package imgdec
+
+/*
+#cgo CFLAGS: -O3
+#include <stdint.h>
+#include <string.h>
+
+#define IMGDEC_PREC 22
+
+// On x86-64 Linux the passes are compiled twice, for AVX2 (8 lanes of 32-bit multiplies) and
+// for the baseline (SSE2, which has no 32-bit vector multiply); the loader picks one for the
+// CPU it runs on.
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
+#define IMGDEC_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define IMGDEC_CLONES
+#endif
+
+static inline unsigned char imgdec_clip8(int32_t v) {
+	v >>= IMGDEC_PREC;
+	return v < 0 ? 0 : v > 255 ? 255 : (unsigned char)v;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define IMGDEC_SSE41 1
+// imgdec_hrow3_sse41 is the horizontal pass of one RGB row with SSE4.1: a pixel's three
+// samples are one vector (loaded as 4 bytes: the caller makes sure a byte follows the last
+// pixel read), so each tap is one widen, one multiply and one add. packs/packus clamp to
+// 0..255 as imgdec_clip8 does.
+__attribute__((target("sse4.1")))
+static void imgdec_hrow3_sse41(const unsigned char *restrict in, int outW, const int32_t *restrict start,
+                               const int32_t *restrict n, const int32_t *restrict k, int ksize, int flip,
+                               unsigned char *restrict o) {
+	const __m128i h = _mm_set1_epi32(1 << (IMGDEC_PREC - 1));
+	for (int i = 0; i < outW; i++) {
+		const unsigned char *p = in + 3 * start[i];
+		const int32_t *kk = k + i * ksize;
+		__m128i acc = h;
+		const int nt = n[i];
+		for (int t = 0; t < nt; t++) {
+			int32_t v;
+			memcpy(&v, p + 3 * t, 4);
+			__m128i px = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(v));
+			acc = _mm_add_epi32(acc, _mm_mullo_epi32(px, _mm_set1_epi32(kk[t])));
+		}
+		acc = _mm_srai_epi32(acc, IMGDEC_PREC);
+		__m128i b16 = _mm_packs_epi32(acc, acc);
+		uint32_t rgb = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(b16, b16));
+		int x = flip ? outW - 1 - i : i;
+		o[3 * x] = (unsigned char)rgb;
+		o[3 * x + 1] = (unsigned char)(rgb >> 8);
+		o[3 * x + 2] = (unsigned char)(rgb >> 16);
+	}
+}
+#endif
+
+// The horizontal pass over rows rows of src (stride bytes apart), c channels, into out
+// (rows of outW*c bytes), mirrored when flip is set; then the vertical pass. Both are the
+// Go passes (goPasses) line for line, so the two builds give the same pixels.
+IMGDEC_CLONES static void imgdec_hpass(const unsigned char *restrict src, long stride, int rows, int c, int outW,
+                         const int32_t *restrict start, const int32_t *restrict n, const int32_t *restrict k,
+                         int ksize, int maxn, int flip, int simdrows, unsigned char *restrict out) {
+	const int32_t h = 1 << (IMGDEC_PREC - 1);
+#ifdef IMGDEC_SSE41
+	int sse41 = c == 3 && __builtin_cpu_supports("sse4.1");
+#endif
+	for (int y = 0; y < rows; y++) {
+		const unsigned char *restrict in = src + (long)y * stride;
+		unsigned char *restrict o = out + (long)y * outW * c;
+#ifdef IMGDEC_SSE41
+		if (sse41 && y < simdrows) {
+			imgdec_hrow3_sse41(in, outW, start, n, k, ksize, flip, o);
+			continue;
+		}
+#endif
+		if (c == 3 && maxn <= 2) {
+			// Up to two taps (upscaling, or a reduction under 1.5x): no inner loop.
+			for (int i = 0; i < outW; i++) {
+				const unsigned char *p = in + 3 * start[i];
+				const int32_t *kk = k + i * ksize;
+				int32_t r = h + p[0] * kk[0], g = h + p[1] * kk[0], b = h + p[2] * kk[0];
+				if (n[i] == 2) {
+					r += p[3] * kk[1];
+					g += p[4] * kk[1];
+					b += p[5] * kk[1];
+				}
+				int x = flip ? outW - 1 - i : i;
+				o[3 * x] = imgdec_clip8(r);
+				o[3 * x + 1] = imgdec_clip8(g);
+				o[3 * x + 2] = imgdec_clip8(b);
+			}
+		} else if (c == 3) {
+			for (int i = 0; i < outW; i++) {
+				const unsigned char *p = in + 3 * start[i];
+				const int32_t *kk = k + i * ksize;
+				int32_t r = h, g = h, b = h;
+				const int nt = n[i];
+				for (int t = 0; t < nt; t++) {
+					r += p[3 * t] * kk[t];
+					g += p[3 * t + 1] * kk[t];
+					b += p[3 * t + 2] * kk[t];
+				}
+				int x = flip ? outW - 1 - i : i;
+				o[3 * x] = imgdec_clip8(r);
+				o[3 * x + 1] = imgdec_clip8(g);
+				o[3 * x + 2] = imgdec_clip8(b);
+			}
+		} else {
+			for (int i = 0; i < outW; i++) {
+				const unsigned char *p = in + start[i];
+				const int32_t *kk = k + i * ksize;
+				int32_t v = h;
+				const int nt = n[i];
+				for (int t = 0; t < nt; t++) v += p[t] * kk[t];
+				o[flip ? outW - 1 - i : i] = imgdec_clip8(v);
+			}
+		}
+	}
+}
+
+IMGDEC_CLONES static void imgdec_vpass(const unsigned char *restrict tmp, int rowLen, int y0, int outH,
+                         const int32_t *restrict start, const int32_t *restrict n, const int32_t *restrict k,
+                         int ksize, int32_t *restrict acc, unsigned char *restrict dst) {
+	const int32_t h = 1 << (IMGDEC_PREC - 1);
+	for (int i = 0; i < outH; i++) {
+		const int32_t *kk = k + i * ksize;
+		const unsigned char *base = tmp + (long)(start[i] - y0) * rowLen;
+		unsigned char *out = dst + (long)i * rowLen;
+		if (n[i] == 1 && kk[0] == (1 << IMGDEC_PREC)) {
+			memcpy(out, base, rowLen);
+			continue;
+		}
+		if (n[i] == 2) {
+			const unsigned char *r0 = base, *r1 = base + rowLen;
+			int32_t w0 = kk[0], w1 = kk[1];
+			for (int j = 0; j < rowLen; j++) out[j] = imgdec_clip8(h + r0[j] * w0 + r1[j] * w1);
+			continue;
+		}
+		for (int j = 0; j < rowLen; j++) acc[j] = h;
+		for (int t = 0; t < n[i]; t++) {
+			const unsigned char *row = base + (long)t * rowLen;
+			int32_t w = kk[t];
+			for (int j = 0; j < rowLen; j++) acc[j] += row[j] * w;
+		}
+		for (int j = 0; j < rowLen; j++) out[j] = imgdec_clip8(acc[j]);
+	}
+}
+*/
+import "C"
+
+import "unsafe"
+
+// passes runs the two resampling passes in C (compiled with -O3 the vertical pass is
+// vectorised, and the horizontal pass of RGB rows uses SSE4.1 where the CPU has it); the
+// result is goPasses' to the bit.
+func (r *resampler) passes(src plane, y0, y1, outW, outH int, flip bool, dst []byte) {
+	fl := C.int(0)
+	if flip {
+		fl = 1
+	}
+	// The vector horizontal pass reads 4 bytes for a 3-byte pixel: every row but the last
+	// has the next row after it; the last one only when a byte follows its last pixel.
+	simdRows := y1 - y0 - 1
+	if (y1-1)*src.stride+src.c*r.h.end < len(src.pix) {
+		simdRows = y1 - y0
+	}
+	rowLen := outW * src.c
+	C.imgdec_hpass((*C.uchar)(unsafe.Pointer(&src.pix[y0*src.stride])), C.long(src.stride), C.int(y1-y0), C.int(src.c), C.int(outW),
+		(*C.int32_t)(unsafe.Pointer(&r.h.start[0])), (*C.int32_t)(unsafe.Pointer(&r.h.n[0])), (*C.int32_t)(unsafe.Pointer(&r.h.k[0])), C.int(r.h.ksize), C.int(r.h.maxN),
+		fl, C.int(simdRows), (*C.uchar)(unsafe.Pointer(&r.tmp[0])))
+	C.imgdec_vpass((*C.uchar)(unsafe.Pointer(&r.tmp[0])), C.int(rowLen), C.int(y0), C.int(outH),
+		(*C.int32_t)(unsafe.Pointer(&r.v.start[0])), (*C.int32_t)(unsafe.Pointer(&r.v.n[0])), (*C.int32_t)(unsafe.Pointer(&r.v.k[0])), C.int(r.v.ksize),
+		(*C.int32_t)(unsafe.Pointer(&r.acc[0])), (*C.uchar)(unsafe.Pointer(&dst[0])))
+}
