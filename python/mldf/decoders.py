@@ -234,10 +234,11 @@ class Bytes(Decoder):
 
 
 class Text(Decoder):
-    """A TEXT_RAW field (UTF-8): a list of ``str`` per batch."""
+    """A text field: a list per batch of ``str`` (TEXT_RAW, UTF-8) or of int arrays of token
+    ids (TEXT_TOKENIZED, TEXT_PACKED: int32 or int16, as stored)."""
 
     op = "Text"
-    accepts = ("TEXT_RAW",)
+    accepts = ("TEXT_RAW", "TEXT_TOKENIZED", "TEXT_PACKED")
     variable = True
 
 
@@ -286,16 +287,18 @@ _AUDIO_DTYPES = ("float32", "int16")
 
 
 class Audio(Decoder):
-    """An audio field (PCM waveform or FLAC), cropped or zero-padded to ``length`` frames per
-    channel: a (batch, channels, length) array of ``dtype`` (float32 in [-1, 1], or int16).
+    """An audio field (PCM waveform or FLAC), cropped or padded to ``length`` frames per channel:
+    a (batch, channels, length) array of ``dtype`` (float32 on the [-1, 1) scale, or int16).
     ``offset`` places a longer clip's window: "random" (a pure function of seed, epoch and
-    sample), "start" or "center". Shorter clips are padded with ``pad`` at the end."""
+    sample), "start" or "center". A shorter clip is padded with ``pad`` after it (around it for
+    "center"). ``channels`` is 1 by default (the mean of the clip's channels); another count
+    must equal every clip's."""
 
     op = "Audio"
     accepts = AUDIO_TYPES
 
-    def __init__(self, length, offset="random", pad=0, dtype="float32"):
-        self.length = _int(self.op, "length", length, hi=1 << 31)
+    def __init__(self, length, offset="random", pad=0, dtype="float32", channels=None):
+        self.length = _int(self.op, "length", length, hi=1 << 26)
         if offset not in _AUDIO_OFFSETS:
             raise _err(self.op, "offset must be one of %s, not %r" % (", ".join(_AUDIO_OFFSETS), offset))
         self.offset = offset
@@ -303,7 +306,13 @@ class Audio(Decoder):
         dtype = dtype_name(dtype)
         if dtype not in _AUDIO_DTYPES:
             raise _err(self.op, "dtype must be one of %s, not %r" % (", ".join(_AUDIO_DTYPES), dtype))
+        if dtype == "int16" and not -32768 <= self.pad <= 32767:
+            raise _err(self.op, "pad %r is outside int16" % (pad,))
         self.dtype = dtype
+        self.channels = None if channels is None else _int(self.op, "channels", channels, hi=8)
 
     def params(self):
-        return {"length": self.length, "offset": self.offset, "pad": self.pad, "dtype": self.dtype}
+        d = {"length": self.length, "offset": self.offset, "pad": self.pad, "dtype": self.dtype}
+        if self.channels is not None:
+            d["channels"] = self.channels
+        return d

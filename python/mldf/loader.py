@@ -147,8 +147,14 @@ def _check_pipelines(pipelines, fields):
     return out
 
 
-def _present(kind, name):
+def _present(kind, field):
     """How a variable output's bytes become Python values."""
+    if kind == "Text" and field.get("type") in ("TEXT_TOKENIZED", "TEXT_PACKED"):
+        width = field.get("token_width")
+        if width in (2, 4):
+            dt = np.dtype("<i4" if width == 4 else "<i2")
+            return lambda b, i: np.frombuffer(b, dt).copy()
+        return lambda b, i: b  # the id width is not recorded: the stored bytes
     if kind == "Text":
         return lambda b, i: b.decode("utf-8")
     if kind == "JSON":
@@ -449,7 +455,8 @@ class Loader:
                 o["np_dtype"] = np.dtype(o["dtype"])
                 o["shape"] = tuple(o.get("shape") or ())
                 self._outputs.append(o)
-            self._present = [_present(o.get("kind"), o["name"]) for o in self._outputs]
+            by_name = {f["name"]: f for f in self.fields}
+            self._present = [_present(o.get("kind"), by_name.get(o["name"], {})) for o in self._outputs]
             self._order_spec = {"mode": self.order, "seed": self.seed, "rank": self.rank, "world": self.world_size,
                                 "drop_last": self.drop_last}
             if window_pages is not None:

@@ -325,14 +325,14 @@ def test_scalars_bytes_json(fx):
 
 def test_text_and_ndarray(fx):
     with mldf.open(path(fx, "text")) as r:
-        text_fields = [f.name for f in r.fields if mldf.TYPE_NAMES.get(f.type_id) == "TEXT_RAW"]
-        n = len(r)
-        want = [r[i][text_fields[0]] for i in range(n)] if text_fields else None
-    if text_fields:
-        with mldf.Loader(path(fx, "text"), batch_size=5, order="sequential",
-                         pipelines={text_fields[0]: [D.Text()]}) as loader:
-            got = [s for b in loader for s in b[text_fields[0]]]
-        assert got == want
+        want = [r[i] for i in range(len(r))]
+    with mldf.Loader(path(fx, "text"), batch_size=4, order="sequential",
+                     pipelines={"text": [D.Text()], "cl100k": [D.Text()]}) as loader:
+        got = [(t, c) for b in loader for t, c in zip(b["text"], b["cl100k"])]
+    assert len(got) == len(want)
+    for (t, c), w in zip(got, want):
+        assert t == w["text"]  # str
+        assert c.dtype == np.int32 and np.array_equal(c, w["cl100k"])  # token ids
     with mldf.Loader(path(fx, "ndarray"), batch_size=5, order="sequential",
                      pipelines={"fixed": [D.NDArray()], "idx": [D.Int()]}) as loader:
         arrs = [(b["fixed"].copy(), b["idx"].copy()) for b in loader]
@@ -344,12 +344,23 @@ def test_text_and_ndarray(fx):
 
 
 def test_audio(fx):
-    with mldf.Loader(path(fx, "audio"), batch_size=3, order="sequential",
-                     pipelines={"pcm16": [D.Audio(1000, offset="start")]}) as loader:
+    """PCM and FLAC cut to a length (and padded), against the reader's PCM samples."""
+    with mldf.Loader(path(fx, "audio"), batch_size=6, order="sequential",
+                     pipelines={"pcm16": [D.Audio(80, offset="start", dtype="int16")],
+                                "flac": [D.Audio(80, offset="start", dtype="int16")],
+                                "f32": [D.Audio(1000, offset="random")]}) as loader:
         b = next(iter(loader))
-    a = b["pcm16"]
-    assert a.dtype == np.float32 and a.shape[0] == 3 and a.shape[-1] == 1000
-    assert np.abs(a).max() <= 1.0
+    assert b["pcm16"].shape == (6, 1, 80) and b["pcm16"].dtype == np.int16
+    assert b["f32"].shape == (6, 1, 1000) and b["f32"].dtype == np.float32 and np.abs(b["f32"]).max() <= 1.0
+    with mldf.open(path(fx, "audio")) as r:
+        for i in range(6):
+            pcm = r[i]["pcm16"]
+            if pcm.shape[1] != 1:
+                continue  # a stereo clip is mixed down to the mean of its channels
+            n = min(80, pcm.shape[0])
+            assert np.array_equal(b["pcm16"][i, 0, :n], pcm[:n, 0])
+            assert not b["pcm16"][i, 0, n:].any()  # padded with 0
+            assert np.array_equal(b["flac"][i], b["pcm16"][i])  # FLAC is lossless
 
 
 # ---- distributed and resuming

@@ -37,6 +37,8 @@ PYROOT = os.path.dirname(HERE)
     (lambda: D.Audio(0), "length must be in"),
     (lambda: D.Audio(16000, offset="end"), "offset must be one of"),
     (lambda: D.Audio(16000, dtype="int32"), "dtype must be one of"),
+    (lambda: D.Audio(16000, dtype="int16", pad=1e6), "outside int16"),
+    (lambda: D.Audio(16000, channels=9), "channels must be in"),
     (lambda: T.RandomHorizontalFlip(p=2), "p must be a probability"),
     (lambda: T.Normalize((0.5, 0.5), (0.5,)), "as many values"),
     (lambda: T.Normalize(0.5, 0), "above 0"),
