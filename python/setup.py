@@ -56,7 +56,7 @@ def build_native(dest_dir):
     prebuilt = os.path.join(HERE, "mldf", "_native", LIBNAME)
     why = None
     if go is None:
-        why = "Go is not on PATH (install Go >= 1.22 and a C compiler, or set GO=/path/to/go)"
+        why = "Go is not on PATH (install Go >= 1.26 and a C compiler, or set GO=/path/to/go)"
     elif repo is None:
         why = ("the Go sources (cmd/libmldf) are not beside this directory; install from a clone of the "
                "repository, or set MLDF_REPO to it")
@@ -80,8 +80,8 @@ def build_native(dest_dir):
     proc = subprocess.run(cmd, cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if proc.returncode != 0:
         raise NativeBuildError(
-            "building the native loader library failed (exit %d): %s\n%s\nIt needs Go >= 1.22 with cgo (a C compiler; "
-            "libturbojpeg-dev for fast JPEG). Set MLDF_NO_NATIVE=1 to install only the reader."
+            "building the native loader library failed (exit %d): %s\n%s\nIt needs Go >= 1.26 with cgo (a C compiler) "
+            "and libjpeg-turbo's TurboJPEG (libturbojpeg0-dev). Set MLDF_NO_NATIVE=1 to install only the reader."
             % (proc.returncode, " ".join(cmd), proc.stdout[-4000:]))
     header = os.path.splitext(out)[0] + ".h"
     if os.path.exists(header):

@@ -59,7 +59,7 @@ class _Lib:
             raise NativeUnavailable(
                 "mldf.Loader needs the native library %s and it cannot be loaded: %s. Build it from the "
                 "repository root with `go build -buildmode=c-shared -o python/mldf/_native/%s ./cmd/libmldf` "
-                "(Go >= 1.22 and a C compiler; libturbojpeg for fast JPEG), or reinstall with Go on PATH: "
+                "(Go >= 1.26, a C compiler and libturbojpeg0-dev), or reinstall with Go on PATH: "
                 "`pip install ./python`; or set MLDF_LIBRARY to its path" % (path, e, LIBNAME)) from None
         self.path = path
         self.pid = os.getpid()
@@ -136,9 +136,10 @@ def library():
                 raise NativeUnavailable(
                     "mldf.Loader needs the native library and %s does not exist. This mldf was installed "
                     "without it (Go was not on PATH, or MLDF_NO_NATIVE was set, when it was built). Install "
-                    "Go >= 1.22 and a C compiler, then `pip install ./python` from the repository again, or "
-                    "build it in place with `go build -buildmode=c-shared -o python/mldf/_native/%s ./cmd/libmldf`, or set MLDF_LIBRARY. "
-                    "The reader (mldf.open) works without it." % (path, LIBNAME))
+                    "Go >= 1.26, a C compiler and libturbojpeg0-dev, then `pip install ./python` from the "
+                    "repository again, or build it in place with `go build -buildmode=c-shared -o "
+                    "python/mldf/_native/%s ./cmd/libmldf`, or set MLDF_LIBRARY. The reader (mldf.open) works "
+                    "without it." % (path, LIBNAME))
             lib = _Lib(path)
             _loaded[path] = lib
     lib.check()
