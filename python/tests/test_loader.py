@@ -226,7 +226,32 @@ def test_no_thread_outlives_iteration(fx):
     assert n == N and len(prefetch_threads()) == before
 
 
+def test_ctrl_c_stops_the_loop_and_its_thread(fx):
+    """SIGINT while batches are decoded raises KeyboardInterrupt in the loop (the Go runtime
+    leaves SIGINT to Python), and the prefetch thread ends with the iterator."""
+    before = len(prefetch_threads())
+    loader = image_loader(fx, batch_size=16, prefetch=2)
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            for _ in range(10000):
+                for _ in loader:
+                    pass
+    finally:
+        timer.cancel()
+    gc.collect()
+    assert len(prefetch_threads()) == before
+    assert sum(len(b["label"]) for b in loader) == N
+
+
 # ---- errors
+
+
+def test_damaged_file_is_named(fx):
+    bad = os.path.join(fx, "bad_signature.mldf")
+    with pytest.raises(mldf.LoaderError, match="bad_signature.mldf"):
+        mldf.Loader(bad, pipelines={"label": [D.Int()]})
 
 
 def corrupt_copy(fx, tmp_path, sample, how):
