@@ -125,6 +125,16 @@ _lock = threading.Lock()
 _loaded = {}  # path -> _Lib; one load per process (a forked child sees the parent's and refuses)
 
 
+def _after_fork_in_child():
+    # another thread may have held the lock at the fork: the child's copy would stay locked
+    global _lock
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def library():
     """The native library, loaded on first call. Raises NativeUnavailable when it is missing and
     ForkError in a process forked after it was loaded."""
