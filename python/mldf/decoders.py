@@ -234,8 +234,9 @@ class Bytes(Decoder):
 
 
 class Text(Decoder):
-    """A text field: a list per batch of ``str`` (TEXT_RAW, UTF-8) or of int arrays of token
-    ids (TEXT_TOKENIZED, TEXT_PACKED: int32 or int16, as stored)."""
+    """A text field: a list per batch of ``str`` (TEXT_RAW, UTF-8) or of arrays of token ids
+    (TEXT_TOKENIZED, TEXT_PACKED: uint32 or uint16, the stored id width; ``bytes`` when the
+    field does not record its width)."""
 
     op = "Text"
     accepts = ("TEXT_RAW", "TEXT_TOKENIZED", "TEXT_PACKED")

@@ -147,14 +147,16 @@ def _check_pipelines(pipelines, fields):
     return out
 
 
+_TOKEN_DTYPES = {"Tokens16": np.dtype("<u2"), "Tokens32": np.dtype("<u4")}
+
+
 def _present(kind, field):
     """How a variable output's bytes become Python values."""
     if kind == "Text" and field.get("type") in ("TEXT_TOKENIZED", "TEXT_PACKED"):
-        width = field.get("token_width")
-        if width in (2, 4):
-            dt = np.dtype("<i4" if width == 4 else "<i2")
-            return lambda b, i: np.frombuffer(b, dt).copy()
-        return lambda b, i: b  # the id width is not recorded: the stored bytes
+        kind = {2: "Tokens16", 4: "Tokens32"}.get(field.get("token_width"), "Bytes")
+    if kind in _TOKEN_DTYPES:
+        dt = _TOKEN_DTYPES[kind]
+        return lambda b, i: np.frombuffer(b, dt).copy()
     if kind == "Text":
         return lambda b, i: b.decode("utf-8")
     if kind == "JSON":
