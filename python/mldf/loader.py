@@ -342,6 +342,7 @@ class _Iterator:
         self._k += 1
         lo, n = ep.bounds(k)
         loader._pos = lo + n  # batches yielded count as consumed (state_dict)
+        loader._partial = True
         return batch
 
     def _finish(self, loader):
@@ -400,8 +401,8 @@ class Loader:
     checks before it decodes into it, and allocates fresh memory for a batch you kept), so
     keeping batches, or tensors from ``torch.from_numpy``, is safe. ``copy=True`` yields copies.
 
-    The epoch advances by one with each ``iter()`` (an epoch left early counts as done), or is
-    set with ``set_epoch``. ``state_dict()``/``load_state_dict()`` resume mid-epoch with exactly
+    The epoch advances by one with each ``iter()`` (an epoch left early, after some batches,
+    counts as done; an iterator that yielded nothing does not), or is set with ``set_epoch``. ``state_dict()``/``load_state_dict()`` resume mid-epoch with exactly
     the samples still to come.
 
     Fork: the native library runs a Go runtime, which does not survive ``fork()``; a Loader used
@@ -471,7 +472,7 @@ class Loader:
         self._slots = []
         self._epoch = _int_arg("epoch", epoch, 0)
         self._pos = 0
-        self._resume = False
+        self._partial = False  # an iterator yielded batches of the epoch and did not finish it
         self._closed = False
 
     # ---- sizes
@@ -512,14 +513,14 @@ class Loader:
             if old is not None:
                 old.close("a newer iter(loader) replaced it")
             self._iter = None
-        if self._pos > 0 and not self._resume:
-            # the previous pass stopped early: that epoch counts as done
+        if self._partial:
+            # the previous pass yielded batches and stopped early: that epoch counts as done
             self._epoch += 1
             self._pos = 0
         if self._pos > 0 and self._nbatches_from(self._pos) == 0:
             self._epoch += 1  # a state saved after the epoch's last batch
             self._pos = 0
-        self._resume = False
+        self._partial = False
         it = _Iterator(self, self._epoch, self._pos)
         self._iter = weakref.ref(it)
         return it
@@ -528,6 +529,7 @@ class Loader:
         if self._iter is not None and self._iter() is it:
             self._epoch += 1
             self._pos = 0
+            self._partial = False
             self._iter = None
 
     def _iter_closed(self, it):
@@ -538,7 +540,7 @@ class Loader:
         """Make the next iter() yield epoch ``epoch`` from its start (as DistributedSampler)."""
         self._epoch = _int_arg("epoch", epoch, 0)
         self._pos = 0
-        self._resume = False
+        self._partial = False
 
     # ---- resuming
 
@@ -572,7 +574,7 @@ class Loader:
             if old is not None:
                 old.close("load_state_dict() was called")
             self._iter = None
-        self._epoch, self._pos, self._resume = epoch, pos, True
+        self._epoch, self._pos, self._partial = epoch, pos, False
 
     # ---- lifetime
 

@@ -437,6 +437,7 @@ def test_state_dict_resumes_with_the_rest(fx, order, k):
     del it
     b = image_loader(fx, **kw)
     b.load_state_dict(state)
+    assert len(b) == len(ref) and len(iter(b)) == len(ref) - k  # an unused iterator moves nothing
     rest = [(x["image"], x["label"]) for x in b]
     assert len(rest) == len(ref) - k
     for (ri, rl), (xi, xl) in zip(ref[k:], rest):
