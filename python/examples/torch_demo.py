@@ -2,7 +2,7 @@
 #   PYTHONPATH=python python3 python/examples/torch_demo.py
 import torch
 from torch.utils.data import DataLoader
-from mldf.torch import MLDFDataset  # pip install --no-build-isolation ./python
+from mldf.torch import MLDFDataset  # pip install ./python
 
 def transform(s):  # {"image": HxWx3 uint8 array, "label": int64} -> (3x224x224 float tensor, int)
     x = torch.from_numpy(s["image"]).permute(2, 0, 1).float().div(255)

@@ -10,19 +10,24 @@ nothing but numpy.
         r.verify()                    # every structural rule, CRC-32C and header xxhash64
 
 Pillow (optional) decodes JPEG/PNG images; without it they come back as EncodedImage.
+``mldf.Loader`` decodes batches for training in native code (docs/LOADER.md); it needs the native
+library that ``pip install ./python`` builds when Go is present, and only it does.
 ``mldf.torch.MLDFDataset`` wraps a file as a PyTorch Dataset; importing ``mldf`` does not import
 torch.
 """
 
+from . import decoders, transforms
 from ._checksum import crc32c, xxh64
 from ._format import TYPE_NAMES
 from .reader import (HAVE_PIL, HAVE_SOUNDFILE, ChecksumError, EncodedAudio, EncodedImage, Field, FormatError,
                      Reader, VersionError, open)
+from .loader import ForkError, Loader, LoaderError, NativeUnavailable
 
 __version__ = "0.1.0"
 
 __all__ = ["open", "Reader", "Field", "FormatError", "VersionError", "ChecksumError", "EncodedImage",
-           "EncodedAudio", "HAVE_PIL", "HAVE_SOUNDFILE", "TYPE_NAMES", "crc32c", "xxh64", "__version__"]
+           "EncodedAudio", "HAVE_PIL", "HAVE_SOUNDFILE", "TYPE_NAMES", "crc32c", "xxh64", "__version__",
+           "Loader", "LoaderError", "ForkError", "NativeUnavailable", "decoders", "transforms"]
 
 
 def __getattr__(name):
