@@ -120,11 +120,10 @@ type Config struct {
 	// output (a temporary file renamed at the end, so kill -9 leaves nothing at the path) and
 	// published when the run ends, failed or not, if it holds a line; a run that rejected
 	// nothing leaves no rejects file (and removes one an earlier run left at the path).
-	// A bucket URL (s3://, gs://, az://) is written through Store, as one object that
-	// appears only when complete.
+	// It is written through Store: a local path, a file:// URL or a bucket URL (s3://,
+	// gs://, az://, one object that appears only when complete) alike.
 	RejectsPath string
-	// Store writes a RejectsPath that is a bucket URL; nil means a client of Run's own
-	// (objstore.New), made only when needed.
+	// Store writes RejectsPath; nil means a client of Run's own (objstore.New).
 	Store *objstore.Client
 	// Progress, when set, is called about every 500ms from one goroutine, and once at the end.
 	Progress func(Progress)

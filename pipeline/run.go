@@ -83,7 +83,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	}
 	if cfg.RejectsPath != "" {
 		store := cfg.Store
-		if store == nil && isObject(cfg.RejectsPath) {
+		if store == nil {
 			store = objstore.New()
 			defer store.Close()
 		}

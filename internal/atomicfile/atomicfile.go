@@ -4,8 +4,9 @@
 // of the new ones, never a prefix. Every error is returned, the directory sync's included.
 //
 // The temporary file is created with the naming and the shared lock of the page writer's
-// outputs (pagewriter.CreateOutput), whose clean-up of a killed process's leftovers skips a
-// locked temporary file: a write in progress is never removed under its writer.
+// outputs (pagewriter.CreateOutput); Create first removes the temporary files of earlier
+// writes to the same target that were killed (RemoveLeftovers), skipping a locked one: a
+// write in progress is never removed under its writer.
 //
 // The page writer keeps its own path for large outputs (an unnamed O_TMPFILE, preallocation,
 // write-behind); this package is for reports, records, side files and whole objects.
@@ -53,6 +54,7 @@ func Create(target string, perm fs.FileMode) (*File, error) {
 	if fi, err := os.Lstat(target); err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
 		return nil, fmt.Errorf("atomic write %s: %w", target, ErrNotRegular)
 	}
+	RemoveLeftovers(dir, base)
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
 		return nil, err
@@ -62,7 +64,7 @@ func Create(target string, perm fs.FileMode) (*File, error) {
 		os.Remove(f.Name())
 		return nil, err
 	}
-	hold(f)
+	Hold(f)
 	return &File{File: f, target: target}, nil
 }
 
@@ -139,4 +141,53 @@ func SyncDir(dir string) error {
 		return err
 	}
 	return nil
+}
+
+// RemoveLeftovers removes ".BASE.tmp-*" files and directories in dir that no running process
+// holds (see Hold): the temporary files of earlier writes to the same target that were
+// killed. It reads the directory in batches, so a large directory costs time, not memory.
+// Errors are ignored: a leftover that cannot be removed is only clutter.
+func RemoveLeftovers(dir, base string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	prefix := "." + base + ".tmp-"
+	for {
+		ents, err := d.ReadDir(1024)
+		for _, e := range ents {
+			name := e.Name()
+			if !(e.Type().IsRegular() || e.IsDir()) || len(name) <= len(prefix) || name[:len(prefix)] != prefix || !isTmpSuffix(name[len(prefix):]) {
+				continue
+			}
+			path := filepath.Join(dir, name)
+			f, err := os.Open(path)
+			if err != nil {
+				continue
+			}
+			if tryLock(f) {
+				if e.IsDir() {
+					os.RemoveAll(path)
+				} else {
+					os.Remove(path)
+				}
+			}
+			f.Close()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// isTmpSuffix reports whether s is what CreateTemp (decimal digits) or a random hex name puts
+// after ".tmp-".
+func isTmpSuffix(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

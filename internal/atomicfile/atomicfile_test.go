@@ -129,3 +129,32 @@ func TestTempFileHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Create removes the temporary files of killed writes to the same target (not those of other
+// targets, not one a live writer holds), so kill -9 during a write leaves clutter only until
+// the next write.
+func TestCreateRemovesLeftovers(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("leftovers are told from live files by flock, on Linux")
+	}
+	dir := t.TempDir()
+	target := filepath.Join(dir, "r.jsonl")
+	for _, n := range []string{".r.jsonl.tmp-42", ".r.jsonl.tmp-ab12", ".other.tmp-7", ".r.jsonl.tmp-xyz"} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live, err := atomicfile.Create(target, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Abort()
+	if err := atomicfile.WriteFile(target, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(entries(t, dir), " ")
+	want := ".other.tmp-7 " + filepath.Base(live.Name()) + " .r.jsonl.tmp-xyz r.jsonl"
+	if got != want {
+		t.Fatalf("folder holds %s, want %s", got, want)
+	}
+}
