@@ -44,6 +44,19 @@ type File struct {
 // (which must exist). A target that exists and is neither a regular file nor a symbolic
 // link (which the rename replaces) is refused with ErrNotRegular.
 func Create(target string, perm fs.FileMode) (*File, error) {
+	return CreateWith(target, perm, Options{})
+}
+
+// Options adjust CreateWith for bulk outputs.
+type Options struct {
+	// NoClean skips the removal of killed writes' leftovers (RemoveLeftovers), which reads
+	// the whole directory: for a directory the caller made empty and fills with many files,
+	// where a read per file would be quadratic.
+	NoClean bool
+}
+
+// CreateWith is Create with options.
+func CreateWith(target string, perm fs.FileMode, o Options) (*File, error) {
 	dir, base := filepath.Split(target)
 	if dir == "" {
 		dir = "."
@@ -54,7 +67,9 @@ func Create(target string, perm fs.FileMode) (*File, error) {
 	if fi, err := os.Lstat(target); err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
 		return nil, fmt.Errorf("atomic write %s: %w", target, ErrNotRegular)
 	}
-	RemoveLeftovers(dir, base)
+	if !o.NoClean {
+		RemoveLeftovers(dir, base)
+	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
 		return nil, err
@@ -91,6 +106,23 @@ func (f *File) Commit() error {
 		}
 		if derr := SyncDir(filepath.Dir(f.target)); derr != nil {
 			err = fmt.Errorf("sync the directory of %s: %w", f.target, derr)
+		}
+	})
+	return err
+}
+
+// CommitUnsynced is Commit without the file's and the directory's fsync: the file appears
+// whole or not at all while the system runs, but a power loss may lose it. It is for bulk
+// outputs (an export's many small files) whose caller accepts that.
+func (f *File) CommitUnsynced() error {
+	err := ErrDone
+	f.once.Do(func() {
+		err = f.File.Close()
+		if err == nil {
+			err = os.Rename(f.File.Name(), f.target)
+		}
+		if err != nil {
+			os.Remove(f.File.Name())
 		}
 	})
 	return err

@@ -158,3 +158,36 @@ func TestCreateRemovesLeftovers(t *testing.T) {
 		t.Fatalf("folder holds %s, want %s", got, want)
 	}
 }
+
+// CommitUnsynced publishes like Commit (whole or nothing, the temporary file gone), and
+// CreateWith NoClean leaves other writes' temporary files alone.
+func TestCommitUnsyncedAndNoClean(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "f.txt")
+	left := filepath.Join(dir, ".f.txt.tmp-42")
+	if err := os.WriteFile(left, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := atomicfile.CreateWith(target, 0o644, atomicfile.Options{NoClean: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("hello"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.CommitUnsynced(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Commit(); !errors.Is(err, atomicfile.ErrDone) {
+		t.Fatalf("Commit after CommitUnsynced: %v", err)
+	}
+	if b, err := os.ReadFile(target); err != nil || string(b) != "hello" {
+		t.Fatalf("target: %q, %v", b, err)
+	}
+	if got, want := strings.Join(entries(t, dir), " "), ".f.txt.tmp-42 f.txt"; got != want {
+		t.Fatalf("folder holds %s, want %s", got, want)
+	}
+	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o644 {
+		t.Fatalf("mode %v", fi.Mode())
+	}
+}
