@@ -1,7 +1,8 @@
-// Package atomicfile writes small local files atomically: the bytes go to a temporary file
-// ".BASE.tmp-*" in the target's directory, which is fsynced, renamed onto the target, and
-// the directory fsynced, so that after a crash the target holds either its old bytes or all
-// of the new ones, never a prefix. Every error is returned, the directory sync's included.
+// Package atomicfile writes small local files atomically: the bytes go to a temporary file in
+// the target's directory (unnamed on Linux, O_TMPFILE, so kill -9 leaves nothing; named
+// ".BASE.tmp-*" at Commit or from the start elsewhere), which is fsynced, renamed onto the
+// target, and the directory fsynced, so that after a crash the target holds either its old
+// bytes or all of the new ones, never a prefix. Every error is returned, the directory sync's included.
 //
 // The temporary file is created with the naming and the shared lock of the page writer's
 // outputs (pagewriter.CreateOutput); Create first removes the temporary files of earlier
@@ -13,6 +14,8 @@
 package atomicfile
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +40,7 @@ var (
 type File struct {
 	*os.File
 	target string
+	tmp    string // the temporary name; "" while the file has none (O_TMPFILE)
 	once   sync.Once
 }
 
@@ -70,17 +74,65 @@ func CreateWith(target string, perm fs.FileMode, o Options) (*File, error) {
 	if !o.NoClean {
 		RemoveLeftovers(dir, base)
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	tmp := ""
+	f, err := openUnnamed(dir)
 	if err != nil {
-		return nil, err
+		// No O_TMPFILE here: a named temporary file from the start.
+		if f, err = os.CreateTemp(dir, "."+base+".tmp-*"); err != nil {
+			return nil, err
+		}
+		tmp = f.Name()
 	}
 	if err := f.Chmod(perm); err != nil { // CreateTemp makes 0600 files
 		f.Close()
-		os.Remove(f.Name())
+		if tmp != "" {
+			os.Remove(tmp)
+		}
 		return nil, err
 	}
 	Hold(f)
-	return &File{File: f, target: target}, nil
+	return &File{File: f, target: target, tmp: tmp}, nil
+}
+
+// publish closes the file, gives it a temporary name if it has none and renames it onto the
+// target; on failure the temporary file is removed.
+func (f *File) publish() error {
+	err := f.name()
+	if cerr := f.File.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.tmp, f.target)
+	}
+	if err != nil && f.tmp != "" {
+		os.Remove(f.tmp)
+	}
+	return err
+}
+
+// name links an unnamed file as ".BASE.tmp-RANDOM" beside the target.
+func (f *File) name() error {
+	if f.tmp != "" {
+		return nil
+	}
+	dir, base := filepath.Split(f.target)
+	if dir == "" {
+		dir = "."
+	}
+	for range 100 {
+		var r [6]byte
+		rand.Read(r[:])
+		tmp := filepath.Join(dir, "."+base+".tmp-"+hex.EncodeToString(r[:]))
+		err := linkUnnamed(f.File, tmp)
+		if err == nil {
+			f.tmp = tmp
+			return nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	return fs.ErrExist
 }
 
 // Target returns the path Commit publishes the file at.
@@ -94,14 +146,14 @@ func (f *File) Commit() error {
 	err := ErrDone
 	f.once.Do(func() {
 		err = f.File.Sync()
-		if cerr := f.File.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(f.File.Name(), f.target)
-		}
 		if err != nil {
-			os.Remove(f.File.Name())
+			f.File.Close()
+			if f.tmp != "" {
+				os.Remove(f.tmp)
+			}
+			return
+		}
+		if err = f.publish(); err != nil {
 			return
 		}
 		if derr := SyncDir(filepath.Dir(f.target)); derr != nil {
@@ -116,15 +168,7 @@ func (f *File) Commit() error {
 // outputs (an export's many small files) whose caller accepts that.
 func (f *File) CommitUnsynced() error {
 	err := ErrDone
-	f.once.Do(func() {
-		err = f.File.Close()
-		if err == nil {
-			err = os.Rename(f.File.Name(), f.target)
-		}
-		if err != nil {
-			os.Remove(f.File.Name())
-		}
-	})
+	f.once.Do(func() { err = f.publish() })
 	return err
 }
 
@@ -134,7 +178,9 @@ func (f *File) Abort() error {
 	var err error
 	f.once.Do(func() {
 		f.File.Close()
-		err = os.Remove(f.File.Name())
+		if f.tmp != "" {
+			err = os.Remove(f.tmp)
+		}
 	})
 	return err
 }

@@ -117,12 +117,15 @@ func TestTempFileHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Abort()
-	if !strings.HasPrefix(filepath.Base(f.Name()), ".out.mldf.tmp-") {
-		t.Fatalf("temporary name %s", f.Name())
-	}
-	pagewriter.RemoveLeftovers(dir, "out.mldf")
-	if _, err := os.Stat(f.Name()); err != nil {
-		t.Fatalf("a temporary file in use was removed: %v", err)
+	// On Linux the file has no name until Commit (O_TMPFILE); with a name, it is locked.
+	if names := entries(t, dir); len(names) > 0 {
+		if len(names) != 1 || !strings.HasPrefix(names[0], ".out.mldf.tmp-") {
+			t.Fatalf("temporary files %v", names)
+		}
+		pagewriter.RemoveLeftovers(dir, "out.mldf")
+		if _, err := os.Stat(f.Name()); err != nil {
+			t.Fatalf("a temporary file in use was removed: %v", err)
+		}
 	}
 	f.WriteString("x")
 	if err := f.Commit(); err != nil {
@@ -131,8 +134,9 @@ func TestTempFileHeld(t *testing.T) {
 }
 
 // Create removes the temporary files of killed writes to the same target (not those of other
-// targets, not one a live writer holds), so kill -9 during a write leaves clutter only until
-// the next write.
+// targets, not one a live writer holds): where the file is named before Commit (no
+// O_TMPFILE, or killed between naming and renaming), kill -9 leaves clutter only until the
+// next write.
 func TestCreateRemovesLeftovers(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("leftovers are told from live files by flock, on Linux")
@@ -153,7 +157,10 @@ func TestCreateRemovesLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.Join(entries(t, dir), " ")
-	want := ".other.tmp-7 " + filepath.Base(live.Name()) + " .r.jsonl.tmp-xyz r.jsonl"
+	want := ".other.tmp-7 .r.jsonl.tmp-xyz r.jsonl"
+	if _, err := os.Stat(live.Name()); err == nil { // a named temporary file: it stays
+		want = ".other.tmp-7 " + filepath.Base(live.Name()) + " .r.jsonl.tmp-xyz r.jsonl"
+	}
 	if got != want {
 		t.Fatalf("folder holds %s, want %s", got, want)
 	}
@@ -189,5 +196,33 @@ func TestCommitUnsyncedAndNoClean(t *testing.T) {
 	}
 	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o644 {
 		t.Fatalf("mode %v", fi.Mode())
+	}
+}
+
+// Killed before Commit, a write leaves nothing in the directory on Linux (O_TMPFILE): the
+// temporary file has no name until Commit.
+func TestUnnamedUntilCommit(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("O_TMPFILE is Linux's")
+	}
+	dir := t.TempDir()
+	f, err := atomicfile.Create(filepath.Join(dir, "r.jsonl"), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("line\n"); err != nil {
+		t.Fatal(err)
+	}
+	if names := entries(t, dir); len(names) != 0 {
+		t.Skipf("this file system has no O_TMPFILE (%v)", names)
+	}
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if names := entries(t, dir); strings.Join(names, " ") != "r.jsonl" {
+		t.Fatalf("after Commit: %v", names)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "r.jsonl")); err != nil || fi.Mode().Perm() != 0o644 || fi.Size() != 5 {
+		t.Fatalf("published file: %v %v", fi, err)
 	}
 }
