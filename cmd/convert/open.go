@@ -27,9 +27,6 @@ func localPath(arg string) (string, bool, error) {
 	return "", false, nil
 }
 
-// errRemoteKind: an input the read commands do not read from a bucket.
-var errRemoteKind = errors.New("not readable from a bucket")
-
 // openMLDF opens the MLDF file arg names through objstore: a local file is then mapped
 // (reader.Open, at memory speed), an object in a bucket is read with ranged requests
 // (retried and resumed) through reader.OpenReaderAt, in bounded memory and without
