@@ -10,9 +10,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/mldf/convert/internal/atomicfile"
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/reader"
 )
@@ -71,51 +71,37 @@ func prepareDir(dir string) error {
 	return nil
 }
 
-// atomicFile is a temporary file in the target's directory that Commit renames to the target.
+// atomicFile is a temporary file in the target's directory that Commit renames to the target
+// (internal/atomicfile, the one atomic-write primitive). Export directories start empty
+// (prepareDir), so no killed run's leftovers are looked for.
 type atomicFile struct {
-	f      *os.File
+	*atomicfile.File
 	target string
-	done   bool
 }
 
 func createAtomic(target string) (*atomicFile, error) {
-	f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".tmp-*")
+	f, err := atomicfile.CreateWith(target, 0o644, atomicfile.Options{NoClean: true})
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
-	return &atomicFile{f: f, target: target}, nil
+	return &atomicFile{File: f, target: target}, nil
 }
 
-func (a *atomicFile) Write(p []byte) (int, error) { return a.f.Write(p) }
-
-// Commit makes the file 0644, optionally syncs it, closes it and renames it into place.
+// Commit renames the file into place: with sync, fsynced with its directory (a shard, a
+// Parquet file); without, a small file of a folder export, unsynced.
 func (a *atomicFile) Commit(sync bool) error {
-	err := a.f.Chmod(0o644) // CreateTemp makes 0600 files
-	if err == nil && sync {
-		err = a.f.Sync()
+	commit := a.File.CommitUnsynced
+	if sync {
+		commit = a.File.Commit
 	}
-	if cerr := a.f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(a.f.Name(), a.target)
-	}
-	if err != nil {
-		os.Remove(a.f.Name())
+	if err := commit(); err != nil {
 		return fmt.Errorf("export: writing %s: %w", a.target, err)
 	}
-	a.done = true
 	return nil
 }
 
 // Abort removes the temporary file unless Commit succeeded.
-func (a *atomicFile) Abort() {
-	if !a.done {
-		a.f.Close()
-		os.Remove(a.f.Name())
-		a.done = true
-	}
-}
+func (a *atomicFile) Abort() { a.File.Abort() }
 
 // writeFileAtomic writes b to path through a temporary file.
 func writeFileAtomic(path string, b []byte) error {

@@ -25,7 +25,6 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pagewriter"
@@ -97,7 +96,7 @@ func (r Report) CopyMethodName() string {
 		return "nothing to copy"
 	case r.ServerCopied > 0:
 		return fmt.Sprintf("server-side copy, %.1f MB through the client", float64(r.DataBytes-r.ServerCopied)/1e6)
-	case r.ServerCopied == 0 && isObject(r.Output):
+	case r.ServerCopied == 0 && !isLocal(r.Output):
 		return "through the client"
 	case r.RangeCopied == r.DataBytes:
 		return "copy_file_range"
@@ -116,9 +115,9 @@ func Merge(out string, parts []string) (Report, error) {
 type part struct {
 	path    string
 	index   int
-	f       *os.File           // a local part
-	obj     *objstore.ReaderAt // a part in a bucket
-	r       io.ReaderAt        // f or obj
+	obj     *objstore.ReaderAt // the part, local or in a bucket
+	f       *os.File           // obj's local file (nil in a bucket): copy_file_range reads it
+	r       io.ReaderAt        // obj
 	hdr     manifest.Header
 	rec     Record
 	descs   []byte
@@ -146,15 +145,15 @@ func MergeWith(ctx context.Context, out string, parts []string, opt Options) (re
 	if err != nil {
 		return rep, err
 	}
-	remote := isObject(out)
-	for _, p := range ps {
-		remote = remote || isObject(p.path)
-	}
-	if remote && opt.Store == nil {
+	if opt.Store == nil {
 		opt.Store = objstore.New()
 		defer opt.Store.Close()
 	}
-	if remote && !isObject(out) {
+	remote := !isLocal(out)
+	for _, p := range ps {
+		remote = remote || !isLocal(p.path)
+	}
+	if remote && isLocal(out) {
 		return rep, fmt.Errorf("merge %s: %w: the parts are in a bucket; merge into the bucket (an s3://, gs:// or az:// output)", out, ErrUnsupported)
 	}
 	if remote && !opt.TrustParts {
@@ -162,9 +161,6 @@ func MergeWith(ctx context.Context, out string, parts []string, opt Options) (re
 	}
 	defer func() {
 		for _, p := range ps {
-			if p.f != nil {
-				p.f.Close()
-			}
 			if p.obj != nil {
 				p.obj.Close()
 			}
@@ -174,11 +170,7 @@ func MergeWith(ctx context.Context, out string, parts []string, opt Options) (re
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		check := checkPart
-		if isObject(p.path) {
-			check = func(p *part, opt Options) error { return checkObjectPart(ctx, p, opt) }
-		}
-		if err := check(p, opt); err != nil {
+		if err := checkPart(ctx, p, opt); err != nil {
 			return rep, err
 		}
 	}
@@ -256,14 +248,26 @@ func firstKey(m map[int]*part) int {
 	return k
 }
 
-// checkPart opens p, validates it, reads its record and checks that they match.
-func checkPart(p *part, opt Options) error {
-	rd, err := reader.Open(p.path)
+// checkPart opens part p through opt.Store, a local file and an object in a bucket alike, and
+// checks it with the MLDF reader: every header, descriptor and table rule the reader makes at
+// open, and with opt.VerifyParts all of Verify. Then it reads what the merge keeps of the part
+// (descriptors, class names) and checks its completion record.
+func checkPart(ctx context.Context, p *part, opt Options) error {
+	obj, err := opt.Store.OpenReaderAt(ctx, p.path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("part %d: %w: %s does not exist; re-run task %d", p.index, ErrMissingPart, p.path, p.index)
+		if errors.Is(err, objstore.ErrNotFound) {
+			return fmt.Errorf("part %d: %w: %s does not exist; re-run task %d (%w)", p.index, ErrMissingPart, p.path, p.index, err)
 		}
+		return fmt.Errorf("part %d: %w", p.index, err)
+	}
+	p.obj, p.r, p.f = obj, obj, obj.File()
+	rd, err := openPart(p.path, obj)
+	if err != nil {
 		return fmt.Errorf("part %d: %w: %w", p.index, ErrCorruptPart, err)
+	}
+	defer rd.Close()
+	if rd.Size() != obj.Size() {
+		return fmt.Errorf("part %d: %w: %s changed while being read", p.index, ErrCorruptPart, p.path)
 	}
 	p.hdr = rd.Header()
 	layout := rd.Layout()
@@ -275,32 +279,28 @@ func checkPart(p *part, opt Options) error {
 			p.refs[k] = layout.Offsets[k]
 		}
 	}
-	size := rd.Size()
 	if opt.VerifyParts {
-		if _, err := rd.Verify(); err != nil {
-			rd.Close()
+		if _, err := rd.VerifyWith(ctx, reader.VerifyOptions{}); err != nil {
 			return fmt.Errorf("part %d: %w: %w", p.index, ErrCorruptPart, err)
 		}
 	}
-	rd.Close()
-
-	var st os.FileInfo
-	if p.f, st, err = inputfile.OpenRegular(p.path); err != nil {
-		return fmt.Errorf("part %d: %w", p.index, err)
-	}
-	if st.Size() != size {
-		return fmt.Errorf("part %d: %w: %s changed while being read", p.index, ErrCorruptPart, p.path)
-	}
 	p.descs = make([]byte, int(p.hdr.NumFields)*manifest.FieldDescSize)
-	p.r = p.f
-	if _, err := p.f.ReadAt(p.descs, int64(p.hdr.FieldDescPtr)); err != nil {
+	if _, err := p.r.ReadAt(p.descs, int64(p.hdr.FieldDescPtr)); err != nil {
 		return fmt.Errorf("part %d: read descriptors of %s: %w", p.index, p.path, err)
 	}
-	if err := readNames(p, p.f); err != nil {
+	if err := readNames(p, p.r); err != nil {
 		return err
 	}
+	return checkRecord(p, func(path string) (Record, error) { return ReadRecord(ctx, opt.Store, path) })
+}
 
-	return checkRecord(p, ReadRecord)
+// openPart opens the MLDF reader over a part: a local file mapped (Verify then runs at
+// memory speed), an object in a bucket through positional reads of obj, which stays open.
+func openPart(name string, obj *objstore.ReaderAt) (*reader.Reader, error) {
+	if f := obj.File(); f != nil {
+		return reader.Open(f.Name())
+	}
+	return reader.OpenReaderAt(name, struct{ io.ReaderAt }{obj}, obj.Size())
 }
 
 // checkRecord reads p's completion record with read and checks that it describes p, then

@@ -2,9 +2,7 @@ package merge
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"sort"
 	"strings"
@@ -31,99 +29,12 @@ const (
 	objInFlight = 4        // parts uploaded or copied at once
 )
 
-// isObject reports whether name is a bucket URL (not a local path or file:// URL); a
-// malformed URL counts as one (objstore refuses it): a string with a scheme is never local.
-func isObject(name string) bool { return objstore.IsURL(name) }
-
-// checkObjectPart is checkPart for a part in a bucket: its header, descriptors and tables are
-// read with ranged reads, checked for consistency and against its completion record.
-func checkObjectPart(ctx context.Context, p *part, opt Options) error {
-	obj, err := opt.Store.OpenReaderAt(ctx, p.path)
-	if err != nil {
-		if errors.Is(err, objstore.ErrNotFound) {
-			return fmt.Errorf("part %d: %w: %s does not exist; re-run task %d (%w)", p.index, ErrMissingPart, p.path, p.index, err)
-		}
-		return fmt.Errorf("part %d: %w", p.index, err)
-	}
-	p.obj, p.r = obj, obj
-	if opt.VerifyParts {
-		return fmt.Errorf("part %d: %w: --verify-parts reads parts from local files; run convert verify %s", p.index, ErrUnsupported, p.path)
-	}
-	corrupt := func(format string, a ...any) error {
-		return fmt.Errorf("part %d: %w: %s: %s", p.index, ErrCorruptPart, p.path, fmt.Sprintf(format, a...))
-	}
-	size := uint64(obj.Size())
-	pre := make([]byte, manifest.PreambleSize)
-	if size < uint64(len(pre)) {
-		return corrupt("%d bytes, shorter than an MLDF header", size)
-	}
-	if _, err := obj.ReadAt(pre, 0); err != nil {
-		return fmt.Errorf("part %d: read header of %s: %w", p.index, p.path, err)
-	}
-	if string(pre[:manifest.SignatureSize]) != manifest.Signature {
-		return corrupt("not an MLDF file (bad signature)")
-	}
-	if p.hdr, err = manifest.DecodeHeader(pre[manifest.HeaderOffset:]); err != nil {
-		return corrupt("%v", err)
-	}
-	h := p.hdr
-	descEnd := h.FieldDescPtr + uint64(h.NumFields)*manifest.FieldDescSize
-	if h.NumFields == 0 || h.FieldDescPtr < manifest.PreambleSize || descEnd > h.DataPtr || h.DataPtr > h.MetadataPtr ||
-		h.MetadataPtr > h.AllocTablePtr || h.AllocTablePtr > size || (size-h.AllocTablePtr)%manifest.AllocEntrySize != 0 {
-		return corrupt("inconsistent pointers (fields at %d, data %d, metadata %d, allocation table %d, size %d)",
-			h.FieldDescPtr, h.DataPtr, h.MetadataPtr, h.AllocTablePtr, size)
-	}
-	p.descs = make([]byte, int(h.NumFields)*manifest.FieldDescSize)
-	if _, err := obj.ReadAt(p.descs, int64(h.FieldDescPtr)); err != nil {
-		return fmt.Errorf("part %d: read descriptors of %s: %w", p.index, p.path, err)
-	}
-	if err := readNames(p, obj); err != nil {
-		return err
-	}
-	types := make([]manifest.TypeID, h.NumFields)
-	for k := range types {
-		d, err := manifest.DecodeFieldDesc(p.descs[k*manifest.FieldDescSize:])
-		if err != nil {
-			return corrupt("field %d: %v", k, err)
-		}
-		types[k] = d.Type
-	}
-	layout, err := manifest.Layout(types)
-	if err != nil {
-		return corrupt("%v", err)
-	}
-	p.rowSize = int64(layout.Size)
-	if h.MetadataPtr+h.NumSamples*uint64(p.rowSize) != h.AllocTablePtr {
-		return corrupt("%d rows of %d bytes do not fill [%d, %d)", h.NumSamples, p.rowSize, h.MetadataPtr, h.AllocTablePtr)
-	}
-	for k, t := range types {
-		p.refs = append(p.refs, -1)
-		if _, has := manifest.MetaSize(t); has {
-			p.refs[k] = layout.Offsets[k]
-		}
-	}
-	p.entries = int64(size-h.AllocTablePtr) / manifest.AllocEntrySize
-	return checkRecord(p, func(path string) (Record, error) { return readObjectRecord(ctx, opt.Store, path) })
-}
-
-// readObjectRecord is ReadRecord for a record in a bucket.
-func readObjectRecord(ctx context.Context, c *objstore.Client, url string) (Record, error) {
-	r, err := c.Open(ctx, url)
-	if err != nil {
-		if errors.Is(err, objstore.ErrNotFound) {
-			return Record{}, fmt.Errorf("%w: %s does not exist: the task did not finish (or was killed); re-run it", ErrIncomplete, url)
-		}
-		return Record{}, err
-	}
-	defer r.Close()
-	if r.Size() > maxRecordSize {
-		return Record{}, fmt.Errorf("%w: %s is %d bytes, not a completion record", ErrRecord, url, r.Size())
-	}
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return Record{}, fmt.Errorf("read %s: %w", url, err)
-	}
-	return ParseRecord(url, b)
+// isLocal reports whether name is a local file (a plain path or a file:// URL): the page
+// writer and copy_file_range need one. Only objstore tells; a malformed URL is not local
+// (objstore refuses it, naming it).
+func isLocal(name string) bool {
+	_, ok := objstore.LocalPath(name)
+	return ok
 }
 
 // FindObjectParts is FindParts for an output in a bucket: it lists the objects beside out
@@ -245,7 +156,7 @@ func (a *assembler) flush() error {
 // region appends [off, off+n) of p: copied server-side in parts of 5 MiB to 4 GiB, except
 // what must join the pending bytes so that every part but the last is at least 5 MiB.
 func (a *assembler) region(p *part, off, n int64) error {
-	if !isObject(p.path) {
+	if p.f != nil {
 		return a.through(p, off, n) // a local part: no server-side copy
 	}
 	if len(a.buf) > 0 && len(a.buf) < objMinPart {

@@ -1,17 +1,17 @@
 package merge
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/mldf/convert/internal/inputfile"
+	"github.com/mldf/convert/objstore"
 )
 
 // PartPath names part i of n of the output out: OUT.part-00003-of-00008.mldf for OUT.mldf.
@@ -108,25 +108,17 @@ type Record struct {
 // maxRecordSize bounds a completion record read from disk (they list the task's inputs).
 const maxRecordSize = 256 << 20
 
-// ReadRecord reads and decodes the completion record at path.
-func ReadRecord(path string) (Record, error) {
-	f, st, err := inputfile.OpenRegular(path) // a named pipe is refused, never waited on
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return Record{}, fmt.Errorf("%w: %s does not exist: the task did not finish (or was killed); re-run it", ErrIncomplete, path)
-		}
-		if errors.Is(err, inputfile.ErrNotRegular) {
-			return Record{}, fmt.Errorf("%w: %w", ErrRecord, err)
-		}
+// ReadRecord reads and decodes the completion record at path (a local path or a bucket URL)
+// through c.
+func ReadRecord(ctx context.Context, c *objstore.Client, path string) (Record, error) {
+	b, err := c.ReadFile(ctx, path, maxRecordSize)
+	switch {
+	case errors.Is(err, objstore.ErrNotFound):
+		return Record{}, fmt.Errorf("%w: %s does not exist: the task did not finish (or was killed); re-run it", ErrIncomplete, path)
+	case errors.Is(err, objstore.ErrTooLarge), errors.Is(err, objstore.ErrBadURL):
+		return Record{}, fmt.Errorf("%w: %s is not a completion record: %w", ErrRecord, path, err)
+	case err != nil:
 		return Record{}, err
-	}
-	defer f.Close()
-	if st.Size() > maxRecordSize {
-		return Record{}, fmt.Errorf("%w: %s is %d bytes, not a completion record", ErrRecord, path, st.Size())
-	}
-	b := make([]byte, st.Size())
-	if _, err := f.ReadAt(b, 0); err != nil {
-		return Record{}, fmt.Errorf("read %s: %w", path, err)
 	}
 	return ParseRecord(path, b)
 }

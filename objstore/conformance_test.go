@@ -192,6 +192,47 @@ func conformance(t *testing.T, c *Client, base string) {
 			t.Fatalf("%d objects left under ab/", n)
 		}
 	})
+	t.Run("small files", func(t *testing.T) {
+		// A side file in a directory that does not exist yet: MakeParents, then a whole write
+		// read back with ReadFile; an empty one too; a larger one is refused by size.
+		url := base + "small/deeper/record.json"
+		if err := c.MakeParents(ctx, url); err != nil {
+			t.Fatal(err)
+		}
+		want := testData(5000, 9)
+		if err := c.WriteFile(ctx, url, want); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := c.ReadFile(ctx, url, 5000); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("ReadFile: %d bytes, %v", len(got), err)
+		}
+		_, err := c.ReadFile(ctx, url, 4999)
+		wantErr(t, err, ErrTooLarge, url)
+		empty := base + "small/empty"
+		if err := c.WriteFile(ctx, empty, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := c.ReadFile(ctx, empty, 10); err != nil || len(got) != 0 {
+			t.Fatalf("ReadFile of an empty object: %q, %v", got, err)
+		}
+		_, err = c.ReadFile(ctx, base+"small/none", 10)
+		wantErr(t, err, ErrNotFound, base+"small/none")
+		// File is the local file behind a ReaderAt, for copy_file_range; nil in a bucket.
+		ra, err := c.OpenReaderAt(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ra.Close()
+		if l, _ := Parse(base); (ra.File() != nil) != l.IsLocal() {
+			t.Fatalf("File() = %v for %s", ra.File(), url)
+		}
+		// Remove, then Remove again: a missing object is not an error.
+		for range 2 {
+			if err := c.Remove(ctx, url); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 	_ = io.EOF
 }
 

@@ -37,6 +37,8 @@ var (
 	// ErrUnsupported is an operation the store cannot do (e.g. a cross-store server-side copy
 	// too large to pass through memory).
 	ErrUnsupported = errors.New("not supported")
+	// ErrTooLarge is an object larger than the caller said it can be (Client.ReadFile).
+	ErrTooLarge = errors.New("object too large")
 )
 
 // Error is the error of one operation on one URL. Kind is one of the package's error

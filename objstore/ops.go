@@ -150,6 +150,23 @@ func (c *Client) list(ctx context.Context, raw string, l Location, fn func(Attrs
 	return c.refine(ctx, s, c.wrap(ctx, "list", raw, err))
 }
 
+// MakeParents makes the directories a local path needs before it is written (like
+// os.MkdirAll of its directory); for a bucket URL it does nothing: keys need no directories.
+func (c *Client) MakeParents(ctx context.Context, raw string) error {
+	l, err := Parse(raw)
+	if err != nil {
+		err.(*Error).Op = "create"
+		return err
+	}
+	if !l.IsLocal() {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(l.Key), 0o755); err != nil {
+		return c.wrap(ctx, "create", raw, err)
+	}
+	return nil
+}
+
 // Remove deletes the object raw names. A missing object is not an error.
 func (c *Client) Remove(ctx context.Context, raw string) error {
 	l, s, err := c.parseObject(ctx, "remove", raw)

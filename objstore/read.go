@@ -2,11 +2,15 @@ package objstore
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/mldf/convert/internal/inputfile"
 )
 
 // readRange fills buf from the object's bytes at off, with ranged GETs. When a body dies
@@ -68,7 +72,7 @@ func (c *Client) OpenReaderAt(ctx context.Context, raw string) (*ReaderAt, error
 	if l.IsLocal() {
 		// Checked before opening: opening a FIFO would block until a writer comes.
 		if fi, err := os.Stat(l.Key); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
-			return nil, newErr("open", raw, ErrBadURL, "not a regular file (random access needs one)")
+			return nil, newErr("open", raw, ErrBadURL, "a "+inputfile.TypeName(fi.Mode())+", not a regular file (random access needs one)")
 		}
 		f, a, err := openLocal(ctx, c, raw, l)
 		if err != nil {
@@ -284,4 +288,27 @@ func (r *Reader) Close() error {
 		r.err = newErr("read", r.raw, ErrClosed, "reader closed")
 	})
 	return err
+}
+
+// File returns the local file a ReaderAt reads (for copy_file_range and the like), or nil
+// for an object in a bucket. The ReaderAt keeps ownership: Close closes it.
+func (r *ReaderAt) File() *os.File { return r.f }
+
+// ReadFile reads the whole object raw names, which must be at most max bytes (a completion
+// record, a report): a larger one is an ErrTooLarge naming its size. A local path must be a
+// regular file: a named pipe is refused, never waited on.
+func (c *Client) ReadFile(ctx context.Context, raw string, max int64) ([]byte, error) {
+	r, err := c.OpenReaderAt(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if r.Size() > max {
+		return nil, newErr("read", raw, ErrTooLarge, fmt.Sprintf("%d bytes, more than the %d expected", r.Size(), max))
+	}
+	b := make([]byte, r.Size())
+	if _, err := r.ReadAt(b, 0); err != nil && !(errors.Is(err, io.EOF) && len(b) == 0) {
+		return nil, c.wrap(ctx, "read", raw, err)
+	}
+	return b, nil
 }

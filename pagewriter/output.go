@@ -5,12 +5,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/mldf/convert/internal/atomicfile"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sync/atomic"
+
+	"github.com/mldf/convert/internal/atomicfile"
 )
 
 // File is what the writer needs of a file. *os.File implements it; tests wrap it to inject
@@ -211,52 +212,12 @@ func checkTarget(target string) error {
 
 // RemoveLeftovers removes ".BASE.tmp-*" files and directories in dir that no running process
 // holds (see HoldTemp): the temporary outputs of earlier runs to the same target that were
-// killed. It reads the directory in batches, so a large directory costs time, not memory.
-// Errors are ignored: a leftover that cannot be removed is only clutter.
-func RemoveLeftovers(dir, base string) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return
-	}
-	defer d.Close()
-	prefix := "." + base + ".tmp-"
-	for {
-		ents, err := d.ReadDir(1024)
-		for _, e := range ents {
-			name := e.Name()
-			if !(e.Type().IsRegular() || e.IsDir()) || len(name) <= len(prefix) || name[:len(prefix)] != prefix || !isTmpSuffix(name[len(prefix):]) {
-				continue
-			}
-			path := filepath.Join(dir, name)
-			f, err := os.Open(path)
-			if err != nil {
-				continue
-			}
-			if tryLock(f) {
-				if e.IsDir() {
-					os.RemoveAll(path)
-				} else {
-					os.Remove(path)
-				}
-			}
-			f.Close()
-		}
-		if err != nil {
-			return
-		}
-	}
-}
+// killed. See atomicfile.RemoveLeftovers, the one implementation.
+func RemoveLeftovers(dir, base string) { atomicfile.RemoveLeftovers(dir, base) }
 
-// isTmpSuffix reports whether s is what CreateTemp (decimal digits) or name (hex) puts
-// after ".tmp-".
-func isTmpSuffix(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+// HoldTemp takes a shared flock on f (a temporary file or directory), held while f is open:
+// a process cleaning leftovers (RemoveLeftovers) then knows it is in use (atomicfile.Hold).
+func HoldTemp(f *os.File) { atomicfile.Hold(f) }
 
 // SyncDir fsyncs the directory dir, so a rename or a new name in it is durable (see
 // atomicfile.SyncDir, the one implementation).

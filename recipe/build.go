@@ -118,10 +118,10 @@ func BuildWith(ctx context.Context, r *Recipe, store *objstore.Client) (*Plan, e
 		if err != nil {
 			return nil, fmt.Errorf("%w: field %q: %w", ErrRecipe, f.Name, err)
 		}
-		if packed, ok := field.(*textfield.Packed); ok {
-			// Packed rows are cut across documents: the source becomes the packer.
-			p.Source = packed.Pack(p.Source, f.From)
-			f.From = packed.Column()
+		if packed, ok := field.(encoders.Packer); ok {
+			// Packed rows are cut across documents: the source runs through the packing stage.
+			p.Source = pipeline.Pack(p.Source, f.From, packed)
+			f.From = packed.PackLayout().Column
 		}
 		required := f.Required == nil || *f.Required
 		p.Bindings = append(p.Bindings, pipeline.Binding{Field: field, Column: f.From, Optional: !required})

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
 	"github.com/mldf/convert/beton"
+	"github.com/mldf/convert/objstore"
 )
 
 // betonDescription is what inspect prints for a .beton file.
@@ -37,12 +39,12 @@ type betonField struct {
 }
 
 // inspectBeton prints a .beton file's header, fields and sections, or sample n's fields.
-func inspectBeton(w io.Writer, path string, n int, asJSON bool) error {
-	r, err := beton.Open(path)
+func inspectBeton(ctx context.Context, c *objstore.Client, w io.Writer, path string, n int, asJSON bool) error {
+	r, closeFile, err := openBeton(ctx, c, path)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	defer closeFile()
 	if n >= 0 {
 		vals, err := r.Sample(int64(n))
 		if err != nil {
@@ -93,12 +95,12 @@ func inspectBeton(w io.Writer, path string, n int, asJSON bool) error {
 }
 
 // verifyBeton checks a .beton file's structure (the format has no checksums).
-func verifyBeton(w io.Writer, path string) error {
-	r, err := beton.Open(path)
+func verifyBeton(ctx context.Context, c *objstore.Client, w io.Writer, path string) error {
+	r, closeFile, err := openBeton(ctx, c, path)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	defer closeFile()
 	rep, err := r.Verify()
 	if err != nil {
 		return err

@@ -6,16 +6,13 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/recipe"
 	"github.com/mldf/convert/sources"
 )
@@ -133,14 +130,7 @@ func sliceInputs(list sources.InputList, lo, hi int) (inputsRecord, error) {
 // partChecksum returns the header checksum of a complete, valid part. A part in a bucket
 // exists only once its upload completed; its header is read with one ranged request.
 func partChecksum(ctx context.Context, st *storage, path string) (string, int64, error) {
-	if isObject(path) {
-		h, err := st.objectHeader(ctx, path)
-		if err != nil {
-			return "", 0, err
-		}
-		return fmt.Sprintf("%016x", h.Checksum), int64(h.NumSamples), nil
-	}
-	r, err := reader.Open(plainPath(path))
+	r, err := openMLDF(ctx, st.client, path)
 	if err != nil {
 		return "", 0, err
 	}
@@ -194,11 +184,7 @@ func runShard(ctx context.Context, st *storage, plan *recipe.Plan, logger *slog.
 		return rejectsAccepted(&rr, old.Rejected)
 	}
 	// A stale record must not outlive a part we are about to replace.
-	if isObject(recPath) {
-		if err := st.client.Remove(ctx, recPath); err != nil {
-			return err
-		}
-	} else if err := os.Remove(plainPath(recPath)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := st.client.Remove(ctx, recPath); err != nil {
 		return err
 	}
 	shardPlan := *plan

@@ -10,7 +10,6 @@ import (
 	"math"
 	"strings"
 
-	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/objstore"
@@ -18,19 +17,6 @@ import (
 	"github.com/mldf/convert/reader/decode"
 	"github.com/mldf/convert/recipe"
 )
-
-// fileKind sniffs a file's first bytes: "mldf", "taridx", or "beton" (FFCV has no signature,
-// so any other file with a .beton name).
-func fileKind(path string) (string, error) {
-	f, _, err := inputfile.OpenRegular(path) // a named pipe is refused, never waited on
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	head := make([]byte, 9)
-	n, _ := io.ReadFull(f, head)
-	return sniffKind(path, head[:n])
-}
 
 // sniffKind tells a file's kind from its first 9 bytes (head) and its name, for local files
 // and objects in buckets alike.
@@ -71,7 +57,7 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case "taridx":
 		return inspectTaridx(ctx, c, stdout, pos[0], *sampleN, *asJSON)
 	case "beton":
-		return inspectBeton(stdout, pos[0], *sampleN, *asJSON)
+		return inspectBeton(ctx, c, stdout, pos[0], *sampleN, *asJSON)
 	}
 	r, err := openMLDF(ctx, c, pos[0])
 	if err != nil {
@@ -203,7 +189,7 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case "taridx":
 		return verifyTaridx(ctx, c, stdout, pos[0])
 	case "beton":
-		return verifyBeton(stdout, pos[0])
+		return verifyBeton(ctx, c, stdout, pos[0])
 	}
 	opt := reader.VerifyOptions{Workers: *workers}
 	if *decodeAll {

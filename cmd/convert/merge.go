@@ -70,7 +70,7 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	st := &storage{client: objstore.New(objstore.WithoutPartChecksums())}
 	defer st.Close()
 	opt.Store = st.client
-	if isObject(out) {
+	if !localFile(out) {
 		// In a bucket the data regions are copied server-side, unread: checking their
 		// CRC-32C would pull every byte through this machine (verify the result instead).
 		explicit := false
@@ -80,14 +80,8 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("%w: merge --verify reads a local file; run convert verify %s after the merge", errUsage, out)
 		}
 	}
-	switch {
-	case len(parts) > 0:
-	case isObject(out):
+	if len(parts) == 0 {
 		if parts, err = merge.FindObjectParts(ctx, st.client, out); err != nil {
-			return err
-		}
-	default:
-		if parts, err = merge.FindParts(out); err != nil {
 			return err
 		}
 	}

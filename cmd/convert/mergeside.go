@@ -7,13 +7,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 
-	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/merge"
 	"github.com/mldf/convert/objstore"
-	"github.com/mldf/convert/pagewriter"
 )
 
 // The side files of a merged output: its report (the parts' reports summed) and its rejects
@@ -82,20 +78,20 @@ func mergedReport(ctx context.Context, st *storage, parts []string, out merge.Re
 	return sum, nil
 }
 
-// openPartRejects opens a part's rejects log; nil, nil when it has none (no sample rejected).
+// openPartRejects opens a part's rejects log, a local file or an object alike (a named pipe
+// is refused, never waited on); nil, nil when it has none (no sample rejected).
 func openPartRejects(ctx context.Context, st *storage, path string) (io.ReadCloser, error) {
-	if isObject(path) {
-		r, err := st.client.Open(ctx, path)
-		if errors.Is(err, objstore.ErrNotFound) {
-			return nil, nil
-		}
-		return r, err
-	}
-	f, _, err := inputfile.OpenRegular(plainPath(path)) // a named pipe is refused, never waited on
-	if errors.Is(err, fs.ErrNotExist) {
+	ra, err := st.client.OpenReaderAt(ctx, path)
+	if errors.Is(err, objstore.ErrNotFound) {
 		return nil, nil
 	}
-	return f, err
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.NewSectionReader(ra, 0, ra.Size()), ra}, nil
 }
 
 // writeMergedRejects writes the parts' rejects logs (PART.rejects.jsonl), joined in part
@@ -114,14 +110,11 @@ func writeMergedRejects(ctx context.Context, st *storage, parts []string, path s
 		}
 	}
 	if len(srcs) == 0 {
-		if isObject(path) {
-			return 0, st.client.Remove(ctx, path)
+		if _, err := st.client.Stat(ctx, path); err != nil {
+			return 0, nil // none there (or not a file, which is left alone)
 		}
-		local := plainPath(path)
-		if fi, err := os.Lstat(local); err == nil && fi.Mode().IsRegular() {
-			if err := os.Remove(local); err != nil {
-				return 0, fmt.Errorf("rejects file %s: remove the one of an earlier run: %w", local, err)
-			}
+		if err := st.client.Remove(ctx, path); err != nil {
+			return 0, fmt.Errorf("rejects file %s: remove the one of an earlier run: %w", path, err)
 		}
 		return 0, nil
 	}
@@ -142,30 +135,18 @@ func writeMergedRejects(ctx context.Context, st *storage, parts []string, path s
 		}
 		return nil
 	}
-	if isObject(path) {
-		w, err := st.client.Create(ctx, path)
-		if err != nil {
-			return 0, err
-		}
-		if err := copyAll(w); err != nil {
-			w.Abort()
-			return 0, err
-		}
-		return len(srcs), w.Close()
+	if err := st.client.MakeParents(ctx, path); err != nil {
+		return 0, err
 	}
-	local := plainPath(path)
-	if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
-		return 0, fmt.Errorf("write %s: %w", local, err)
-	}
-	o, err := pagewriter.CreateOutput(local, nil)
+	w, err := st.client.Create(ctx, path)
 	if err != nil {
 		return 0, err
 	}
-	if err := copyAll(io.NewOffsetWriter(o, 0)); err != nil {
-		o.Abort()
+	if err := copyAll(w); err != nil {
+		w.Abort()
 		return 0, err
 	}
-	return len(srcs), o.Commit()
+	return len(srcs), w.Close()
 }
 
 // ctxReader stops a copy when ctx is cancelled (SIGINT, SIGTERM).

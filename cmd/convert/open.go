@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 
+	"github.com/mldf/convert/beton"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/reader"
 )
@@ -13,9 +13,6 @@ import (
 // Inputs named by URL (s3://, gs://, az://, azblob://, file://) are read through objstore;
 // plain paths as before. This file is the one place the read commands (inspect, verify,
 // cat, export, index) tell the two apart.
-
-// errRemoteKind: a file kind the read commands do not read from a bucket yet.
-var errRemoteKind = errors.New("not readable from a bucket")
 
 // localPath returns the local path arg names (a plain path, or a file:// URL) and true, or
 // false for an object in a bucket. A malformed URL is an error naming it.
@@ -30,20 +27,19 @@ func localPath(arg string) (string, bool, error) {
 	return "", false, nil
 }
 
-// openMLDF opens the MLDF file arg names: a local file is mapped (reader.Open), an object
-// in a bucket is read with ranged requests (objstore.OpenReaderAt, retried and resumed)
-// through reader.OpenReaderAt, in bounded memory and without downloading it.
+// openMLDF opens the MLDF file arg names through objstore: a local file is then mapped
+// (reader.Open, at memory speed), an object in a bucket is read with ranged requests
+// (retried and resumed) through reader.OpenReaderAt, in bounded memory and without
+// downloading it.
 func openMLDF(ctx context.Context, c *objstore.Client, arg string) (*reader.Reader, error) {
-	path, local, err := localPath(arg)
-	if err != nil {
-		return nil, err
-	}
-	if local {
-		return reader.Open(path)
-	}
 	ra, err := c.OpenReaderAt(ctx, arg)
 	if err != nil {
 		return nil, err
+	}
+	if f := ra.File(); f != nil {
+		path := f.Name()
+		ra.Close()
+		return reader.Open(path)
 	}
 	r, err := reader.OpenReaderAt(arg, ra, ra.Size())
 	if err != nil {
@@ -53,17 +49,24 @@ func openMLDF(ctx context.Context, c *objstore.Client, arg string) (*reader.Read
 	return r, nil
 }
 
-// inputKind is fileKind for any input: for an object in a bucket it reads the first bytes
-// with one ranged request. A missing object or bucket, or refused credentials, is one
-// error naming the URL.
-func inputKind(ctx context.Context, c *objstore.Client, arg string) (string, error) {
-	path, local, err := localPath(arg)
+// openBeton opens the .beton file arg names through objstore, a local file and an object
+// in a bucket alike (ranged reads, in bounded memory); close releases it.
+func openBeton(ctx context.Context, c *objstore.Client, arg string) (r *beton.Reader, close func() error, err error) {
+	ra, err := c.OpenReaderAt(ctx, arg)
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
-	if local {
-		return fileKind(path)
+	if r, err = beton.NewReader(ra, ra.Size(), arg); err != nil {
+		ra.Close()
+		return nil, nil, err
 	}
+	return r, ra.Close, nil
+}
+
+// inputKind is fileKind for any input, read through objstore: the first bytes with one
+// read (a ranged request in a bucket). A missing object or bucket, refused credentials or
+// a named pipe is one error naming the input.
+func inputKind(ctx context.Context, c *objstore.Client, arg string) (string, error) {
 	ra, err := c.OpenReaderAt(ctx, arg)
 	if err != nil {
 		return "", err
@@ -73,11 +76,6 @@ func inputKind(ctx context.Context, c *objstore.Client, arg string) (string, err
 	if _, err := ra.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
 		return "", err
 	}
-	// The same classification as on disk: a damaged MLDF object is a bad signature, as its
-	// bytes would be locally; only a kind that is never read from a bucket says so.
-	kind, err := sniffKind(arg, head)
-	if kind == "beton" {
-		return "", fmt.Errorf("%s: %w: MLDF files and TARIDX indexes are read from a bucket, .beton files are not (copy it to a local disk first)", arg, errRemoteKind)
-	}
-	return kind, err
+	// A damaged MLDF file is a bad signature, in a bucket as on disk.
+	return sniffKind(arg, head)
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"sort"
 	"time"
@@ -121,11 +120,6 @@ func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags
 	if err := checkBucketOutputs(ctx, st, plan); err != nil {
 		return err
 	}
-	if !isObject(r.Output) {
-		if err := os.MkdirAll(filepath.Dir(r.Output), 0o755); err != nil {
-			return fmt.Errorf("output folder: %w", err)
-		}
-	}
 	logger := newLogger(r.LogFormat, stderr)
 	if rf.cpuProfile != "" {
 		f, err := os.Create(rf.cpuProfile)
@@ -163,8 +157,14 @@ func checkBucketOutputs(ctx context.Context, st *storage, plan *recipe.Plan) err
 		out = partPath(r.Output, r.Shard, r.Shards)
 		report, rejects, done = shardReport(out), shardRejects(out), out+".done"
 	}
-	if isObject(out) && r.Format == "scdl" {
-		return fmt.Errorf("output %s: format scdl writes a folder of files, not one object: convert to a local folder and copy it", out)
+	if r.Format == "scdl" {
+		if !localFile(out) {
+			return fmt.Errorf("output %s: format scdl writes a folder of files, not one object: convert to a local folder and copy it", out)
+		}
+		if err := st.client.MakeParents(ctx, out); err != nil {
+			return err
+		}
+		out = "" // a folder, checked by checkOutputs and made by the SCDL writer
 	}
 	classes := ""
 	if plan.WritesClasses() {

@@ -2,16 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/mldf/convert/internal/inputfile"
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/pagewriter/multipart"
@@ -30,26 +25,37 @@ func newStorage() *storage { return &storage{client: objstore.New()} }
 
 func (s *storage) Close() error { return s.client.Close() }
 
-// isObject reports whether name is a bucket URL; plain paths and file:// URLs are local. A
-// malformed URL counts as one (objstore refuses it): a string with a scheme is never local.
-func isObject(name string) bool { return objstore.IsURL(name) }
+// localFile reports whether name is a local file (a plain path or a file:// URL) rather than
+// an object in a bucket. Reads, lists, stats and small writes never ask: they go through the
+// client. Only the writers that need a file descriptor do (the page writer's unnamed
+// temporary file, SCDL's folder, the merge's copy_file_range and server-side copies), and
+// objstore alone tells: a malformed URL is not local (objstore refuses it, naming it).
+func localFile(name string) bool {
+	_, ok := objstore.LocalPath(name)
+	return ok
+}
 
 // plainPath turns a file:// URL into the path it names; anything else is returned as is.
 func plainPath(name string) string {
-	if l, err := objstore.Parse(name); err == nil && l.IsLocal() {
-		return l.Key
+	if p, ok := objstore.LocalPath(name); ok {
+		return p
 	}
 	return name
 }
 
-// checkWrite checks, before any work, that every bucket URL among names can be written: the
-// bucket exists and the credentials may write there. Local paths are checked by checkOutputs.
+// checkWrite checks, before any work, that every output among names can be written: for a
+// bucket, that it exists and the credentials may write there; for a local path, that its
+// folder (made here when missing) takes a new file. Names that are "" are skipped.
 func (s *storage) checkWrite(ctx context.Context, names ...string) error {
 	for _, n := range names {
-		if n != "" && isObject(n) {
-			if err := s.client.CheckWrite(ctx, n); err != nil {
-				return err
-			}
+		if n == "" {
+			continue
+		}
+		if err := s.client.MakeParents(ctx, n); err != nil {
+			return err
+		}
+		if err := s.client.CheckWrite(ctx, n); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -59,7 +65,7 @@ func (s *storage) checkWrite(ctx context.Context, names ...string) error {
 // multipart upload for a bucket URL. The upload starts when the writer opens the sink; just
 // before, the incomplete uploads a killed run left at that key are aborted.
 func (s *storage) sink(ctx context.Context, output string) pagewriter.SinkOpener {
-	if !isObject(output) {
+	if localFile(output) {
 		return nil
 	}
 	start := func() (multipart.Uploader, error) {
@@ -71,68 +77,21 @@ func (s *storage) sink(ctx context.Context, output string) pagewriter.SinkOpener
 	return pagewriter.Multipart(ctx, output, start, multipart.Options{})
 }
 
-// writeSmall writes b at path atomically: a bucket object that appears whole, or a local
-// temporary file (unnamed on Linux, so kill -9 leaves nothing) renamed onto path.
+// writeSmall writes b at path atomically through the client: a bucket object that appears
+// whole, or a local file (internal/atomicfile) in a folder made when missing.
 func (s *storage) writeSmall(ctx context.Context, path string, b []byte) error {
-	if isObject(path) {
-		return s.client.WriteFile(ctx, path, b)
-	}
-	path = plainPath(path)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	o, err := pagewriter.CreateOutput(path, nil)
-	if err != nil {
+	if err := s.client.MakeParents(ctx, path); err != nil {
 		return err
 	}
-	if _, err := o.WriteAt(b, 0); err != nil {
-		o.Abort()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return o.Commit()
+	return s.client.WriteFile(ctx, path, b)
 }
 
 // maxSmall bounds the small objects read back (completion records).
 const maxSmall = 16 << 20
 
-// readSmall reads a small file or object whole.
+// readSmall reads a small file or object whole (a named pipe is refused, never waited on).
 func (s *storage) readSmall(ctx context.Context, path string) ([]byte, error) {
-	if !isObject(path) {
-		return inputfile.ReadFile(plainPath(path))
-	}
-	r, err := s.client.Open(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	if r.Size() > maxSmall {
-		return nil, fmt.Errorf("%s: %d bytes, more than the %d expected", path, r.Size(), maxSmall)
-	}
-	return io.ReadAll(r)
-}
-
-// errNotMLDF is an object whose first bytes are not an MLDF header.
-var errNotMLDF = errors.New("not an MLDF file")
-
-// objectHeader reads the MLDF header of a bucket object (one ranged read).
-func (s *storage) objectHeader(ctx context.Context, url string) (manifest.Header, error) {
-	r, err := s.client.OpenReaderAt(ctx, url)
-	if err != nil {
-		return manifest.Header{}, err
-	}
-	defer r.Close()
-	b := make([]byte, manifest.PreambleSize)
-	if _, err := r.ReadAt(b, 0); err != nil {
-		return manifest.Header{}, fmt.Errorf("%s: %w: %w", url, errNotMLDF, err)
-	}
-	if string(b[:manifest.SignatureSize]) != manifest.Signature {
-		return manifest.Header{}, fmt.Errorf("%s: %w (bad signature)", url, errNotMLDF)
-	}
-	h, err := manifest.DecodeHeader(b[manifest.HeaderOffset:])
-	if err != nil {
-		return manifest.Header{}, fmt.Errorf("%s: %w: %w", url, errNotMLDF, err)
-	}
-	return h, nil
+	return s.client.ReadFile(ctx, path, maxSmall)
 }
 
 // cmdStorage runs the storage subcommands: ls-incomplete and abort-incomplete.

@@ -77,40 +77,25 @@ func cmdIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *contiguous {
 		w.EnforceContiguous()
 	}
-	var ix *taridx.Index
-	if outLocal {
-		if err := w.WriteFile(outPath); err != nil {
-			return err
-		}
-		if ix, err = taridx.Load(outPath); err != nil {
-			return err
-		}
-	} else {
-		var buf bytes.Buffer
-		if _, err := w.WriteTo(&buf); err != nil {
-			return fmt.Errorf("taridx: %s: %w", *out, err)
-		}
-		if ix, err = taridx.Parse(buf.Bytes()); err != nil {
-			return fmt.Errorf("%s: %w", *out, err)
-		}
-		if err := c.WriteFile(ctx, *out, buf.Bytes()); err != nil {
-			return err
-		}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		return fmt.Errorf("taridx: %s: %w", *out, err)
+	}
+	ix, err := taridx.Parse(buf.Bytes())
+	if err != nil {
+		return fmt.Errorf("%s: %w", *out, err)
+	}
+	if err := c.WriteFile(ctx, *out, buf.Bytes()); err != nil { // atomic, local or in a bucket
+		return err
 	}
 	d := ix.Describe()
 	fmt.Fprintf(stdout, "wrote %s: %d shards, %d rows, %d stems\n", *out, d.Shards, d.Rows, d.Stems)
 	return nil
 }
 
-// addShard adds one shard, a local file or an object in a bucket, to w.
+// addShard adds one shard, a local file or an object in a bucket, to w: its headers are
+// read through objstore's ReaderAt (ranged reads in a bucket).
 func addShard(ctx context.Context, c *objstore.Client, w *taridx.Writer, shard string) error {
-	path, local, err := localPath(shard)
-	if err != nil {
-		return err
-	}
-	if local {
-		return w.AddFile(path)
-	}
 	ra, err := c.OpenReaderAt(ctx, shard)
 	if err != nil {
 		return err
@@ -153,29 +138,14 @@ func verifyTaridx(ctx context.Context, c *objstore.Client, w io.Writer, path str
 	return nil
 }
 
-// maxRemoteIndex bounds a .taridx read from a bucket (it is parsed in memory, as Load does).
-const maxRemoteIndex = 1 << 30
+// maxIndex bounds a .taridx read (it is parsed in memory, as taridx.Load does).
+const maxIndex = 1 << 30
 
-// loadTaridx loads an index from a local path (taridx.Load) or an object in a bucket (read
-// whole, then taridx.Parse).
+// loadTaridx reads an index whole through objstore, a local file or an object in a bucket
+// alike, and parses it (taridx.Parse applies every reader rule of the spec).
 func loadTaridx(ctx context.Context, c *objstore.Client, arg string) (*taridx.Index, error) {
-	path, local, err := localPath(arg)
+	b, err := c.ReadFile(ctx, arg, maxIndex)
 	if err != nil {
-		return nil, err
-	}
-	if local {
-		return taridx.Load(path)
-	}
-	r, err := c.Open(ctx, arg)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	if r.Size() > maxRemoteIndex {
-		return nil, fmt.Errorf("%s: %w: a %d-byte index (at most %d is read from a bucket)", arg, errRemoteKind, r.Size(), int64(maxRemoteIndex))
-	}
-	b := make([]byte, r.Size())
-	if _, err := io.ReadFull(r, b); err != nil {
 		return nil, err
 	}
 	ix, err := taridx.Parse(b)

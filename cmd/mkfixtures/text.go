@@ -103,5 +103,5 @@ func packedFixture() fixture {
 		return fixture{name: "packed", err: err}
 	}
 	return fixture{name: "packed", fields: []pipeline.Binding{{Field: f, Column: f.Column()}},
-		source: f.Pack(memSource(ss), "doc")}
+		source: pipeline.Pack(memSource(ss), "doc", f)}
 }

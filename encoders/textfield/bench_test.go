@@ -1,12 +1,7 @@
 package textfield
 
 import (
-	"bytes"
-	"context"
-	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,26 +9,7 @@ import (
 	"time"
 
 	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/sample"
-	"github.com/mldf/convert/sources/jsonl"
 )
-
-// benchCorpus writes ~2 MB of GSM8K lines (the fixture repeated) and returns its path.
-func benchCorpus(b *testing.B) string {
-	seed, err := os.ReadFile(filepath.Join(fixtures, "gsm8k_head8.jsonl"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var buf bytes.Buffer
-	for buf.Len() < 2<<20 {
-		buf.Write(seed)
-	}
-	p := filepath.Join(b.TempDir(), "corpus.jsonl")
-	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	return p
-}
 
 // BenchmarkTokenize is one goroutine tokenizing text (MB/s of UTF-8 text).
 func BenchmarkTokenize(b *testing.B) {
@@ -52,36 +28,6 @@ func BenchmarkTokenize(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-	}
-}
-
-// BenchmarkPack is JSONL → packed rows of 2048 cl100k ids of the "answer" column, MB/s of
-// JSONL input: the GSM8K test split (1319 lines, 750 KB) when the shared test data is present,
-// else the fixture repeated. Every pass starts with an empty segment cache.
-func BenchmarkPack(b *testing.B) {
-	p := filepath.Join(shared, "real/gsm8k_test.jsonl")
-	if !exists(p) {
-		p = benchCorpus(b)
-	}
-	st, _ := os.Stat(p)
-	for _, w := range []int{1, 2} {
-		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
-			src, err := jsonl.New([]string{p}, []jsonl.Column{{Key: "question", Kind: sample.KindString, Required: true}, {Key: "answer", Kind: sample.KindString, Required: true}}, jsonl.Options{Workers: w})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.SetBytes(st.Size())
-			defer reportCPU(b, st.Size(), cpuTime())
-			for b.Loop() {
-				pk, err := Pack(src, "answer", PackOptions{SeqLen: 2048, Workers: w})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := pk.Run(context.Background(), func(s sample.Sample) error { return s.Err }); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
 	}
 }
 

@@ -1,18 +1,13 @@
 package textfield
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"runtime"
-	"strconv"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/sample"
-	"github.com/mldf/convert/sources"
 )
 
 // ErrNoText is a document sample that lacks the text column.
@@ -24,8 +19,8 @@ const DefaultPackColumn = "tokens"
 // MaxSeqLen bounds PackOptions.SeqLen (16 Mi tokens).
 const MaxSeqLen = 1 << 24
 
-// PackOptions configure packing (Pack) and the TEXT_PACKED field (NewPacked). A field and the
-// wrapper that feeds it must use the same options.
+// PackOptions configure the TEXT_PACKED field (NewPacked) and so the packing stage that
+// feeds it (pipeline.Pack with the field).
 type PackOptions struct {
 	// Tokenizer is the vocabulary name; "" means cl100k_base.
 	Tokenizer string
@@ -96,16 +91,16 @@ func (o PackOptions) resolve() (*packConfig, error) {
 }
 
 // Packed is a TEXT_PACKED field: each sample is one row of SeqLen token ids cut from the
-// packed stream, as emitted by the source Pack (or Packed.Pack) returns.
+// packed stream, as emitted by the packing stage (pipeline.Pack with this field).
 type Packed struct {
 	name string
 	cfg  *packConfig
 }
 
-var _ encoders.Field = (*Packed)(nil)
+var _ encoders.Packer = (*Packed)(nil)
 
-// NewPacked returns a TEXT_PACKED field named name. Its samples must come from a source
-// wrapped by Pack with the same options (Packed.Pack does that).
+// NewPacked returns a TEXT_PACKED field named name. Its samples must come from the packing
+// stage run with it (pipeline.Pack).
 func NewPacked(name string, opt PackOptions) (*Packed, error) {
 	if err := manifest.ValidateName(name); err != nil {
 		return nil, err
@@ -150,7 +145,7 @@ func (f *Packed) Arguments() [manifest.ArgumentsSize]byte {
 func (f *Packed) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	want := f.cfg.seqLen * f.cfg.width
 	if v.Kind != sample.KindBytes || len(v.Bytes) != want {
-		return nil, fmt.Errorf("field %q: %w: kind %d, %d bytes, want %d bytes (%d ids of %d bytes; is the source wrapped by Pack with the same options?)",
+		return nil, fmt.Errorf("field %q: %w: kind %d, %d bytes, want %d bytes (%d ids of %d bytes; does the source run through the packing stage, pipeline.Pack, with this field?)",
 			f.name, ErrRow, v.Kind, len(v.Bytes), want, f.cfg.seqLen, f.cfg.width)
 	}
 	nReal := v.Int
@@ -161,230 +156,34 @@ func (f *Packed) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	return append([]byte(nil), v.Bytes...), nil
 }
 
-// Pack wraps src with the field's options: see the function Pack.
-func (f *Packed) Pack(src sources.Source, column string) sources.Source {
-	return &packer{src: src, column: column, cfg: f.cfg}
+// PackLayout returns how the packing stage (pipeline.Pack) cuts the stream into this
+// field's rows.
+func (f *Packed) PackLayout() encoders.PackLayout {
+	return encoders.PackLayout{SeqLen: f.cfg.seqLen, Width: f.cfg.width, PadLast: f.cfg.pad, PadID: f.cfg.padID,
+		Column: f.cfg.output, Workers: f.cfg.workers}
 }
 
-// Pack returns a source that tokenizes the text column of src's samples in order, joins
-// the ids into one stream (each document followed by the separator id unless NoSeparator)
-// and cuts it into rows of SeqLen ids; the last partial row is dropped, or padded with
-// PadID when PadLast. Each row is one sample whose column PackOptions.Output holds a
-// KindBytes value: the row's ids little-endian at the chosen width, with Int the number of
-// non-padding ids. Row i holds stream ids [i*SeqLen, (i+1)*SeqLen).
-//
-// Samples of src that carry an error, lack the column or hold invalid UTF-8 add nothing to
-// the stream; they are passed on (with Err set) in stream order, for the error policy.
-// Tokenization runs on Workers goroutines; the rows are the same for any number.
-func Pack(src sources.Source, column string, opt PackOptions) (sources.Source, error) {
-	cfg, err := opt.resolve()
+// DocumentIDs returns the ids one document adds to the packed stream: the text in column
+// of s tokenized, then the separator id unless NoSeparator. A sample without the column
+// is an ErrNoText. Safe for concurrent use.
+func (f *Packed) DocumentIDs(s *sample.Sample, column string) ([]uint32, error) {
+	v, ok := s.Get(column)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrNoText, column)
+	}
+	text, err := textBytes(column, v)
 	if err != nil {
 		return nil, err
 	}
-	return &packer{src: src, column: column, cfg: cfg}, nil
-}
-
-type packer struct {
-	src    sources.Source
-	column string
-	cfg    *packConfig
-}
-
-// Len returns -1: the number of rows is known only at the end.
-func (p *packer) Len() int64 { return -1 }
-
-type doc struct {
-	s   sample.Sample
-	ids []uint32
-	err error
-}
-
-type batch struct {
-	docs []doc
-	done chan struct{}
-}
-
-const (
-	batchDocs  = 256
-	batchBytes = 256 << 10
-)
-
-// Run tokenizes in parallel batches and packs and emits in order.
-func (p *packer) Run(ctx context.Context, emit func(sample.Sample) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	g, gctx := errgroup.WithContext(ctx)
-	work := make(chan *batch)
-	order := make(chan *batch, 2*p.cfg.workers+2)
-
-	g.Go(func() error {
-		defer close(order)
-		defer close(work)
-		b := &batch{}
-		size := 0
-		send := func() error {
-			b.done = make(chan struct{})
-			for _, ch := range []chan *batch{order, work} {
-				select {
-				case ch <- b:
-				case <-gctx.Done():
-					return gctx.Err()
-				}
-			}
-			b, size = &batch{}, 0
-			return nil
-		}
-		err := p.src.Run(gctx, func(s sample.Sample) error {
-			b.docs = append(b.docs, doc{s: s})
-			size += len(s.Value(p.column).Bytes)
-			if len(b.docs) >= batchDocs || size >= batchBytes {
-				return send()
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if len(b.docs) > 0 {
-			return send()
-		}
-		return nil
-	})
-	for range p.cfg.workers {
-		g.Go(func() error {
-			for b := range work {
-				for i := range b.docs {
-					p.tokenize(&b.docs[i])
-				}
-				close(b.done)
-			}
-			return nil
-		})
-	}
-
-	emitErr := p.emitRows(gctx, order, emit)
-	if emitErr != nil {
-		cancel()
-		_ = g.Wait()
-		return emitErr
-	}
-	return g.Wait()
-}
-
-func (p *packer) tokenize(d *doc) {
-	if d.s.Err != nil {
-		d.err = d.s.Err
-		return
-	}
-	v, ok := d.s.Get(p.column)
-	if !ok {
-		d.err = fmt.Errorf("%s: %w: %q", d.s.Origin, ErrNoText, p.column)
-		return
-	}
-	text, err := textBytes(p.column, v)
+	ids, err := f.cfg.tok.Encode(text, nil)
 	if err != nil {
-		d.err = fmt.Errorf("%s: %w", d.s.Origin, err)
-		return
+		return nil, err
 	}
-	ids, err := p.cfg.tok.Encode(text, nil)
-	if err != nil {
-		d.err = fmt.Errorf("%s: %w", d.s.Origin, err)
-		return
+	if f.cfg.sep {
+		ids = append(ids, f.cfg.sepID)
 	}
-	if p.cfg.sep {
-		ids = append(ids, p.cfg.sepID)
-	}
-	d.ids = ids
-	d.s.Values = nil
+	return ids, nil
 }
 
-// docEnd records where a document's ids end in the stream, for the rows' Origin.
-type docEnd struct {
-	end    int64
-	origin string
-}
-
-// emitRows packs the batches in order and emits rows and error samples.
-func (p *packer) emitRows(ctx context.Context, order <-chan *batch, emit func(sample.Sample) error) error {
-	L := p.cfg.seqLen
-	var (
-		pending  []uint32 // stream ids not yet emitted; pending[0] is stream position base
-		base     int64
-		total    int64
-		ends     []docEnd
-		index    int64
-		row      int64
-		inputAcc int64
-	)
-	emitOne := func(s sample.Sample) error {
-		s.Index = index
-		index++
-		return emit(s)
-	}
-	emitRow := func(ids []uint32, nReal int) error {
-		start, stop := base, base+int64(L)
-		for len(ends) > 0 && ends[0].end <= start {
-			ends = ends[1:]
-		}
-		origin := ""
-		if len(ends) > 0 {
-			origin = ends[0].origin
-			last := ends[len(ends)-1].origin
-			for _, e := range ends {
-				if e.end >= stop {
-					last = e.origin
-					break
-				}
-			}
-			if last != origin {
-				origin += " .. " + last
-			}
-		}
-		key := "row:" + strconv.FormatInt(row, 10)
-		row++
-		b := putIDs(make([]byte, 0, L*p.cfg.width), ids, p.cfg.width)
-		s := sample.Sample{Key: key, Origin: origin, InputBytes: inputAcc,
-			Values: []sample.Column{{Name: p.cfg.output, Value: sample.Value{Kind: sample.KindBytes, Bytes: b, Int: int64(nReal)}}}}
-		inputAcc = 0
-		base += int64(L)
-		return emitOne(s)
-	}
-	for b := range order {
-		select {
-		case <-b.done:
-		case <-ctx.Done():
-			return nil // the group's error explains
-		}
-		for i := range b.docs {
-			d := &b.docs[i]
-			if d.err != nil {
-				if err := emitOne(sample.Sample{Index: d.s.Index, Key: d.s.Key, Origin: d.s.Origin, InputBytes: d.s.InputBytes, Err: d.err}); err != nil {
-					return err
-				}
-				continue
-			}
-			pending = append(pending, d.ids...)
-			total += int64(len(d.ids))
-			inputAcc += d.s.InputBytes
-			ends = append(ends, docEnd{end: total, origin: d.s.Origin})
-			d.ids = nil
-			k := 0
-			for ; k+L <= len(pending); k += L {
-				if err := emitRow(pending[k:k+L], L); err != nil {
-					return err
-				}
-			}
-			if k > 0 {
-				pending = append(pending[:0], pending[k:]...)
-			}
-		}
-	}
-	if len(pending) > 0 && p.cfg.pad {
-		nReal := len(pending)
-		for len(pending) < L {
-			pending = append(pending, p.cfg.padID)
-		}
-		return emitRow(pending, nReal)
-	}
-	return nil
-}
+// AppendRow appends one row's ids to dst at the field's width, little-endian.
+func (f *Packed) AppendRow(dst []byte, ids []uint32) []byte { return putIDs(dst, ids, f.cfg.width) }

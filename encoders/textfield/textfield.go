@@ -1,6 +1,6 @@
 // Package textfield encodes text columns as the MLDF text fields: TEXT_RAW (UTF-8 bytes),
 // TEXT_TOKENIZED (BPE token ids of one document) and TEXT_PACKED (fixed-length rows cut from
-// the token stream of consecutive documents, produced by the Pack source wrapper).
+// the token stream of consecutive documents, produced by the packing stage pipeline.Pack).
 //
 // The tokenizers are OpenAI's BPE vocabularies compiled into the binary
 // (github.com/tiktoken-go/tokenizer): nothing is downloaded at run time. The descriptor

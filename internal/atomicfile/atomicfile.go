@@ -1,17 +1,21 @@
-// Package atomicfile writes small local files atomically: the bytes go to a temporary file
-// ".BASE.tmp-*" in the target's directory, which is fsynced, renamed onto the target, and
-// the directory fsynced, so that after a crash the target holds either its old bytes or all
-// of the new ones, never a prefix. Every error is returned, the directory sync's included.
+// Package atomicfile writes small local files atomically: the bytes go to a temporary file in
+// the target's directory (unnamed on Linux, O_TMPFILE, so kill -9 leaves nothing; named
+// ".BASE.tmp-*" at Commit or from the start elsewhere), which is fsynced, renamed onto the
+// target, and the directory fsynced, so that after a crash the target holds either its old
+// bytes or all of the new ones, never a prefix. Every error is returned, the directory sync's included.
 //
 // The temporary file is created with the naming and the shared lock of the page writer's
-// outputs (pagewriter.CreateOutput), whose clean-up of a killed process's leftovers skips a
-// locked temporary file: a write in progress is never removed under its writer.
+// outputs (pagewriter.CreateOutput); Create first removes the temporary files of earlier
+// writes to the same target that were killed (RemoveLeftovers), skipping a locked one: a
+// write in progress is never removed under its writer.
 //
 // The page writer keeps its own path for large outputs (an unnamed O_TMPFILE, preallocation,
 // write-behind); this package is for reports, records, side files and whole objects.
 package atomicfile
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +40,7 @@ var (
 type File struct {
 	*os.File
 	target string
+	tmp    string // the temporary name; "" while the file has none (O_TMPFILE)
 	once   sync.Once
 }
 
@@ -43,6 +48,19 @@ type File struct {
 // (which must exist). A target that exists and is neither a regular file nor a symbolic
 // link (which the rename replaces) is refused with ErrNotRegular.
 func Create(target string, perm fs.FileMode) (*File, error) {
+	return CreateWith(target, perm, Options{})
+}
+
+// Options adjust CreateWith for bulk outputs.
+type Options struct {
+	// NoClean skips the removal of killed writes' leftovers (RemoveLeftovers), which reads
+	// the whole directory: for a directory the caller made empty and fills with many files,
+	// where a read per file would be quadratic.
+	NoClean bool
+}
+
+// CreateWith is Create with options.
+func CreateWith(target string, perm fs.FileMode, o Options) (*File, error) {
 	dir, base := filepath.Split(target)
 	if dir == "" {
 		dir = "."
@@ -53,17 +71,68 @@ func Create(target string, perm fs.FileMode) (*File, error) {
 	if fi, err := os.Lstat(target); err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
 		return nil, fmt.Errorf("atomic write %s: %w", target, ErrNotRegular)
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if !o.NoClean {
+		RemoveLeftovers(dir, base)
+	}
+	tmp := ""
+	f, err := openUnnamed(dir)
 	if err != nil {
-		return nil, err
+		// No O_TMPFILE here: a named temporary file from the start.
+		if f, err = os.CreateTemp(dir, "."+base+".tmp-*"); err != nil {
+			return nil, err
+		}
+		tmp = f.Name()
 	}
 	if err := f.Chmod(perm); err != nil { // CreateTemp makes 0600 files
 		f.Close()
-		os.Remove(f.Name())
+		if tmp != "" {
+			os.Remove(tmp)
+		}
 		return nil, err
 	}
-	hold(f)
-	return &File{File: f, target: target}, nil
+	Hold(f)
+	return &File{File: f, target: target, tmp: tmp}, nil
+}
+
+// publish closes the file, gives it a temporary name if it has none and renames it onto the
+// target; on failure the temporary file is removed.
+func (f *File) publish() error {
+	err := f.name()
+	if cerr := f.File.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.tmp, f.target)
+	}
+	if err != nil && f.tmp != "" {
+		os.Remove(f.tmp)
+	}
+	return err
+}
+
+// name links an unnamed file as ".BASE.tmp-RANDOM" beside the target.
+func (f *File) name() error {
+	if f.tmp != "" {
+		return nil
+	}
+	dir, base := filepath.Split(f.target)
+	if dir == "" {
+		dir = "."
+	}
+	for range 100 {
+		var r [6]byte
+		rand.Read(r[:])
+		tmp := filepath.Join(dir, "."+base+".tmp-"+hex.EncodeToString(r[:]))
+		err := linkUnnamed(f.File, tmp)
+		if err == nil {
+			f.tmp = tmp
+			return nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	return fs.ErrExist
 }
 
 // Target returns the path Commit publishes the file at.
@@ -77,14 +146,14 @@ func (f *File) Commit() error {
 	err := ErrDone
 	f.once.Do(func() {
 		err = f.File.Sync()
-		if cerr := f.File.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(f.File.Name(), f.target)
-		}
 		if err != nil {
-			os.Remove(f.File.Name())
+			f.File.Close()
+			if f.tmp != "" {
+				os.Remove(f.tmp)
+			}
+			return
+		}
+		if err = f.publish(); err != nil {
 			return
 		}
 		if derr := SyncDir(filepath.Dir(f.target)); derr != nil {
@@ -94,13 +163,24 @@ func (f *File) Commit() error {
 	return err
 }
 
+// CommitUnsynced is Commit without the file's and the directory's fsync: the file appears
+// whole or not at all while the system runs, but a power loss may lose it. It is for bulk
+// outputs (an export's many small files) whose caller accepts that.
+func (f *File) CommitUnsynced() error {
+	err := ErrDone
+	f.once.Do(func() { err = f.publish() })
+	return err
+}
+
 // Abort closes and removes the temporary file, leaving the target as it was. After Commit
 // it does nothing.
 func (f *File) Abort() error {
 	var err error
 	f.once.Do(func() {
 		f.File.Close()
-		err = os.Remove(f.File.Name())
+		if f.tmp != "" {
+			err = os.Remove(f.tmp)
+		}
 	})
 	return err
 }
@@ -139,4 +219,53 @@ func SyncDir(dir string) error {
 		return err
 	}
 	return nil
+}
+
+// RemoveLeftovers removes ".BASE.tmp-*" files and directories in dir that no running process
+// holds (see Hold): the temporary files of earlier writes to the same target that were
+// killed. It reads the directory in batches, so a large directory costs time, not memory.
+// Errors are ignored: a leftover that cannot be removed is only clutter.
+func RemoveLeftovers(dir, base string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	prefix := "." + base + ".tmp-"
+	for {
+		ents, err := d.ReadDir(1024)
+		for _, e := range ents {
+			name := e.Name()
+			if !(e.Type().IsRegular() || e.IsDir()) || len(name) <= len(prefix) || name[:len(prefix)] != prefix || !isTmpSuffix(name[len(prefix):]) {
+				continue
+			}
+			path := filepath.Join(dir, name)
+			f, err := os.Open(path)
+			if err != nil {
+				continue
+			}
+			if tryLock(f) {
+				if e.IsDir() {
+					os.RemoveAll(path)
+				} else {
+					os.Remove(path)
+				}
+			}
+			f.Close()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// isTmpSuffix reports whether s is what CreateTemp (decimal digits) or a random hex name puts
+// after ".tmp-".
+func isTmpSuffix(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

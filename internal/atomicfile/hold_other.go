@@ -2,6 +2,19 @@
 
 package atomicfile
 
-import "os"
+import (
+	"errors"
+	"os"
+)
 
-func hold(*os.File) {}
+// Hold does nothing here: without flock, RemoveLeftovers takes every leftover for a killed
+// run's.
+func Hold(*os.File) {}
+
+func tryLock(*os.File) bool { return true }
+
+var errNoUnnamed = errors.New("unnamed temporary files are not supported here")
+
+func openUnnamed(string) (*os.File, error) { return nil, errNoUnnamed }
+
+func linkUnnamed(*os.File, string) error { return errNoUnnamed }
