@@ -10,12 +10,8 @@ import (
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/objstore"
-	"github.com/mldf/convert/pipeline"
+	"github.com/mldf/convert/sources"
 )
-
-// Source types.
-var sourceTypes = []string{"images", "audio_folder", "librispeech", "nemo_manifest", "tar", "jsonl", "parquet", "h5ad", "mtx10x", "scdl"}
 
 // Field types and the recipe keys that apply to each (besides name, type, from, required).
 var fieldKeys = map[string][]string{
@@ -132,12 +128,6 @@ func (r *Recipe) Validate() error {
 		}
 		add(line, "%s %d is out of range: %d..%d%s", key, v, lo, hi, zero)
 	}
-	sizeIn := func(line int, key string, v, lo, hi int64, zero string) {
-		if v == 0 || (v >= lo && v <= hi) {
-			return
-		}
-		add(line, "%s %s is out of range: %s..%s (%s)", key, FormatSize(v), FormatSize(lo), FormatSize(hi), zero)
-	}
 	oneOf := func(line int, key, v string, choices []string) {
 		if !slices.Contains(choices, v) {
 			add(line, "%s: %s is not one of %s", key, quote.Q(v), strings.Join(choices, ", "))
@@ -146,67 +136,8 @@ func (r *Recipe) Validate() error {
 
 	// Source.
 	s := r.Source
-	switch {
-	case s.Type == "":
-		add(r.line("source"), "source.type is required (one of %s)", strings.Join(sourceTypes, ", "))
-	case !slices.Contains(sourceTypes, s.Type):
-		oneOf(r.line("source", "type"), "source.type", s.Type, sourceTypes)
-	case isCellSource(s.Type): // rules in validateCells (scdl.go)
-	case s.Type == "tar" || s.Type == "jsonl" || s.Type == "parquet":
-		if len(s.Inputs) == 0 {
-			add(r.line("source"), "source.inputs: a %s source needs at least one input (file, glob or brace range)", s.Type)
-		}
-		if s.Path != "" {
-			add(r.line("source", "path"), "source.path does not apply to a %s source (use inputs)", s.Type)
-		}
-	default:
-		if s.Path == "" {
-			add(r.line("source"), "source.path is required for a %s source", s.Type)
-		}
-		if len(s.Inputs) > 0 {
-			add(r.line("source", "inputs"), "source.inputs does not apply to a %s source (use path)", s.Type)
-		}
-	}
-	// URLs (s3://, gs://, az://, azblob://, file://): well formed, and only where the source
-	// reads from buckets. Whether they exist is checked by Build, before any work.
-	urlSources := []string{"images", "audio_folder", "librispeech", "nemo_manifest", "tar", "jsonl", "parquet"}
-	checkURL := func(line int, key, v string) {
-		l, err := objstore.Parse(v)
-		if err != nil {
-			add(line, "%s: %v", key, err)
-			return
-		}
-		if !l.IsLocal() && !slices.Contains(urlSources, s.Type) {
-			add(line, "%s %s: a %s source reads local files only (sources that read buckets: %s)", key, quote.Q(v), s.Type, strings.Join(urlSources, ", "))
-		}
-	}
-	if s.Path != "" {
-		checkURL(r.line("source", "path"), "source.path", s.Path)
-	}
-	for _, in := range s.Inputs {
-		checkURL(r.line("source", "inputs"), "source.inputs", in)
-	}
-	if s.Flat && s.Type != "images" {
-		add(r.line("source", "flat"), "source.flat applies only to an images source")
-	}
-	if s.UnknownMembers != "" {
-		if s.Type != "tar" {
-			add(r.line("source", "unknown_members"), "source.unknown_members applies only to a tar source")
-		} else {
-			oneOf(r.line("source", "unknown_members"), "source.unknown_members", s.UnknownMembers, []string{"reject", "ignore"})
-		}
-	}
-	if s.MaxLineBytes != 0 && s.Type != "jsonl" {
-		add(r.line("source", "max_line_bytes"), "source.max_line_bytes applies only to a jsonl source")
-	} else {
-		sizeIn(r.line("source", "max_line_bytes"), "source.max_line_bytes", int64(s.MaxLineBytes), MinLineBytes, MaxLineBytes, "0 = 256MiB")
-	}
-	if s.MaxMemberSize != 0 && s.Type != "tar" {
-		add(r.line("source", "max_member_size"), "source.max_member_size applies only to a tar source")
-	} else {
-		sizeIn(r.line("source", "max_member_size"), "source.max_member_size", int64(s.MaxMemberSize), MinMemberSize, MaxMemberSize,
-			"0 = "+FormatSize(DefaultMaxMemberSize))
-	}
+	spec := r.validateSource(add) // sources.go
+	cells := spec != nil && spec.Cells
 
 	// Run options.
 	if r.Output == "" {
@@ -222,7 +153,7 @@ func (r *Recipe) Validate() error {
 		add(r.line("page_size"), "page_size %s: FFCV .beton needs at least %s", FormatSize(ps), FormatSize(MinBetonPageSize))
 	}
 	in(r.line("workers"), "workers", int64(r.Workers), 1, MaxWorkers, "0 = all cores")
-	in(r.line("chunk_size"), "chunk_size", int64(r.ChunkSize), 1, MaxChunkSize, fmt.Sprintf("0 = adaptive, %d samples or up to 1024 small ones", pipeline.DefaultChunkSize))
+	in(r.line("chunk_size"), "chunk_size", int64(r.ChunkSize), 1, MaxChunkSize, fmt.Sprintf("0 = adaptive, %d samples or up to 1024 small ones", DefaultChunkSize))
 	oneOf(r.line("on_error"), "on_error", r.OnError, []string{"skip", "fail"})
 	if _, _, err := ParseMaxErrors(r.MaxErrors); err != nil {
 		add(r.line("max_errors"), "max_errors: %v", err)
@@ -235,7 +166,7 @@ func (r *Recipe) Validate() error {
 	}
 
 	// Fields.
-	if len(r.Fields) == 0 && s.Type != "parquet" && r.Format != "scdl" { // parquet: fields inferred from the schema
+	if len(r.Fields) == 0 && (spec == nil || spec.Table == nil) && r.Format != "scdl" { // a table: fields inferred from its schema
 		add(r.line("fields"), "fields: at least one field is required")
 	}
 	seen := map[string]int{}
@@ -313,15 +244,15 @@ func (r *Recipe) Validate() error {
 		if f.Type == "packed" && len(r.Fields) > 1 {
 			add(at("type"), "%s: a packed field must be the only field (rows are cut across documents)", where)
 		}
-		if f.Type == "packed" && s.Type != "jsonl" && s.Type != "parquet" {
-			add(at("type"), "%s: packed text needs a jsonl or parquet source", where)
+		if f.Type == "packed" && (spec == nil || !spec.Records) {
+			add(at("type"), "%s: packed text needs %s source", where, article(strings.Join(typesWhere(func(s *sources.Spec) bool { return s.Records }), " or ")))
 		}
 	}
-	if s.Type == "jsonl" {
+	if spec != nil && spec.TypedReads {
 		// A JSON key is extracted once, as one kind: fields sharing it must agree.
 		kinds := map[string]string{}
 		for i, f := range r.Fields {
-			k := jsonKind(f)
+			k := readKindName(readKind(f))
 			if prev, ok := kinds[f.From]; ok && prev != k {
 				add(r.line("fields", "#"+strconv.Itoa(i), "from"), "field %s: key %s is read as %s by another field and as %s here", quote.Q(f.Name), quote.Q(f.From), prev, k)
 			}
@@ -351,7 +282,17 @@ func (r *Recipe) Validate() error {
 			}
 		}
 	}
-	r.validateCells(add)
+	if r.Format == "scdl" {
+		if !cells && spec != nil {
+			add(r.line("format"), "format scdl needs a single-cell source (%s), not %s", strings.Join(typesWhere(func(s *sources.Spec) bool { return s.Cells }), ", "), s.Type)
+		}
+		if len(r.Fields) > 0 {
+			add(r.line("fields"), "fields do not apply to format scdl (an SCDL archive stores every cell's values, genes and obs table)")
+		}
+		if r.Shards > 0 {
+			add(r.line("shards"), "format scdl cannot be sharded (one archive is written in parallel by one process)")
+		}
+	}
 	if p := c.problems(); p != nil {
 		return r.problemsError(p)
 	}
@@ -390,21 +331,3 @@ func sortedKeys[V any](m map[string]V) []string {
 // Applies reports whether the option key (a recipe key such as "max_resolution") applies to a
 // field of type typ.
 func Applies(typ, key string) bool { return slices.Contains(fieldKeys[typ], key) }
-
-// jsonKind is how a JSONL value is read for a field: "a string", "an integer", "a number",
-// "any JSON value" or "base64".
-func jsonKind(f Field) string {
-	switch f.Type {
-	case "int":
-		return "an integer"
-	case "float":
-		return "a number"
-	case "json", "ndarray":
-		return "any JSON value"
-	case "bytes":
-		if f.Base64 {
-			return "base64"
-		}
-	}
-	return "a string"
-}

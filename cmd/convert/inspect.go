@@ -17,6 +17,7 @@ import (
 	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/reader/decode"
 	"github.com/mldf/convert/recipe"
+	"github.com/mldf/convert/runner"
 )
 
 // fileKind sniffs a file's first bytes: "mldf", "taridx", or "beton" (FFCV has no signature,
@@ -164,7 +165,7 @@ func sideClassNames(ctx context.Context, c *objstore.Client, r *reader.Reader, f
 	if !missing {
 		return nil
 	}
-	names, err := recipe.ClassNames(ctx, c, r, file)
+	names, err := runner.ClassNames(ctx, c, r, file)
 	if err != nil {
 		return err
 	}

@@ -64,7 +64,7 @@ type Source struct {
 	sizes  []int64 // bytes on disk per input, for reports
 }
 
-var _ sources.Sharder = (*Source)(nil)
+var _ sources.CellSource = (*Source)(nil)
 
 // New returns a source over inputs (sizes: their sizes in bytes, or nil).
 func New(inputs []cells.Input, sizes []int64) *Source {
@@ -204,6 +204,9 @@ func (s *Source) ClassNames(column string) []string {
 	}
 	return names
 }
+
+// Matrices implements sources.CellSource: the inputs and their sizes in bytes.
+func (s *Source) Matrices() ([]cells.Input, []int64) { return s.inputs, s.sizes }
 
 // Close closes every input.
 func (s *Source) Close() error {
