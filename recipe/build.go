@@ -3,13 +3,9 @@ package recipe
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/mldf/convert/encoders"
-	"github.com/mldf/convert/encoders/audiofield"
-	"github.com/mldf/convert/encoders/imagefield"
-	"github.com/mldf/convert/encoders/textfield"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
@@ -100,12 +96,12 @@ func BuildWith(ctx context.Context, r *Recipe, store *objstore.Client) (*Plan, e
 	if len(alts) > 0 {
 		p.Source = &alternatives{Source: p.Source, columns: alts}
 	}
-	for _, f := range r.Fields {
-		field, err := buildField(f)
+	for i, f := range r.Fields {
+		field, err := r.buildField(i)
 		if err != nil {
 			return nil, fmt.Errorf("%w: field %q: %w", ErrRecipe, f.Name, err)
 		}
-		if packed, ok := field.(*textfield.Packed); ok {
+		if packed, ok := field.(packer); ok {
 			// Packed rows are cut across documents: the source becomes the packer.
 			p.Source = packed.Pack(p.Source, f.From)
 			f.From = packed.Column()
@@ -118,6 +114,13 @@ func BuildWith(ctx context.Context, r *Recipe, store *objstore.Client) (*Plan, e
 		return nil, err
 	}
 	return p, nil
+}
+
+// packer is a field whose rows are cut across samples (packed text): the source becomes the
+// packer, whose samples carry the rows in column Column.
+type packer interface {
+	Pack(src sources.Source, column string) sources.Source
+	Column() string
 }
 
 // slice sets the plan's inputs and the slice of them a sharded run converts, and cuts src
@@ -171,60 +174,4 @@ func (a *alternatives) Run(ctx context.Context, emit func(sample.Sample) error) 
 		}
 		return emit(s)
 	})
-}
-
-func buildField(f Field) (encoders.Field, error) {
-	switch f.Type {
-	case "int":
-		if len(f.Names) > 0 {
-			return encoders.NewClassLabel(f.Name, f.Names)
-		}
-		return encoders.NewInt(f.Name)
-	case "float":
-		return encoders.NewFloat(f.Name)
-	case "bytes":
-		return encoders.NewBytes(f.Name)
-	case "json":
-		return encoders.NewJSON(f.Name)
-	case "ndarray":
-		return encoders.NewNDArray(f.Name, f.DType, f.Shape)
-	case "image":
-		mode, err := imagefield.ParseMode(f.Mode)
-		if err != nil {
-			return nil, err
-		}
-		filter, err := imagefield.ParseFilter(f.Filter)
-		if err != nil {
-			return nil, err
-		}
-		ch, _ := strconv.Atoi(f.Channels)
-		return imagefield.New(f.Name, imagefield.Options{Mode: mode, MaxResolution: f.MaxResolution,
-			JPEGQuality: f.JPEGQuality, Filter: filter, Channels: ch, MaxPixels: f.MaxPixels})
-	case "audio", "flac":
-		o := audiofield.Options{SampleRate: f.SampleRate, Mono: f.Channels == "mono",
-			MaxDuration: f.MaxDuration, SkipLong: f.OnLong == "skip"}
-		if f.Type == "flac" {
-			return audiofield.NewCompressed(f.Name, o)
-		}
-		switch f.SampleType {
-		case "int32":
-			o.Format = audiofield.Int32
-		case "float32":
-			o.Format = audiofield.Float32
-		default:
-			o.Format = audiofield.Int16
-		}
-		return audiofield.NewWaveform(f.Name, o)
-	case "text":
-		return textfield.NewRaw(f.Name)
-	case "tokens":
-		return textfield.NewTokenized(f.Name, textfield.TokenizedOptions{Tokenizer: f.Tokenizer, AppendEnd: f.AppendEOT})
-	case "packed":
-		o := textfield.PackOptions{Tokenizer: f.Tokenizer, SeqLen: f.SeqLen, PadLast: f.Remainder == "pad"}
-		if f.PadID != nil {
-			o.PadID = uint32(*f.PadID)
-		}
-		return textfield.NewPacked(f.Name, o)
-	}
-	return nil, fmt.Errorf("unknown field type %q", f.Type)
 }

@@ -38,8 +38,8 @@ func buildCells(ctx context.Context, r *Recipe, spec *sources.Spec, store *objst
 	if err := p.slice(cs); err != nil {
 		return fail(err)
 	}
-	for _, f := range r.Fields {
-		field, err := buildField(f)
+	for i, f := range r.Fields {
+		field, err := r.buildField(i)
 		if err != nil {
 			return fail(fmt.Errorf("%w: field %q: %w", ErrRecipe, f.Name, err))
 		}

@@ -7,7 +7,8 @@ import (
 )
 
 // TestRecipeImportsNoSourceNorContainer: the recipe plans against the registries; it
-// imports no source package (each registers itself), nor the pipeline, nor a container.
+// imports no source package nor field package (each registers itself), nor the pipeline,
+// nor a container.
 func TestRecipeImportsNoSourceNorContainer(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, ".").Output()
 	if err != nil {
@@ -16,7 +17,7 @@ func TestRecipeImportsNoSourceNorContainer(t *testing.T) {
 	for imp := range strings.Lines(string(out)) {
 		imp = strings.TrimSpace(strings.TrimPrefix(imp, "github.com/mldf/convert/"))
 		switch {
-		case strings.HasPrefix(imp, "sources/"), strings.HasPrefix(imp, "format/"),
+		case strings.HasPrefix(imp, "sources/"), strings.HasPrefix(imp, "encoders/"), strings.HasPrefix(imp, "format/"),
 			imp == "pipeline", imp == "beton", imp == "scdl", imp == "mldf", imp == "pagewriter", imp == "reader":
 			t.Errorf("recipe imports %s", imp)
 		}

@@ -3,8 +3,6 @@ package recipe
 import (
 	"math"
 
-	"github.com/mldf/convert/encoders/audiofield"
-	"github.com/mldf/convert/encoders/textfield"
 	"github.com/mldf/convert/sources"
 )
 
@@ -24,11 +22,13 @@ const (
 	// The limits of source options are declared by the sources that take them
 	// (sources.Option.Check).
 
-	MaxResolution = 65535                    // max_resolution: 0 (keep) or 1..65535, the metadata's limit
-	MaxPixels     = 1 << 30                  // max_pixels: 0 (default) or 1..MaxPixels
-	MaxSampleRate = audiofield.MaxSampleRate // sample_rate: 0 (keep) or 1..MaxSampleRate Hz
-	MaxDuration   = 86400                    // max_duration: 0 (none) or up to a day, in seconds
-	MaxSeqLen     = textfield.MaxSeqLen
+	// The limits of field options, for the command's flags: the field types declare and
+	// check them (encoders.FieldSpec.Check); TestFieldLimits keeps these equal to theirs.
+	MaxResolution = 65535   // max_resolution: 0 (keep) or 1..65535, the metadata's limit
+	MaxPixels     = 1 << 30 // max_pixels: 0 (default) or 1..MaxPixels
+	MaxSampleRate = 768000  // sample_rate: 0 (keep) or 1..MaxSampleRate Hz
+	MaxDuration   = 86400   // max_duration: 0 (none) or up to a day, in seconds
+	MaxSeqLen     = 1 << 24
 	MaxPadID      = math.MaxUint32
 )
 

@@ -167,27 +167,10 @@ func (r *Recipe) sourceConfig(store *objstore.Client) sources.Config {
 	for _, o := range r.Source.options() {
 		cfg.Options[o.key] = o.value
 	}
-	for _, f := range r.Fields {
-		cfg.Reads = append(cfg.Reads, sources.Read{From: f.From, Kind: readKind(f), Required: f.Required == nil || *f.Required})
+	for i, f := range r.Fields {
+		cfg.Reads = append(cfg.Reads, sources.Read{From: f.From, Kind: r.readKind(i), Required: f.Required == nil || *f.Required})
 	}
 	return cfg
-}
-
-// readKind is how a value typed in the input (a JSON value) is read for field f.
-func readKind(f Field) sample.Kind {
-	switch f.Type {
-	case "int":
-		return sample.KindInt
-	case "float":
-		return sample.KindFloat
-	case "json", "ndarray":
-		return sample.KindJSON
-	case "bytes":
-		if f.Base64 {
-			return sample.KindBytes
-		}
-	}
-	return sample.KindString
 }
 
 // readKindName says how a field reads a typed value, for messages.

@@ -13,26 +13,8 @@ import (
 	"github.com/mldf/convert/sources"
 )
 
-// Field types and the recipe keys that apply to each (besides name, type, from, required).
-var fieldKeys = map[string][]string{
-	"int":     {"names"},
-	"float":   nil,
-	"bytes":   {"base64"},
-	"json":    nil,
-	"ndarray": {"dtype", "shape"},
-	"image":   {"mode", "max_resolution", "jpeg_quality", "filter", "channels", "max_pixels"},
-	"audio":   {"sample_rate", "channels", "sample_type", "max_duration", "on_long"},
-	"flac":    {"sample_rate", "channels", "max_duration", "on_long"},
-	"text":    nil,
-	"tokens":  {"tokenizer", "append_eot"},
-	"packed":  {"tokenizer", "seq_len", "remainder", "pad_id"},
-}
-
-var optionKeys = []string{"mode", "max_resolution", "jpeg_quality", "filter", "channels", "max_pixels",
-	"sample_rate", "sample_type", "max_duration", "on_long", "tokenizer", "append_eot", "seq_len",
-	"remainder", "pad_id", "dtype", "shape", "base64", "names"}
-
-// Choices of the enumerated options.
+// Choices of the enumerated options, for the command's flags: the field types declare and
+// check them; TestFieldLimits keeps these equal to theirs.
 var (
 	ImageModes   = []string{"jpeg", "png", "raw", "smart"}
 	ImageFilters = []string{"box", "area", "nearest", "linear", "bilinear", "catmullrom", "bicubic", "mitchell", "lanczos"}
@@ -74,38 +56,7 @@ func (r *Recipe) Defaults() {
 		if f.From == "" {
 			f.From = f.Name
 		}
-		switch f.Type {
-		case "image":
-			if f.Mode == "" {
-				f.Mode = "jpeg"
-			}
-			if f.JPEGQuality == 0 && !r.has("fields", "#"+strconv.Itoa(i), "jpeg_quality") {
-				f.JPEGQuality = 90
-			}
-			if f.Filter == "" {
-				f.Filter = "box" // area averaging, as FFCV's cv2.INTER_AREA; cheap after DCT scaling
-			}
-			if f.Channels == "" {
-				f.Channels = "3"
-			}
-		case "audio", "flac":
-			if f.Channels == "" {
-				f.Channels = "keep"
-			}
-			if f.SampleType == "" && f.Type == "audio" {
-				f.SampleType = "int16"
-			}
-			if f.OnLong == "" {
-				f.OnLong = "truncate"
-			}
-		case "tokens", "packed":
-			if f.Tokenizer == "" {
-				f.Tokenizer = "cl100k_base"
-			}
-			if f.Remainder == "" && f.Type == "packed" {
-				f.Remainder = "drop"
-			}
-		}
+		r.fieldDefaults(i) // fields.go: the defaults of the field's type
 	}
 }
 
@@ -170,7 +121,8 @@ func (r *Recipe) Validate() error {
 		add(r.line("fields"), "fields: at least one field is required")
 	}
 	seen := map[string]int{}
-	fieldTypes := strings.Join(sortedKeys(fieldKeys), ", ")
+	fieldTypes := strings.Join(encoders.Types(), ", ")
+	optionKeys := fieldOptionKeys()
 	for i, f := range r.Fields {
 		at := func(key string) int { return r.line("fields", "#"+strconv.Itoa(i), key) }
 		where := fmt.Sprintf("fields[%d]", i)
@@ -184,62 +136,18 @@ func (r *Recipe) Validate() error {
 		} else {
 			seen[f.Name] = i
 		}
-		keys, known := fieldKeys[f.Type]
+		fs, known := encoders.Lookup(f.Type)
 		if !known {
 			add(at("type"), "%s: type %s is not one of %s", where, quote.Q(f.Type), fieldTypes)
 			continue
 		}
 		for _, k := range optionKeys {
-			if r.has("fields", "#"+strconv.Itoa(i), k) && !slices.Contains(keys, k) {
+			if r.has("fields", "#"+strconv.Itoa(i), k) && !fs.Takes(k) {
 				add(at(k), "%s: %s does not apply to a %s field", where, k, f.Type)
 			}
 		}
-		switch f.Type {
-		case "image":
-			oneOf(at("mode"), where+": mode", f.Mode, ImageModes)
-			oneOf(at("filter"), where+": filter", f.Filter, ImageFilters)
-			oneOf(at("channels"), where+": channels", f.Channels, []string{"1", "3", "4"})
-			if f.JPEGQuality < 1 || f.JPEGQuality > 100 {
-				add(at("jpeg_quality"), "%s: jpeg_quality %d must be 1..100", where, f.JPEGQuality)
-			}
-			in(at("max_resolution"), where+": max_resolution", int64(f.MaxResolution), 1, MaxResolution, "0 = keep")
-			in(at("max_pixels"), where+": max_pixels", f.MaxPixels, 1, MaxPixels, "0 = the default limit")
-		case "audio", "flac":
-			oneOf(at("channels"), where+": channels", f.Channels, []string{"mono", "keep"})
-			in(at("sample_rate"), where+": sample_rate", int64(f.SampleRate), 1, MaxSampleRate, "0 = keep the input's rate")
-			if f.Type == "audio" {
-				oneOf(at("sample_type"), where+": sample_type", f.SampleType, SampleTypes)
-			}
-			if d := f.MaxDuration; !(d >= 0 && d <= MaxDuration) { // NaN fails both
-				add(at("max_duration"), "%s: max_duration %v is out of range: 0 (no limit) or up to %d seconds", where, d, MaxDuration)
-			}
-			oneOf(at("on_long"), where+": on_long", f.OnLong, []string{"truncate", "skip"})
-		case "tokens", "packed":
-			oneOf(at("tokenizer"), where+": tokenizer", f.Tokenizer, Tokenizers)
-			if f.Type == "packed" {
-				if f.SeqLen == 0 && !r.refused("fields", "#"+strconv.Itoa(i), "seq_len") {
-					add(at("seq_len"), "%s: seq_len is required (1..%d tokens per row)", where, MaxSeqLen)
-				} else if f.SeqLen != 0 {
-					in(at("seq_len"), where+": seq_len", int64(f.SeqLen), 1, MaxSeqLen, "")
-				}
-				oneOf(at("remainder"), where+": remainder", f.Remainder, []string{"drop", "pad"})
-				if f.PadID != nil && (*f.PadID < 0 || int64(*f.PadID) > MaxPadID) {
-					add(at("pad_id"), "%s: pad_id %d is out of range: 0..%d", where, *f.PadID, int64(MaxPadID))
-				}
-			}
-		case "ndarray":
-			if len(f.Shape) > 0 && f.DType == "" {
-				add(at("shape"), "%s: shape needs a dtype", where)
-			} else if f.DType != "" && manifest.ValidateName(f.Name) == nil {
-				// The encoder's own checks: a known dtype, at most 8 dimensions, at most 4 GiB.
-				if _, err := encoders.NewNDArray(f.Name, f.DType, f.Shape); err != nil {
-					key := "shape"
-					if !r.has("fields", "#"+strconv.Itoa(i), key) {
-						key = "dtype"
-					}
-					add(at(key), "%v", err)
-				}
-			}
+		if fs.Check != nil {
+			fs.Check(f.Name, r.fieldOptions(i), encoders.NewChecker(where, func(key, msg string) { add(at(key), "%s", msg) }))
 		}
 		if f.Type == "packed" && len(r.Fields) > 1 {
 			add(at("type"), "%s: a packed field must be the only field (rows are cut across documents)", where)
@@ -252,7 +160,7 @@ func (r *Recipe) Validate() error {
 		// A JSON key is extracted once, as one kind: fields sharing it must agree.
 		kinds := map[string]string{}
 		for i, f := range r.Fields {
-			k := readKindName(readKind(f))
+			k := readKindName(r.readKind(i))
 			if prev, ok := kinds[f.From]; ok && prev != k {
 				add(r.line("fields", "#"+strconv.Itoa(i), "from"), "field %s: key %s is read as %s by another field and as %s here", quote.Q(f.Name), quote.Q(f.From), prev, k)
 			}
@@ -283,7 +191,7 @@ func (r *Recipe) Validate() error {
 		}
 	}
 	if r.Format == "scdl" {
-		if !cells && spec != nil {
+		if !cells && s.Type != "" {
 			add(r.line("format"), "format scdl needs a single-cell source (%s), not %s", strings.Join(typesWhere(func(s *sources.Spec) bool { return s.Cells }), ", "), s.Type)
 		}
 		if len(r.Fields) > 0 {
@@ -318,16 +226,3 @@ func ParseMaxErrors(s string) (count int64, fraction float64, err error) {
 	}
 	return n, 0, nil
 }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// Applies reports whether the option key (a recipe key such as "max_resolution") applies to a
-// field of type typ.
-func Applies(typ, key string) bool { return slices.Contains(fieldKeys[typ], key) }

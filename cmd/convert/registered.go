@@ -1,8 +1,11 @@
 package main
 
-// The source types the command reads: each package registers its types (sources.Register)
-// when imported, as database/sql drivers do.
+// The source and field types the command offers: each package registers its types
+// (sources.Register, encoders.Register) when imported, as database/sql drivers do.
 import (
+	_ "github.com/mldf/convert/encoders/audiofield"
+	_ "github.com/mldf/convert/encoders/imagefield"
+	_ "github.com/mldf/convert/encoders/textfield"
 	_ "github.com/mldf/convert/sources/audio"
 	_ "github.com/mldf/convert/sources/h5ad"
 	_ "github.com/mldf/convert/sources/imagefolder"
