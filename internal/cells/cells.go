@@ -170,3 +170,24 @@ func (c *Column) Float(i int) float64 {
 }
 
 var nan = func() float64 { z := 0.0; return z / z }()
+
+// The optional capabilities of an Input, declared here so that each reader states at compile
+// time which it has (var _ cells.Categorical = (*File)(nil)) and a consumer asks for one by
+// name.
+
+// Categorical is an Input whose obs columns may be categorical (an h5ad file's cell types
+// and batches).
+type Categorical interface {
+	Input
+	// Categories returns the categories of the categorical obs column called name (label
+	// i is the i-th category), or nil when it is not one.
+	Categories(name string) []string
+}
+
+// ValueCounter is an Input that can tell, without reading them, how many values a range of
+// rows holds (an SCDL archive, from its row pointers).
+type ValueCounter interface {
+	Input
+	// Values returns the number of values stored in rows [lo, hi).
+	Values(lo, hi int64) (int64, error)
+}

@@ -9,8 +9,8 @@ import (
 	"github.com/mldf/convert/sources/scdlsrc"
 )
 
-// The matrix an h5ad file is read as.
-var _ cells.Input = (*File)(nil)
+// The matrix an h5ad file is read as, with its categorical obs columns.
+var _ cells.Categorical = (*File)(nil)
 
 func init() {
 	sources.Register(sources.Spec{

@@ -12,6 +12,9 @@ import (
 	"github.com/mldf/convert/sources/scdlsrc"
 )
 
+// An archive is read as a matrix whose values per row range are known before reading.
+var _ cells.ValueCounter = (*scdl.ArchiveInput)(nil)
+
 func init() {
 	sources.Register(sources.Spec{
 		Name:   "scdl",

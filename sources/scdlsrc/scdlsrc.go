@@ -32,16 +32,11 @@ const (
 	valuesPerRead = 1 << 22
 )
 
-// valueCounter is an input that tells how many values a range of cells holds.
-type valueCounter interface {
-	Values(lo, hi int64) (int64, error)
-}
-
 // readEnd returns the end of the next read from cell lo: rowsPerRead cells, fewer while
 // they hold more than valuesPerRead values (down to one cell).
 func readEnd(in cells.Input, lo, rows int64) (int64, error) {
 	hi := min(lo+rowsPerRead, rows)
-	vc, ok := in.(valueCounter)
+	vc, ok := in.(cells.ValueCounter)
 	if !ok {
 		return hi, nil
 	}
@@ -192,7 +187,7 @@ func npyUint32(v []uint32) []byte {
 func (s *Source) ClassNames(column string) []string {
 	var names []string
 	for k, in := range s.inputs {
-		c, ok := in.(interface{ Categories(string) []string })
+		c, ok := in.(cells.Categorical)
 		if !ok {
 			return nil
 		}
