@@ -35,7 +35,7 @@ func TestFolderClassNames(t *testing.T) {
 	if !ok || strings.Join(cl.Names(), ",") != "ant,cat dog,zebra" {
 		t.Fatalf("label is %T %v", p.Bindings[1].Field, p.Bindings[1].Field)
 	}
-	if p.WritesClasses() || p.Run != nil {
+	if p.WritesClasses() {
 		t.Error("an MLDF output writes a side file")
 	}
 	p, err = buildYAML(t, strings.Replace(src, "output: x.mldf", "output: x.beton\nformat: beton", 1))

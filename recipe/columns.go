@@ -11,21 +11,7 @@ import (
 
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/sources"
-	"github.com/mldf/convert/sources/jsonl"
 )
-
-// columnLister is a source that knows every column its samples can carry (an image folder:
-// image, label); the list comes from the source package, the one place that knows it.
-// Sources whose columns depend on the data (tar member extensions, manifest keys) do not
-// implement it.
-type columnLister interface {
-	Columns() []string
-}
-
-// firstRecorder is a source that can read its first record without a run (JSONL).
-type firstRecorder interface {
-	FirstRecord(ctx context.Context, limit int) ([]byte, string, error)
-}
 
 // maxProbe bounds the first JSONL record read to learn its keys; a longer one is not
 // probed.
@@ -46,7 +32,7 @@ func checkInputs(ctx context.Context, r *Recipe, src sources.Source) error {
 			c.add(inLine, "source.%s: nothing to convert: %s (allow_empty: true accepts an empty input)", inKey, what)
 		}
 	}
-	if cl, ok := src.(columnLister); ok {
+	if cl, ok := src.(sources.ColumnLister); ok {
 		cols := cl.Columns()
 		for i, f := range r.Fields {
 			if !slices.ContainsFunc(strings.Split(f.From, "|"), func(k string) bool { return slices.Contains(cols, k) }) {
@@ -60,10 +46,10 @@ func checkInputs(ctx context.Context, r *Recipe, src sources.Source) error {
 		// itself, which tells to read it flat.)
 		empty("no samples found")
 	}
-	if fr, ok := src.(firstRecorder); ok && src.Len() < 0 {
+	if fr, ok := src.(sources.FirstRecorder); ok && src.Len() < 0 {
 		line, file, err := fr.FirstRecord(ctx, maxProbe)
 		switch {
-		case errors.Is(err, jsonl.ErrFirstTooLong):
+		case errors.Is(err, sources.ErrFirstTooLong):
 		case err != nil:
 			return err
 		case line == nil && file == "":

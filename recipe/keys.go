@@ -7,30 +7,13 @@ import (
 
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
-	"github.com/mldf/convert/sources/audio"
-	"github.com/mldf/convert/sources/imagefolder"
-	"github.com/mldf/convert/sources/tarsrc"
 )
 
-// keyColumn returns the column that holds a sample's key or source path for the recipe's
-// source type: "path" for image and audio folders (the file's path relative to the folder),
-// "__key__" for tar shards; "" for the other sources.
-func keyColumn(sourceType string) string {
-	switch sourceType {
-	case "images":
-		return imagefolder.ColumnPath
-	case "audio_folder":
-		return audio.ColPath
-	case "tar":
-		return tarsrc.ColumnKey
-	}
-	return ""
-}
-
 // addKeys makes the samples carry their key (sample.Key, slash-separated) as a text column
-// when a field reads the source's key column (from: path, from: __key__).
-func addKeys(p *Plan) {
-	col := keyColumn(p.Recipe.Source.Type)
+// when a field reads the source's key column (sources.Spec.KeyColumn: from: path for image
+// and audio folders, from: __key__ for tar shards).
+func addKeys(p *Plan, spec *sources.Spec) {
+	col := spec.KeyColumn
 	if col == "" {
 		return
 	}
@@ -49,6 +32,9 @@ type withKeys struct {
 	sources.Source
 	column string
 }
+
+// Unwrap implements sources.Wrapper.
+func (w *withKeys) Unwrap() sources.Source { return w.Source }
 
 // Run implements sources.Source.
 func (w *withKeys) Run(ctx context.Context, emit func(sample.Sample) error) error {

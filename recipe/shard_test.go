@@ -26,7 +26,7 @@ var shardFixtures = map[string]string{
 // TestEverySourceShards builds every source type as each shard of 1 to 3 and checks that
 // the source is a sources.Sharder and that the shards' slices partition its inputs.
 func TestEverySourceShards(t *testing.T) {
-	for _, typ := range sourceTypes {
+	for _, typ := range sources.Types() {
 		t.Run(typ, func(t *testing.T) {
 			fix, ok := shardFixtures[typ]
 			if !ok {

@@ -10,33 +10,11 @@ import (
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/objstore"
-	"github.com/mldf/convert/pipeline"
+	"github.com/mldf/convert/sources"
 )
 
-// Source types.
-var sourceTypes = []string{"images", "audio_folder", "librispeech", "nemo_manifest", "tar", "jsonl", "parquet", "h5ad", "mtx10x", "scdl"}
-
-// Field types and the recipe keys that apply to each (besides name, type, from, required).
-var fieldKeys = map[string][]string{
-	"int":     {"names"},
-	"float":   nil,
-	"bytes":   {"base64"},
-	"json":    nil,
-	"ndarray": {"dtype", "shape"},
-	"image":   {"mode", "max_resolution", "jpeg_quality", "filter", "channels", "max_pixels"},
-	"audio":   {"sample_rate", "channels", "sample_type", "max_duration", "on_long"},
-	"flac":    {"sample_rate", "channels", "max_duration", "on_long"},
-	"text":    nil,
-	"tokens":  {"tokenizer", "append_eot"},
-	"packed":  {"tokenizer", "seq_len", "remainder", "pad_id"},
-}
-
-var optionKeys = []string{"mode", "max_resolution", "jpeg_quality", "filter", "channels", "max_pixels",
-	"sample_rate", "sample_type", "max_duration", "on_long", "tokenizer", "append_eot", "seq_len",
-	"remainder", "pad_id", "dtype", "shape", "base64", "names"}
-
-// Choices of the enumerated options.
+// Choices of the enumerated options, for the command's flags: the field types declare and
+// check them; TestFieldLimits keeps these equal to theirs.
 var (
 	ImageModes   = []string{"jpeg", "png", "raw", "smart"}
 	ImageFilters = []string{"box", "area", "nearest", "linear", "bilinear", "catmullrom", "bicubic", "mitchell", "lanczos"}
@@ -78,38 +56,7 @@ func (r *Recipe) Defaults() {
 		if f.From == "" {
 			f.From = f.Name
 		}
-		switch f.Type {
-		case "image":
-			if f.Mode == "" {
-				f.Mode = "jpeg"
-			}
-			if f.JPEGQuality == 0 && !r.has("fields", "#"+strconv.Itoa(i), "jpeg_quality") {
-				f.JPEGQuality = 90
-			}
-			if f.Filter == "" {
-				f.Filter = "box" // area averaging, as FFCV's cv2.INTER_AREA; cheap after DCT scaling
-			}
-			if f.Channels == "" {
-				f.Channels = "3"
-			}
-		case "audio", "flac":
-			if f.Channels == "" {
-				f.Channels = "keep"
-			}
-			if f.SampleType == "" && f.Type == "audio" {
-				f.SampleType = "int16"
-			}
-			if f.OnLong == "" {
-				f.OnLong = "truncate"
-			}
-		case "tokens", "packed":
-			if f.Tokenizer == "" {
-				f.Tokenizer = "cl100k_base"
-			}
-			if f.Remainder == "" && f.Type == "packed" {
-				f.Remainder = "drop"
-			}
-		}
+		r.fieldDefaults(i) // fields.go: the defaults of the field's type
 	}
 }
 
@@ -132,12 +79,6 @@ func (r *Recipe) Validate() error {
 		}
 		add(line, "%s %d is out of range: %d..%d%s", key, v, lo, hi, zero)
 	}
-	sizeIn := func(line int, key string, v, lo, hi int64, zero string) {
-		if v == 0 || (v >= lo && v <= hi) {
-			return
-		}
-		add(line, "%s %s is out of range: %s..%s (%s)", key, FormatSize(v), FormatSize(lo), FormatSize(hi), zero)
-	}
 	oneOf := func(line int, key, v string, choices []string) {
 		if !slices.Contains(choices, v) {
 			add(line, "%s: %s is not one of %s", key, quote.Q(v), strings.Join(choices, ", "))
@@ -146,67 +87,8 @@ func (r *Recipe) Validate() error {
 
 	// Source.
 	s := r.Source
-	switch {
-	case s.Type == "":
-		add(r.line("source"), "source.type is required (one of %s)", strings.Join(sourceTypes, ", "))
-	case !slices.Contains(sourceTypes, s.Type):
-		oneOf(r.line("source", "type"), "source.type", s.Type, sourceTypes)
-	case isCellSource(s.Type): // rules in validateCells (scdl.go)
-	case s.Type == "tar" || s.Type == "jsonl" || s.Type == "parquet":
-		if len(s.Inputs) == 0 {
-			add(r.line("source"), "source.inputs: a %s source needs at least one input (file, glob or brace range)", s.Type)
-		}
-		if s.Path != "" {
-			add(r.line("source", "path"), "source.path does not apply to a %s source (use inputs)", s.Type)
-		}
-	default:
-		if s.Path == "" {
-			add(r.line("source"), "source.path is required for a %s source", s.Type)
-		}
-		if len(s.Inputs) > 0 {
-			add(r.line("source", "inputs"), "source.inputs does not apply to a %s source (use path)", s.Type)
-		}
-	}
-	// URLs (s3://, gs://, az://, azblob://, file://): well formed, and only where the source
-	// reads from buckets. Whether they exist is checked by Build, before any work.
-	urlSources := []string{"images", "audio_folder", "librispeech", "nemo_manifest", "tar", "jsonl", "parquet"}
-	checkURL := func(line int, key, v string) {
-		l, err := objstore.Parse(v)
-		if err != nil {
-			add(line, "%s: %v", key, err)
-			return
-		}
-		if !l.IsLocal() && !slices.Contains(urlSources, s.Type) {
-			add(line, "%s %s: a %s source reads local files only (sources that read buckets: %s)", key, quote.Q(v), s.Type, strings.Join(urlSources, ", "))
-		}
-	}
-	if s.Path != "" {
-		checkURL(r.line("source", "path"), "source.path", s.Path)
-	}
-	for _, in := range s.Inputs {
-		checkURL(r.line("source", "inputs"), "source.inputs", in)
-	}
-	if s.Flat && s.Type != "images" {
-		add(r.line("source", "flat"), "source.flat applies only to an images source")
-	}
-	if s.UnknownMembers != "" {
-		if s.Type != "tar" {
-			add(r.line("source", "unknown_members"), "source.unknown_members applies only to a tar source")
-		} else {
-			oneOf(r.line("source", "unknown_members"), "source.unknown_members", s.UnknownMembers, []string{"reject", "ignore"})
-		}
-	}
-	if s.MaxLineBytes != 0 && s.Type != "jsonl" {
-		add(r.line("source", "max_line_bytes"), "source.max_line_bytes applies only to a jsonl source")
-	} else {
-		sizeIn(r.line("source", "max_line_bytes"), "source.max_line_bytes", int64(s.MaxLineBytes), MinLineBytes, MaxLineBytes, "0 = 256MiB")
-	}
-	if s.MaxMemberSize != 0 && s.Type != "tar" {
-		add(r.line("source", "max_member_size"), "source.max_member_size applies only to a tar source")
-	} else {
-		sizeIn(r.line("source", "max_member_size"), "source.max_member_size", int64(s.MaxMemberSize), MinMemberSize, MaxMemberSize,
-			"0 = "+FormatSize(DefaultMaxMemberSize))
-	}
+	spec := r.validateSource(add) // sources.go
+	cells := spec != nil && spec.Cells
 
 	// Run options.
 	if r.Output == "" {
@@ -222,7 +104,7 @@ func (r *Recipe) Validate() error {
 		add(r.line("page_size"), "page_size %s: FFCV .beton needs at least %s", FormatSize(ps), FormatSize(MinBetonPageSize))
 	}
 	in(r.line("workers"), "workers", int64(r.Workers), 1, MaxWorkers, "0 = all cores")
-	in(r.line("chunk_size"), "chunk_size", int64(r.ChunkSize), 1, MaxChunkSize, fmt.Sprintf("0 = adaptive, %d samples or up to 1024 small ones", pipeline.DefaultChunkSize))
+	in(r.line("chunk_size"), "chunk_size", int64(r.ChunkSize), 1, MaxChunkSize, fmt.Sprintf("0 = adaptive, %d samples or up to 1024 small ones", DefaultChunkSize))
 	oneOf(r.line("on_error"), "on_error", r.OnError, []string{"skip", "fail"})
 	if _, _, err := ParseMaxErrors(r.MaxErrors); err != nil {
 		add(r.line("max_errors"), "max_errors: %v", err)
@@ -235,11 +117,12 @@ func (r *Recipe) Validate() error {
 	}
 
 	// Fields.
-	if len(r.Fields) == 0 && s.Type != "parquet" && r.Format != "scdl" { // parquet: fields inferred from the schema
+	if len(r.Fields) == 0 && (spec == nil || spec.Table == nil) && r.Format != "scdl" { // a table: fields inferred from its schema
 		add(r.line("fields"), "fields: at least one field is required")
 	}
 	seen := map[string]int{}
-	fieldTypes := strings.Join(sortedKeys(fieldKeys), ", ")
+	fieldTypes := strings.Join(encoders.Types(), ", ")
+	optionKeys := fieldOptionKeys()
 	for i, f := range r.Fields {
 		at := func(key string) int { return r.line("fields", "#"+strconv.Itoa(i), key) }
 		where := fmt.Sprintf("fields[%d]", i)
@@ -253,75 +136,31 @@ func (r *Recipe) Validate() error {
 		} else {
 			seen[f.Name] = i
 		}
-		keys, known := fieldKeys[f.Type]
+		fs, known := encoders.Lookup(f.Type)
 		if !known {
 			add(at("type"), "%s: type %s is not one of %s", where, quote.Q(f.Type), fieldTypes)
 			continue
 		}
 		for _, k := range optionKeys {
-			if r.has("fields", "#"+strconv.Itoa(i), k) && !slices.Contains(keys, k) {
+			if r.has("fields", "#"+strconv.Itoa(i), k) && !fs.Takes(k) {
 				add(at(k), "%s: %s does not apply to a %s field", where, k, f.Type)
 			}
 		}
-		switch f.Type {
-		case "image":
-			oneOf(at("mode"), where+": mode", f.Mode, ImageModes)
-			oneOf(at("filter"), where+": filter", f.Filter, ImageFilters)
-			oneOf(at("channels"), where+": channels", f.Channels, []string{"1", "3", "4"})
-			if f.JPEGQuality < 1 || f.JPEGQuality > 100 {
-				add(at("jpeg_quality"), "%s: jpeg_quality %d must be 1..100", where, f.JPEGQuality)
-			}
-			in(at("max_resolution"), where+": max_resolution", int64(f.MaxResolution), 1, MaxResolution, "0 = keep")
-			in(at("max_pixels"), where+": max_pixels", f.MaxPixels, 1, MaxPixels, "0 = the default limit")
-		case "audio", "flac":
-			oneOf(at("channels"), where+": channels", f.Channels, []string{"mono", "keep"})
-			in(at("sample_rate"), where+": sample_rate", int64(f.SampleRate), 1, MaxSampleRate, "0 = keep the input's rate")
-			if f.Type == "audio" {
-				oneOf(at("sample_type"), where+": sample_type", f.SampleType, SampleTypes)
-			}
-			if d := f.MaxDuration; !(d >= 0 && d <= MaxDuration) { // NaN fails both
-				add(at("max_duration"), "%s: max_duration %v is out of range: 0 (no limit) or up to %d seconds", where, d, MaxDuration)
-			}
-			oneOf(at("on_long"), where+": on_long", f.OnLong, []string{"truncate", "skip"})
-		case "tokens", "packed":
-			oneOf(at("tokenizer"), where+": tokenizer", f.Tokenizer, Tokenizers)
-			if f.Type == "packed" {
-				if f.SeqLen == 0 && !r.refused("fields", "#"+strconv.Itoa(i), "seq_len") {
-					add(at("seq_len"), "%s: seq_len is required (1..%d tokens per row)", where, MaxSeqLen)
-				} else if f.SeqLen != 0 {
-					in(at("seq_len"), where+": seq_len", int64(f.SeqLen), 1, MaxSeqLen, "")
-				}
-				oneOf(at("remainder"), where+": remainder", f.Remainder, []string{"drop", "pad"})
-				if f.PadID != nil && (*f.PadID < 0 || int64(*f.PadID) > MaxPadID) {
-					add(at("pad_id"), "%s: pad_id %d is out of range: 0..%d", where, *f.PadID, int64(MaxPadID))
-				}
-			}
-		case "ndarray":
-			if len(f.Shape) > 0 && f.DType == "" {
-				add(at("shape"), "%s: shape needs a dtype", where)
-			} else if f.DType != "" && manifest.ValidateName(f.Name) == nil {
-				// The encoder's own checks: a known dtype, at most 8 dimensions, at most 4 GiB.
-				if _, err := encoders.NewNDArray(f.Name, f.DType, f.Shape); err != nil {
-					key := "shape"
-					if !r.has("fields", "#"+strconv.Itoa(i), key) {
-						key = "dtype"
-					}
-					add(at(key), "%v", err)
-				}
-			}
+		if fs.Check != nil {
+			fs.Check(f.Name, r.fieldOptions(i), encoders.NewChecker(where, func(key, msg string) { add(at(key), "%s", msg) }))
 		}
 		if f.Type == "packed" && len(r.Fields) > 1 {
 			add(at("type"), "%s: a packed field must be the only field (rows are cut across documents)", where)
 		}
-		if f.Type == "packed" && s.Type != "jsonl" && s.Type != "parquet" {
-			add(at("type"), "%s: packed text needs a jsonl or parquet source", where)
+		if f.Type == "packed" && (spec == nil || !spec.Records) {
+			add(at("type"), "%s: packed text needs %s source", where, article(strings.Join(typesWhere(func(s *sources.Spec) bool { return s.Records }), " or ")))
 		}
 	}
-	if s.Type == "jsonl" {
+	if spec != nil && spec.TypedReads {
 		// A JSON key is extracted once, as one kind: fields sharing it must agree.
 		kinds := map[string]string{}
 		for i, f := range r.Fields {
-			k := jsonKind(f)
+			k := readKindName(r.readKind(i))
 			if prev, ok := kinds[f.From]; ok && prev != k {
 				add(r.line("fields", "#"+strconv.Itoa(i), "from"), "field %s: key %s is read as %s by another field and as %s here", quote.Q(f.Name), quote.Q(f.From), prev, k)
 			}
@@ -351,7 +190,17 @@ func (r *Recipe) Validate() error {
 			}
 		}
 	}
-	r.validateCells(add)
+	if r.Format == "scdl" {
+		if !cells && s.Type != "" {
+			add(r.line("format"), "format scdl needs a single-cell source (%s), not %s", strings.Join(typesWhere(func(s *sources.Spec) bool { return s.Cells }), ", "), s.Type)
+		}
+		if len(r.Fields) > 0 {
+			add(r.line("fields"), "fields do not apply to format scdl (an SCDL archive stores every cell's values, genes and obs table)")
+		}
+		if r.Shards > 0 {
+			add(r.line("shards"), "format scdl cannot be sharded (one archive is written in parallel by one process)")
+		}
+	}
 	if p := c.problems(); p != nil {
 		return r.problemsError(p)
 	}
@@ -376,35 +225,4 @@ func ParseMaxErrors(s string) (count int64, fraction float64, err error) {
 		return 0, 0, fmt.Errorf("%s is not a count (e.g. 100) or a percentage (e.g. 1%%)", quote.Q(s))
 	}
 	return n, 0, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// Applies reports whether the option key (a recipe key such as "max_resolution") applies to a
-// field of type typ.
-func Applies(typ, key string) bool { return slices.Contains(fieldKeys[typ], key) }
-
-// jsonKind is how a JSONL value is read for a field: "a string", "an integer", "a number",
-// "any JSON value" or "base64".
-func jsonKind(f Field) string {
-	switch f.Type {
-	case "int":
-		return "an integer"
-	case "float":
-		return "a number"
-	case "json", "ndarray":
-		return "any JSON value"
-	case "bytes":
-		if f.Base64 {
-			return "base64"
-		}
-	}
-	return "a string"
 }

@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mldf/convert/internal/cells"
 	"github.com/mldf/convert/pagewriter"
 )
 
@@ -36,7 +37,7 @@ type Options struct {
 }
 
 // MaxChunkRows bounds the rows of one chunk (and so the obs values held per worker).
-const MaxChunkRows = 1 << 14
+const MaxChunkRows = cells.MaxBlockRows
 
 // Progress is a snapshot of a running Write.
 type Progress struct {

@@ -1,6 +1,9 @@
 package sources
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"path/filepath"
 	"strings"
@@ -129,4 +132,79 @@ func (s *Skipped) Reset() {
 	s.mu.Lock()
 	s.m = nil
 	s.mu.Unlock()
+}
+
+// LabelColumn is the column that holds the label of a Classer's samples.
+const LabelColumn = "label"
+
+// Classer is a Source whose samples are labelled by class (an image or audio folder with a
+// subfolder per class): label i, in column LabelColumn, is class Classes()[i].
+type Classer interface {
+	Source
+	// Classes returns the class names, by label. The slice is the caller's.
+	Classes() []string
+}
+
+// ColumnLister is a Source that knows every column its samples can carry (an image folder:
+// image, label), so that a field reading another column is refused before any work.
+// Sources whose columns depend on the data (tar member extensions, manifest keys) do not
+// implement it.
+type ColumnLister interface {
+	Source
+	Columns() []string
+}
+
+// FirstRecorder is a streaming Source that can read its first record without a run (JSONL),
+// so that the keys the fields read are checked before any work.
+type FirstRecorder interface {
+	Source
+	// FirstRecord returns the first record of the inputs and the file it is in, reading at
+	// most limit bytes of it (else an error wrapping ErrFirstTooLong); line is nil when no
+	// input holds a record, and nil with a file name when that input cannot be read ahead
+	// (a pipe, an object in a bucket).
+	FirstRecord(ctx context.Context, limit int) (line []byte, file string, err error)
+}
+
+// ErrFirstTooLong means a first record is longer than FirstRecord was asked to read.
+var ErrFirstTooLong = errors.New("first record longer than the probe")
+
+// Unwrapped returns the first source in the chain of Wrappers from src (src included) that
+// is a T.
+func Unwrapped[T Source](src Source) (T, bool) {
+	for range 64 { // a chain of wrappers is short; a cycle is a bug, not a hang
+		if t, ok := src.(T); ok {
+			return t, true
+		}
+		w, ok := src.(Wrapper)
+		if !ok {
+			break
+		}
+		src = w.Unwrap()
+	}
+	var zero T
+	return zero, false
+}
+
+// FormatSize writes a byte count the way a recipe may: with the largest binary unit that
+// divides it (4KiB, 2MiB, 1GiB), else in bytes.
+func FormatSize(n int64) string {
+	for _, u := range []struct {
+		s string
+		m int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n != 0 && n%u.m == 0 {
+			return fmt.Sprintf("%d%s", n/u.m, u.s)
+		}
+	}
+	return fmt.Sprint(n)
+}
+
+// CheckSize returns the problem with a size option (label names it) outside [lo, hi], or
+// "": zero is the default, described by zero ("0 = 256MiB").
+func CheckSize(label string, v any, lo, hi int64, zero string) string {
+	n, _ := v.(int64)
+	if n == 0 || (n >= lo && n <= hi) {
+		return ""
+	}
+	return fmt.Sprintf("%s %s is out of range: %s..%s (%s)", label, FormatSize(n), FormatSize(lo), FormatSize(hi), zero)
 }

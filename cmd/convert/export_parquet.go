@@ -6,7 +6,7 @@ import (
 	"github.com/mldf/convert/export"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/reader"
-	"github.com/mldf/convert/recipe"
+	"github.com/mldf/convert/runner"
 )
 
 // exportParquet writes FILE's samples as Hugging Face-style Parquet, with the class names of
@@ -14,7 +14,7 @@ import (
 // ClassLabel features and the key field (--key, default a text field called path, key or
 // __key__) as the path of image and audio values.
 func exportParquet(ctx context.Context, c *objstore.Client, r *reader.Reader, file, dir, key string, fileSamples int) (export.Result, error) {
-	classes, err := recipe.ClassNames(ctx, c, r, file)
+	classes, err := runner.ClassNames(ctx, c, r, file)
 	if err != nil {
 		return export.Result{}, err
 	}
@@ -24,7 +24,7 @@ func exportParquet(ctx context.Context, c *objstore.Client, r *reader.Reader, fi
 // exportFolder writes FILE's images as an image folder whose class folders are the label
 // field's class names when it has them (held in the file, or in FILE.classes.json).
 func exportFolder(ctx context.Context, c *objstore.Client, r *reader.Reader, file, dir string, o export.FolderOptions) (export.Result, error) {
-	classes, err := recipe.ClassNames(ctx, c, r, file)
+	classes, err := runner.ClassNames(ctx, c, r, file)
 	if err != nil {
 		return export.Result{}, err
 	}

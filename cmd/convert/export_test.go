@@ -14,6 +14,7 @@ import (
 	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/recipe"
+	"github.com/mldf/convert/runner"
 	"github.com/mldf/convert/sample"
 	pqsrc "github.com/mldf/convert/sources/parquet"
 )
@@ -224,7 +225,7 @@ func TestClassNamesSideFile(t *testing.T) {
 		Fields: []pipeline.Binding{{Field: struct{ encoders.Field }{cl}, Column: "label"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := recipe.WriteClasses(context.Background(), nil, old+recipe.ClassesSuffix, map[string][]string{"label": names}); err != nil {
+	if err := runner.WriteClasses(context.Background(), nil, old+recipe.ClassesSuffix, map[string][]string{"label": names}); err != nil {
 		t.Fatal(err)
 	}
 	stdout, _, err := run(t, "inspect", old)

@@ -16,6 +16,7 @@ import (
 	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/reader/decode"
 	"github.com/mldf/convert/recipe"
+	"github.com/mldf/convert/runner"
 )
 
 // sniffKind tells a file's kind from its first 9 bytes (head) and its name, for local files
@@ -150,7 +151,7 @@ func sideClassNames(ctx context.Context, c *objstore.Client, r *reader.Reader, f
 	if !missing {
 		return nil
 	}
-	names, err := recipe.ClassNames(ctx, c, r, file)
+	names, err := runner.ClassNames(ctx, c, r, file)
 	if err != nil {
 		return err
 	}

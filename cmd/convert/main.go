@@ -4,8 +4,9 @@
 //
 // The flow of a conversion (convert run RECIPE, or a one-shot form such as convert images):
 //
-//	recipe.Load → flags override → Defaults → Validate (every problem, with lines)
-//	→ recipe.BuildWith (source + field encoders) → pipeline.Run (workers, page writer, finalizer)
+//	recipe.Load → flags override → Defaults → Validate against the registered source types
+//	(every problem, with lines) → recipe.BuildWith (source + field encoders: a plan)
+//	→ runner.Run (pipeline.Run into MLDF or .beton, or the SCDL writer; class-names side file)
 //	→ report JSON + summary
 package main
 

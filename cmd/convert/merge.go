@@ -16,6 +16,7 @@ import (
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/recipe"
+	"github.com/mldf/convert/runner"
 )
 
 // cmdMerge joins the parts of a sharded run: convert merge OUT.mldf [PARTS...], or
@@ -93,7 +94,7 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	classes, err := recipe.PartClasses(ctx, st.client, parts) // class-label names beside the parts (parquet)
+	classes, err := runner.PartClasses(ctx, st.client, parts) // class-label names beside the parts (parquet)
 	if err != nil {
 		return err
 	}
@@ -102,7 +103,7 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if classes != nil {
-		if err := recipe.WriteClasses(ctx, st.client, out+recipe.ClassesSuffix, classes); err != nil {
+		if err := runner.WriteClasses(ctx, st.client, out+recipe.ClassesSuffix, classes); err != nil {
 			return err
 		}
 	}

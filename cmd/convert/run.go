@@ -17,6 +17,7 @@ import (
 	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/progress"
 	"github.com/mldf/convert/recipe"
+	"github.com/mldf/convert/runner"
 )
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -184,30 +185,15 @@ func rejectsAccepted(r *recipe.Recipe, rejected int64) error {
 
 // runPlan runs one conversion into output with a progress display on stderr.
 func runPlan(ctx context.Context, st *storage, plan *recipe.Plan, output string, logger *slog.Logger, stderr io.Writer) (pipeline.Report, error) {
-	r := plan.Recipe
-	count, frac, _ := recipe.ParseMaxErrors(r.MaxErrors)
-	policy, err := pipeline.ParseErrorPolicy(r.OnError)
+	cfg, err := runner.Config(plan, output)
 	if err != nil {
 		return pipeline.Report{}, err
 	}
-	if r.MaxErrors != "" && count == 0 && frac == 0 {
-		// max_errors: 0 (or 0%) accepts no reject: the first one fails the run. (For the
-		// pipeline, 0 means no limit.)
-		policy = pipeline.Fail
-	}
 	bar := progress.New(stderr, isTerminal(stderr), logger, 10*time.Second)
 	defer bar.Finish()
-	cfg := pipeline.Config{
-		Source: plan.Source, Fields: plan.Bindings, Output: output,
-		PageSize: int(r.PageSize), Workers: r.Workers, ChunkSize: r.ChunkSize,
-		Checksums: *r.Checksums, OnError: policy, MaxErrors: count, MaxErrorFraction: frac, AllowEmpty: plan.AllowEmpty,
-		RejectsPath: r.Rejects, Store: st.client, Sink: st.sink(ctx, output), Logger: logger,
-		Progress: func(p pipeline.Progress) { bar.Update(progress.Stats(p)) },
-	}
-	if plan.Run != nil {
-		return plan.Run(ctx, cfg)
-	}
-	return pipeline.Run(ctx, cfg)
+	cfg.Store, cfg.Sink, cfg.Logger = st.client, st.sink(ctx, output), logger
+	cfg.Progress = func(p pipeline.Progress) { bar.Update(progress.Stats(p)) }
+	return runner.Run(ctx, plan, cfg)
 }
 
 func newLogger(format string, w io.Writer) *slog.Logger {

@@ -1,6 +1,6 @@
 // Package h5ad reads AnnData .h5ad files (HDF5, through internal/hdf5) by ranges of cells:
 // the matrix X (or raw/X) stored as CSR, CSC or dense, and the obs and var dataframes (index,
-// numeric, boolean, string and categorical columns). It implements scdl.Input; memory stays
+// numeric, boolean, string and categorical columns). It implements cells.Input; memory stays
 // bounded by a few row ranges (a CSC matrix is first bucket-sorted into temporary files).
 // Files are untrusted: what they may not do (read other files, declare sizes they do not
 // store, hold unbounded strings or chunks) is listed in docs/SCDL.md §6.
@@ -13,10 +13,10 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/mldf/convert/internal/cells"
 	"github.com/mldf/convert/internal/cellsort"
 	"github.com/mldf/convert/internal/hdf5"
 	"github.com/mldf/convert/internal/quote"
-	"github.com/mldf/convert/scdl"
 )
 
 // Errors.
@@ -53,7 +53,7 @@ type File struct {
 	x                     *hdf5.Dataset // dense
 
 	obs    []obsColumn
-	schema []scdl.ColumnSpec
+	schema []cells.ColumnSpec
 	varGrp string
 
 	tempDir     string
@@ -66,7 +66,7 @@ type File struct {
 
 // obsColumn is one obs column: a dataset, or a categorical's codes and categories.
 type obsColumn struct {
-	spec       scdl.ColumnSpec
+	spec       cells.ColumnSpec
 	ds         *hdf5.Dataset
 	categories []string // categorical
 	mask       *hdf5.Dataset
@@ -303,7 +303,7 @@ func (x *File) column(grp, name string, n int64) (obsColumn, error) {
 	if err != nil {
 		return obsColumn{}, err
 	}
-	c := obsColumn{spec: scdl.ColumnSpec{Name: name}}
+	c := obsColumn{spec: cells.ColumnSpec{Name: name}}
 	switch kind {
 	case hdf5.KindNone:
 		return c, x.fail("%s: column %s is listed but missing", grp, quote.Q(name))
@@ -329,7 +329,7 @@ func (x *File) column(grp, name string, n int64) (obsColumn, error) {
 					return c, err
 				}
 				for _, f := range v {
-					c.categories = append(c.categories, (&scdl.Column{ColumnSpec: scdl.ColumnSpec{Kind: scdl.KindFloat}, Floats: []float64{f}}).Text(0))
+					c.categories = append(c.categories, (&cells.Column{ColumnSpec: cells.ColumnSpec{Kind: cells.KindFloat}, Floats: []float64{f}}).Text(0))
 				}
 			} else if c.categories, err = cats.ReadStrings(0, cats.Len()); err != nil {
 				return c, err
@@ -337,7 +337,7 @@ func (x *File) column(grp, name string, n int64) (obsColumn, error) {
 			if c.ds, err = x.f.OpenDataset(p + "/codes"); err != nil {
 				return c, err
 			}
-			c.spec.Kind = scdl.KindString
+			c.spec.Kind = cells.KindString
 		case "nullable-integer", "nullable-boolean":
 			if c.ds, err = x.f.OpenDataset(p + "/values"); err != nil {
 				return c, err
@@ -345,9 +345,9 @@ func (x *File) column(grp, name string, n int64) (obsColumn, error) {
 			if c.mask, err = x.f.OpenDataset(p + "/mask"); err != nil {
 				return c, err
 			}
-			c.spec.Kind = scdl.KindInt
+			c.spec.Kind = cells.KindInt
 			if enc == "nullable-boolean" {
-				c.spec.Kind = scdl.KindBool
+				c.spec.Kind = cells.KindBool
 			}
 		default:
 			return c, x.fail("%s: column %s has encoding %s (supported: arrays, strings, categorical, nullable)", grp, quote.Q(name), quote.Q(enc))
@@ -358,13 +358,13 @@ func (x *File) column(grp, name string, n int64) (obsColumn, error) {
 		}
 		switch c.ds.Type.Class {
 		case hdf5.ClassString:
-			c.spec.Kind = scdl.KindString
+			c.spec.Kind = cells.KindString
 		case hdf5.ClassInteger:
-			c.spec.Kind = scdl.KindInt
+			c.spec.Kind = cells.KindInt
 		case hdf5.ClassFloat:
-			c.spec.Kind = scdl.KindFloat
+			c.spec.Kind = cells.KindFloat
 		case hdf5.ClassEnum:
-			c.spec.Kind = scdl.KindBool
+			c.spec.Kind = cells.KindBool
 		default:
 			return c, x.fail("%s: column %s holds %s values", grp, quote.Q(name), c.ds.Type.Class)
 		}
@@ -388,7 +388,7 @@ func (x *File) NNZ() int64 { return x.nnz }
 func (x *File) Layout() string { return [...]string{"csr", "csc", "dense"}[x.layout] }
 
 // ObsSchema describes the obs columns, the index first.
-func (x *File) ObsSchema() []scdl.ColumnSpec { return x.schema }
+func (x *File) ObsSchema() []cells.ColumnSpec { return x.schema }
 
 // Categories returns the categories of the categorical obs column called name, in code
 // order (a cell's value is categories[code]), or nil when it is not categorical.
@@ -402,7 +402,7 @@ func (x *File) Categories(name string) []string {
 }
 
 // ReadRows reads cells [lo, hi). It may be called from many goroutines.
-func (x *File) ReadRows(lo, hi int64, b *scdl.Block) error {
+func (x *File) ReadRows(lo, hi int64, b *cells.Block) error {
 	if lo < 0 || hi > x.rows || lo > hi {
 		return fmt.Errorf("%s: rows [%d, %d) of %d", x.path, lo, hi, x.rows)
 	}
@@ -429,7 +429,7 @@ func (x *File) ReadRows(lo, hi int64, b *scdl.Block) error {
 	return nil
 }
 
-func (x *File) readCSR(lo, hi int64, b *scdl.Block) error {
+func (x *File) readCSR(lo, hi int64, b *cells.Block) error {
 	ptr := make([]int64, hi-lo+1)
 	if err := x.indptr.ReadInt64(lo, ptr); err != nil {
 		return err
@@ -465,7 +465,7 @@ func (x *File) readCSR(lo, hi int64, b *scdl.Block) error {
 	return x.data.ReadFloat32(p0, b.Vals[start:])
 }
 
-func (x *File) readDense(lo, hi int64, b *scdl.Block) error {
+func (x *File) readDense(lo, hi int64, b *cells.Block) error {
 	// Blocks of rows × a piece of the columns, at most denseValues values each.
 	width := min(x.cols, x.denseValues)
 	step := max(1, x.denseValues/max(width, 1))
@@ -495,7 +495,7 @@ func (x *File) readDense(lo, hi int64, b *scdl.Block) error {
 }
 
 // appendDense appends the non-zero values of row, whose first column is c0, to b.
-func appendDense(b *scdl.Block, row []float32, c0 int64) {
+func appendDense(b *cells.Block, row []float32, c0 int64) {
 	for c, v := range row {
 		if v != 0 {
 			b.Cols = append(b.Cols, uint32(c0+int64(c)))
@@ -508,10 +508,10 @@ func appendDense(b *scdl.Block, row []float32, c0 int64) {
 const sortStep = 1 << 20
 
 // sortSpan is the rows per bucket of a CSC matrix's sort: the writer's chunks of a CSC input
-// are at most scdl.MaxChunkRows rows, so a read touches one or two buckets.
-const sortSpan = scdl.MaxChunkRows
+// are at most cells.MaxBlockRows rows, so a read touches one or two buckets.
+const sortSpan = cells.MaxBlockRows
 
-func (x *File) readCSC(lo, hi int64, b *scdl.Block) error {
+func (x *File) readCSC(lo, hi int64, b *cells.Block) error {
 	x.sortOnce.Do(func() { x.sortErr = x.transpose() })
 	if x.sortErr != nil {
 		return x.sortErr
@@ -589,7 +589,7 @@ func (x *File) transpose() error {
 	return s.Finish()
 }
 
-func (x *File) readObs(c *obsColumn, lo, hi int64, out *scdl.Column) error {
+func (x *File) readObs(c *obsColumn, lo, hi int64, out *cells.Column) error {
 	n := hi - lo
 	switch {
 	case c.categories != nil:
@@ -616,25 +616,25 @@ func (x *File) readObs(c *obsColumn, lo, hi int64, out *scdl.Column) error {
 			out.Null = out.Null[:0]
 		}
 		return nil
-	case c.spec.Kind == scdl.KindString:
+	case c.spec.Kind == cells.KindString:
 		s, err := c.ds.ReadStrings(lo, n)
 		if err != nil {
 			return err
 		}
 		out.Strings = append(out.Strings, s...)
-	case c.spec.Kind == scdl.KindFloat:
+	case c.spec.Kind == cells.KindFloat:
 		start := len(out.Floats)
 		out.Floats = append(out.Floats, make([]float64, n)...)
 		if err := c.ds.ReadFloat64(lo, out.Floats[start:]); err != nil {
 			return err
 		}
-	case c.spec.Kind == scdl.KindInt, c.spec.Kind == scdl.KindBool:
+	case c.spec.Kind == cells.KindInt, c.spec.Kind == cells.KindBool:
 		v := make([]int64, n)
 		if err := c.ds.ReadInt64(lo, v); err != nil {
 			return err
 		}
 		for _, i := range v {
-			if c.spec.Kind == scdl.KindBool {
+			if c.spec.Kind == cells.KindBool {
 				out.Bools = append(out.Bools, i != 0)
 			} else {
 				out.Ints = append(out.Ints, i)
@@ -654,12 +654,12 @@ func (x *File) readObs(c *obsColumn, lo, hi int64, out *scdl.Column) error {
 }
 
 // Var reads the var dataframe (one row per gene).
-func (x *File) Var() ([]scdl.Column, error) {
+func (x *File) Var() ([]cells.Column, error) {
 	cols, err := x.dataframe(x.varGrp, x.cols)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]scdl.Column, len(cols))
+	out := make([]cells.Column, len(cols))
 	for i := range cols {
 		out[i].ColumnSpec = cols[i].spec
 		err = x.readObs(&cols[i], 0, x.cols, &out[i])

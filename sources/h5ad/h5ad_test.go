@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mldf/convert/internal/cells"
 	"github.com/mldf/convert/scdl"
 )
 
@@ -85,7 +86,7 @@ func TestEveryLayoutReadsAsAnnData(t *testing.T) {
 				t.Fatalf("%d rows, want %d", rows, len(want.Rows))
 			}
 			// Read in odd ranges, one range per cell count.
-			var b scdl.Block
+			var b cells.Block
 			for lo := int64(0); lo < rows; lo += 7 {
 				hi := min(lo+7, rows)
 				b.Reset(f.ObsSchema())
@@ -134,14 +135,14 @@ func TestEveryLayoutReadsAsAnnData(t *testing.T) {
 	}
 }
 
-func equalValue(c *scdl.Column, i int, w any) bool {
+func equalValue(c *cells.Column, i int, w any) bool {
 	switch v := w.(type) {
 	case string:
 		return c.Text(i) == v
 	case bool:
-		return c.Kind == scdl.KindBool && c.Bools[i] == v
+		return c.Kind == cells.KindBool && c.Bools[i] == v
 	case float64:
-		if c.Kind == scdl.KindInt {
+		if c.Kind == cells.KindInt {
 			return float64(c.Ints[i]) == v
 		}
 		return math.Abs(c.Float(i)-v) < 1e-12
@@ -156,7 +157,7 @@ func TestArchiveFromAnnData(t *testing.T) {
 	need(t)
 	exp := loadExpected(t)
 	names := []string{"small_csr", "small_csc", "small_dense", "other_genes"}
-	var inputs []scdl.Input
+	var inputs []cells.Input
 	for _, n := range names {
 		f, err := Open(filepath.Join(fixtures, n+".h5ad"), Options{TempDir: t.TempDir()})
 		if err != nil {
@@ -274,7 +275,7 @@ f = h5py.File(dst2, "r+"); p = f["X/indptr"][:]; p[10] = p[12]; f["X/indptr"][:]
 		if err != nil {
 			t.Fatal(err)
 		}
-		var b scdl.Block
+		var b cells.Block
 		b.Reset(f.ObsSchema())
 		err = f.ReadRows(0, 60, &b)
 		f.Close()
@@ -295,7 +296,7 @@ func TestGoldenArchive(t *testing.T) {
 	}
 	defer f.Close()
 	dir := filepath.Join(t.TempDir(), "small.scdl")
-	if _, err := scdl.Write(context.Background(), dir, []scdl.Input{f}, scdl.Options{Workers: 2, ChunkNNZ: 100}); err != nil {
+	if _, err := scdl.Write(context.Background(), dir, []cells.Input{f}, scdl.Options{Workers: 2, ChunkNNZ: 100}); err != nil {
 		t.Fatal(err)
 	}
 	golden := filepath.Join(fixtures, "small.scdl")

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mldf/convert/internal/cells"
 	"github.com/mldf/convert/internal/hdf5"
 	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/scdl"
@@ -115,7 +116,7 @@ func convertAll(t *testing.T, path, out string) error {
 		return err
 	}
 	defer f.Close()
-	_, err = scdl.Write(context.Background(), out, []scdl.Input{f}, scdl.Options{Workers: 2, ChunkNNZ: 40})
+	_, err = scdl.Write(context.Background(), out, []cells.Input{f}, scdl.Options{Workers: 2, ChunkNNZ: 40})
 	return err
 }
 
@@ -214,7 +215,7 @@ func TestCSCInPieces(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.sortStep = step
-		var b scdl.Block
+		var b cells.Block
 		b.Reset(f.ObsSchema())
 		rows, _ := f.Shape()
 		err = f.ReadRows(0, rows, &b)
@@ -239,7 +240,7 @@ func TestDenseInPieces(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.denseValues = budget
-		var b scdl.Block
+		var b cells.Block
 		b.Reset(f.ObsSchema())
 		rows, _ := f.Shape()
 		if err := f.ReadRows(0, rows, &b); err != nil {

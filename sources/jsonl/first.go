@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,7 +13,7 @@ import (
 )
 
 // ErrFirstTooLong means the first record is longer than FirstRecord was asked to read.
-var ErrFirstTooLong = errors.New("jsonl: first record longer than the probe")
+var ErrFirstTooLong = fmt.Errorf("jsonl: %w", sources.ErrFirstTooLong)
 
 // FirstRecord returns the first non-blank line of the source's inputs, in order, and the
 // file it is in, reading no more than it needs (and at most limit bytes of that line, else

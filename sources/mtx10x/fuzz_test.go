@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mldf/convert/internal/cells"
 	"github.com/mldf/convert/scdl"
 )
 
@@ -46,7 +47,7 @@ func FuzzMatrixFile(f *testing.F) {
 			return // a size line promising a huge matrix: not what this target explores
 		}
 		out := filepath.Join(t.TempDir(), "x")
-		if _, err := scdl.Write(context.Background(), out, []scdl.Input{d}, scdl.Options{Workers: 2}); err == nil {
+		if _, err := scdl.Write(context.Background(), out, []cells.Input{d}, scdl.Options{Workers: 2}); err == nil {
 			r, err := scdl.Open(out)
 			if err != nil {
 				t.Fatalf("written archive does not open: %v", err)
@@ -85,7 +86,7 @@ func FuzzSideFiles(f *testing.F) {
 		} else if !errors.Is(err, ErrFormat) {
 			t.Fatalf("features: %v", err)
 		}
-		var b scdl.Block
+		var b cells.Block
 		b.Reset(d.ObsSchema())
 		if err := d.ReadRows(0, 2, &b); err == nil {
 			if len(b.Obs[0].Strings) != 2 {

@@ -1,6 +1,6 @@
 // Package mtx10x reads a 10x Genomics matrix directory (matrix.mtx[.gz], features.tsv[.gz]
 // or genes.tsv[.gz], barcodes.tsv[.gz]) by ranges of cells, in pure Go. It implements
-// scdl.Input. The Matrix Market entries may come in any order: a first pass bucket-sorts them
+// cells.Input. The Matrix Market entries may come in any order: a first pass bucket-sorts them
 // by cell into temporary files (internal/cellsort) and copies the barcodes to an indexed
 // temporary file, so memory stays bounded by a few row ranges whatever the cell count.
 package mtx10x
@@ -20,10 +20,10 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/mldf/convert/internal/cells"
 	"github.com/mldf/convert/internal/cellsort"
 	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/internal/quote"
-	"github.com/mldf/convert/scdl"
 )
 
 // ErrFormat wraps every error about the directory's content.
@@ -199,8 +199,8 @@ func (d *Dir) Shape() (int64, int64) { return d.cells, d.genes }
 func (d *Dir) NNZ() int64 { return d.entries }
 
 // ObsSchema is the barcodes: the obs index, with no other column.
-func (d *Dir) ObsSchema() []scdl.ColumnSpec {
-	return []scdl.ColumnSpec{{Name: "barcode", Kind: scdl.KindString, Index: true}}
+func (d *Dir) ObsSchema() []cells.ColumnSpec {
+	return []cells.ColumnSpec{{Name: "barcode", Kind: cells.KindString, Index: true}}
 }
 
 // prepare sorts the entries by cell and indexes the barcodes (once, on the first read).
@@ -212,7 +212,7 @@ func (d *Dir) prepare() error {
 	if err := d.indexBarcodes(); err != nil {
 		return err
 	}
-	if d.sorter, err = cellsort.New(d.tmp, max(d.cells, 1), max(d.genes, 1), scdl.MaxChunkRows); err != nil {
+	if d.sorter, err = cellsort.New(d.tmp, max(d.cells, 1), max(d.genes, 1), cells.MaxBlockRows); err != nil {
 		return err
 	}
 	r, closer, err := openText(d.matrix)
@@ -365,7 +365,7 @@ func (d *Dir) indexBarcodes() error {
 }
 
 // ReadRows reads cells [lo, hi). It may be called from many goroutines.
-func (d *Dir) ReadRows(lo, hi int64, b *scdl.Block) error {
+func (d *Dir) ReadRows(lo, hi int64, b *cells.Block) error {
 	d.once.Do(func() { d.prepErr = d.prepare() })
 	if d.prepErr != nil {
 		return d.prepErr
@@ -400,15 +400,15 @@ func (d *Dir) ReadRows(lo, hi int64, b *scdl.Block) error {
 
 // Var reads the features: the gene symbols as index (scanpy's read_10x_mtx default), with
 // the columns gene_ids and, for a features.tsv, feature_types.
-func (d *Dir) Var() ([]scdl.Column, error) {
+func (d *Dir) Var() ([]cells.Column, error) {
 	r, closer, err := openText(d.features)
 	if err != nil {
 		return nil, err
 	}
 	defer closer()
-	idx := scdl.Column{ColumnSpec: scdl.ColumnSpec{Name: "gene_symbols", Kind: scdl.KindString, Index: true}}
-	ids := scdl.Column{ColumnSpec: scdl.ColumnSpec{Name: "gene_ids", Kind: scdl.KindString}}
-	types := scdl.Column{ColumnSpec: scdl.ColumnSpec{Name: "feature_types", Kind: scdl.KindString}}
+	idx := cells.Column{ColumnSpec: cells.ColumnSpec{Name: "gene_symbols", Kind: cells.KindString, Index: true}}
+	ids := cells.Column{ColumnSpec: cells.ColumnSpec{Name: "gene_ids", Kind: cells.KindString}}
+	types := cells.Column{ColumnSpec: cells.ColumnSpec{Name: "feature_types", Kind: cells.KindString}}
 	for line := 1; ; line++ {
 		b, err := readLine(r)
 		if err == io.EOF {
@@ -437,7 +437,7 @@ func (d *Dir) Var() ([]scdl.Column, error) {
 	if int64(len(ids.Strings)) != d.genes {
 		return nil, fmt.Errorf("%s: %w: %d features for %d genes in %s", d.features, ErrFormat, len(ids.Strings), d.genes, filepath.Base(d.matrix))
 	}
-	cols := []scdl.Column{idx, ids}
+	cols := []cells.Column{idx, ids}
 	if len(types.Strings) == len(ids.Strings) {
 		cols = append(cols, types)
 	}

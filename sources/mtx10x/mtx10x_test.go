@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mldf/convert/internal/cells"
 	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/scdl"
 )
@@ -39,7 +40,7 @@ func TestTenXMatchesMatrix(t *testing.T) {
 		t.Fatalf("shape %d x %d", r, c)
 	}
 	dir := filepath.Join(t.TempDir(), "tenx.scdl")
-	rep, err := scdl.Write(context.Background(), dir, []scdl.Input{d}, scdl.Options{Workers: 2, ChunkNNZ: 30})
+	rep, err := scdl.Write(context.Background(), dir, []cells.Input{d}, scdl.Options{Workers: 2, ChunkNNZ: 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestBadDirectories(t *testing.T) {
 			d, err := Open(writeDir(t, c[0], c[1], c[2]), Options{TempDir: t.TempDir()})
 			if err == nil {
 				defer d.Close()
-				_, err = scdl.Write(context.Background(), filepath.Join(parent, "x"), []scdl.Input{d}, scdl.Options{Workers: 2})
+				_, err = scdl.Write(context.Background(), filepath.Join(parent, "x"), []cells.Input{d}, scdl.Options{Workers: 2})
 			}
 			if !errors.Is(err, ErrFormat) {
 				t.Fatalf("error %v, want ErrFormat", err)
@@ -186,7 +187,7 @@ func TestHostileDirectories(t *testing.T) {
 			d, err := Open(dir, Options{TempDir: t.TempDir()})
 			if err == nil {
 				defer d.Close()
-				_, err = scdl.Write(context.Background(), filepath.Join(parent, "x"), []scdl.Input{d}, scdl.Options{Workers: 2})
+				_, err = scdl.Write(context.Background(), filepath.Join(parent, "x"), []cells.Input{d}, scdl.Options{Workers: 2})
 			}
 			if !errors.Is(err, ErrFormat) {
 				t.Fatalf("error %v, want ErrFormat", err)
@@ -215,7 +216,7 @@ func TestNamedPipes(t *testing.T) {
 			d, err := Open(dir, Options{TempDir: t.TempDir()})
 			if err == nil {
 				defer d.Close()
-				_, err = scdl.Write(context.Background(), filepath.Join(t.TempDir(), "x"), []scdl.Input{d}, scdl.Options{Workers: 2})
+				_, err = scdl.Write(context.Background(), filepath.Join(t.TempDir(), "x"), []cells.Input{d}, scdl.Options{Workers: 2})
 			}
 			if !errors.Is(err, ErrFormat) && !errors.Is(err, inputfile.ErrNotRegular) {
 				t.Fatalf("error %v, want the pipe refused", err)

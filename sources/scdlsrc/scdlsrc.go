@@ -1,5 +1,5 @@
 // Package scdlsrc turns single-cell matrices (SCDL archives, h5ad files, 10x directories:
-// anything that is an scdl.Input) into samples, one per cell, for the MLDF pipeline. A cell's
+// anything that is an cells.Input) into samples, one per cell, for the MLDF pipeline. A cell's
 // sample holds its stored values and gene indices as .npy arrays (for NDARRAY fields), its
 // obs index as "cell" and its obs columns under their own names.
 package scdlsrc
@@ -11,9 +11,9 @@ import (
 	"math"
 	"slices"
 
+	"github.com/mldf/convert/internal/cells"
 	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/sample"
-	"github.com/mldf/convert/scdl"
 	"github.com/mldf/convert/sources"
 )
 
@@ -32,16 +32,11 @@ const (
 	valuesPerRead = 1 << 22
 )
 
-// valueCounter is an input that tells how many values a range of cells holds.
-type valueCounter interface {
-	Values(lo, hi int64) (int64, error)
-}
-
 // readEnd returns the end of the next read from cell lo: rowsPerRead cells, fewer while
 // they hold more than valuesPerRead values (down to one cell).
-func readEnd(in scdl.Input, lo, rows int64) (int64, error) {
+func readEnd(in cells.Input, lo, rows int64) (int64, error) {
 	hi := min(lo+rowsPerRead, rows)
-	vc, ok := in.(valueCounter)
+	vc, ok := in.(cells.ValueCounter)
 	if !ok {
 		return hi, nil
 	}
@@ -60,14 +55,14 @@ func readEnd(in scdl.Input, lo, rows int64) (int64, error) {
 
 // Source yields the cells of its inputs, in order.
 type Source struct {
-	inputs []scdl.Input
+	inputs []cells.Input
 	sizes  []int64 // bytes on disk per input, for reports
 }
 
-var _ sources.Sharder = (*Source)(nil)
+var _ sources.CellSource = (*Source)(nil)
 
 // New returns a source over inputs (sizes: their sizes in bytes, or nil).
-func New(inputs []scdl.Input, sizes []int64) *Source {
+func New(inputs []cells.Input, sizes []int64) *Source {
 	if sizes == nil {
 		sizes = make([]int64, len(inputs))
 	}
@@ -104,7 +99,7 @@ func (s *Source) Range(lo, hi int) (sources.Source, error) {
 // Run emits one sample per cell.
 func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error {
 	var index int64
-	var b scdl.Block
+	var b cells.Block
 	for k, in := range s.inputs {
 		rows, _ := in.Shape()
 		schema := in.ObsSchema()
@@ -151,20 +146,20 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 
 // value converts an obs value: numbers stay numbers (a missing float is NaN, a missing
 // integer 0), strings are text, booleans 0 or 1.
-func value(c *scdl.Column, i int) sample.Value {
+func value(c *cells.Column, i int) sample.Value {
 	switch c.Kind {
-	case scdl.KindInt:
+	case cells.KindInt:
 		if c.IsNull(i) {
 			return sample.Value{Kind: sample.KindInt}
 		}
 		return sample.Value{Kind: sample.KindInt, Int: c.Ints[i]}
-	case scdl.KindBool:
+	case cells.KindBool:
 		v := int64(0)
 		if !c.IsNull(i) && c.Bools[i] {
 			v = 1
 		}
 		return sample.Value{Kind: sample.KindInt, Int: v}
-	case scdl.KindFloat:
+	case cells.KindFloat:
 		return sample.Value{Kind: sample.KindFloat, Float: c.Float(i)}
 	}
 	return sample.Value{Kind: sample.KindString, Bytes: []byte(c.Text(i))}
@@ -192,7 +187,7 @@ func npyUint32(v []uint32) []byte {
 func (s *Source) ClassNames(column string) []string {
 	var names []string
 	for k, in := range s.inputs {
-		c, ok := in.(interface{ Categories(string) []string })
+		c, ok := in.(cells.Categorical)
 		if !ok {
 			return nil
 		}
@@ -204,6 +199,9 @@ func (s *Source) ClassNames(column string) []string {
 	}
 	return names
 }
+
+// Matrices implements sources.CellSource: the inputs and their sizes in bytes.
+func (s *Source) Matrices() ([]cells.Input, []int64) { return s.inputs, s.sizes }
 
 // Close closes every input.
 func (s *Source) Close() error {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mldf/convert/internal/cells"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/scdl"
 )
@@ -20,7 +21,7 @@ func TestCellsFromArchive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := New([]scdl.Input{scdl.NewArchiveInput(r)}, nil)
+	src := New([]cells.Input{scdl.NewArchiveInput(r)}, nil)
 	defer src.Close()
 	b, err := os.ReadFile("../../testdata/scdl/expected.json")
 	if err != nil {
@@ -117,7 +118,7 @@ func TestArchiveRulesBeforeEmit(t *testing.T) {
 			if _, err := r.Verify(); err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("verify: %v, want %s", err, c.want)
 			}
-			src := New([]scdl.Input{scdl.NewArchiveInput(r)}, nil)
+			src := New([]cells.Input{scdl.NewArchiveInput(r)}, nil)
 			defer src.Close()
 			n := 0
 			err = src.Run(context.Background(), func(sample.Sample) error { n++; return nil })
@@ -130,7 +131,7 @@ func TestArchiveRulesBeforeEmit(t *testing.T) {
 
 // counted is an input whose cells hold perCell values each, counted without reading.
 type counted struct {
-	scdl.Input
+	cells.Input
 	perCell []int64
 }
 
