@@ -8,21 +8,23 @@
 # TEXT_RAW. The same Parquet files written with gzip and with zstd pages (the Hub's other
 # codecs) run too. Each conversion runs with --workers 1 and 2; the table gives rows/s, MB/s of
 # the input file, peak RSS (from the run's report JSON) and CPU seconds. Warm page cache.
-# With "codecs" as the third argument only the gzip and zstd rows run.
+# With "codecs" as the third argument only the gzip and zstd rows run; CONVERT=path runs that
+# binary instead of building one (to compare two builds on the same files).
 #   bench/parquet.sh [IMAGES] [TEXT_MB] [codecs]     results: bench/out/parquet.md
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-2000}
 mb=${2:-200}
 only=${3:-}
-images=bench/data/images$n
-corpus=bench/data/corpus-${mb}mb.jsonl
+images=$PWD/bench/data/images$n
+corpus=$PWD/bench/data/corpus-${mb}mb.jsonl
 out=bench/out
 mkdir -p "$out" bench/data
 for tool in go jq bc; do
   command -v "$tool" >/dev/null || { echo "parquet.sh: $tool is required" >&2; exit 1; }
 done
-go build -o "$out/convert" ./cmd/convert
+bin=${CONVERT:-$out/convert}
+[ -n "${CONVERT:-}" ] || go build -o "$bin" ./cmd/convert
 [ -d "$images" ] || go run ./bench/genimages -out "$images" -n "$n"
 [ -f "$images.parquet" ] || go run ./bench/genparquet -images "$images" -out "$images.parquet"
 if [ ! -f "$corpus" ]; then
@@ -61,7 +63,7 @@ run() { # label input-size recipe-source workers fields...
     printf 'output: %s\non_error: fail\n' "$o"
   } >"$r"
   cat "$r" >"$tmp/log"
-  timed "$out/convert" run "$r" --workers "$w" --report "$o.json" --rejects "$o.rejects" >>"$tmp/log" 2>&1 ||
+  timed "$bin" run "$r" --workers "$w" --report "$o.json" --rejects "$o.rejects" >>"$tmp/log" 2>&1 ||
     { cat "$tmp/log" >&2; echo "parquet.sh: convert failed: $label workers $w" >&2; exit 1; }
   jq -r --arg l "$label" --arg w "$w" --argjson b "$bytes" --arg c "$(cpu)" \
     '"| \($l) | \($w) | \(.samples_per_second|floor) | \($b / 1000000 / .elapsed_seconds * 10 | floor / 10) | \(.peak_rss_bytes/1048576|floor) | \(.elapsed_seconds*100|floor/100) | \($c) |"' \

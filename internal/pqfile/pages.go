@@ -50,6 +50,7 @@ type ChunkStats struct {
 	// dictionary page, the largest page compressed, and twice uncompressed (the page, and
 	// the values copied out of it).
 	InFlight int64
+	path     string
 	codec    format.CompressionCodec
 	end      int64
 	pages    []pageRef
@@ -58,6 +59,7 @@ type ChunkStats struct {
 // pageRef is a compressed page whose body is still to check.
 type pageRef struct {
 	h    format.PageHeader
+	head int64 // the header's offset
 	body int64
 }
 
@@ -122,7 +124,7 @@ func (c *Checker) Chunk(r io.ReaderAt, m *format.ColumnMetaData, rows int64, lea
 		}
 		body := off + int64(hlen)
 		if m.Codec != format.Uncompressed {
-			st.pages = append(st.pages, pageRef{h: h, body: body})
+			st.pages = append(st.pages, pageRef{h: h, head: off, body: body})
 		}
 		switch {
 		case h.CompressedPageSize < 0 || h.UncompressedPageSize < 0:
@@ -193,7 +195,7 @@ func (c *Checker) Chunk(r io.ReaderAt, m *format.ColumnMetaData, rows int64, lea
 		return st, fmt.Errorf("%w: column %s: the pages hold %d values, the column chunk declares %d", ErrCorrupt, path, values, m.NumValues)
 	}
 	st.InFlight = dict + maxComp + 2*maxUncomp
-	st.codec, st.end = m.Codec, end
+	st.codec, st.end, st.path = m.Codec, end, leaf.Path
 	return st, nil
 }
 

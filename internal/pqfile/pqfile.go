@@ -4,8 +4,9 @@
 // nesting are bounded), the row groups are decoded a window at a time (so a file of many
 // small row groups holds the state of a few), every column chunk must lie in the file and use
 // a supported codec, and, before a column chunk is read, its page headers are checked against
-// the chunk's and the row group's bounds (CheckChunk). A panic of the library is an error
-// naming the file.
+// the chunk's and the row group's bounds (Checker.Chunk). A row group is then read through
+// RowGroup, which decompresses each page once, to the size its header declares, as the library
+// reads it. A panic of the library is an error naming the file.
 package pqfile
 
 import (

@@ -66,6 +66,7 @@ func benchRun(b *testing.B, data []byte, cols []Column, workers int, payload int
 	b.SetBytes(payload)
 	b.ReportAllocs()
 	rows := 0
+	cpu0 := processCPU()
 	for b.Loop() {
 		src, err := NewFiles([]string{"bench.parquet"}, cols, Options{Workers: workers, Open: open})
 		if err != nil {
@@ -83,6 +84,7 @@ func benchRun(b *testing.B, data []byte, cols []Column, workers int, payload int
 		}
 	}
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(processCPU()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
 	// What a bucket input pays: one ranged GET per ReadAt, and the bytes they fetch.
 	b.ReportMetric(float64(reads.Load())/float64(b.N), "reads/op")
 	b.ReportMetric(float64(readBytes.Load())/float64(b.N)/float64(len(data)), "read-bytes/file-bytes")
