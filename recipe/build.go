@@ -20,6 +20,7 @@ import (
 	"github.com/mldf/convert/sources/audio"
 	"github.com/mldf/convert/sources/imagefolder"
 	"github.com/mldf/convert/sources/jsonl"
+	"github.com/mldf/convert/sources/mdssrc"
 	"github.com/mldf/convert/sources/tarsrc"
 )
 
@@ -162,6 +163,8 @@ func buildSource(ctx context.Context, r *Recipe, store *objstore.Client) (source
 		return tarsrc.NewContext(ctx, s.Inputs, tarsrc.Options{Columns: cols, MaxMemberSize: int64(s.MaxMemberSize), Store: store})
 	case "jsonl":
 		return jsonl.New(s.Inputs, jsonlColumns(r.Fields), jsonl.Options{MaxLineSize: int(s.MaxLineBytes), Store: store})
+	case "mds":
+		return mdssrc.New(ctx, s.Path, store)
 	}
 	return nil, fmt.Errorf("%w: source type %q", ErrRecipe, s.Type)
 }

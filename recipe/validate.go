@@ -15,7 +15,7 @@ import (
 )
 
 // Source types.
-var sourceTypes = []string{"images", "audio_folder", "librispeech", "nemo_manifest", "tar", "jsonl", "parquet", "h5ad", "mtx10x", "scdl"}
+var sourceTypes = []string{"images", "audio_folder", "librispeech", "nemo_manifest", "tar", "jsonl", "parquet", "h5ad", "mtx10x", "scdl", "mds"}
 
 // Field types and the recipe keys that apply to each (besides name, type, from, required).
 var fieldKeys = map[string][]string{
@@ -169,7 +169,7 @@ func (r *Recipe) Validate() error {
 	}
 	// URLs (s3://, gs://, az://, azblob://, file://): well formed, and only where the source
 	// reads from buckets. Whether they exist is checked by Build, before any work.
-	urlSources := []string{"images", "audio_folder", "librispeech", "nemo_manifest", "tar", "jsonl", "parquet"}
+	urlSources := []string{"images", "audio_folder", "librispeech", "nemo_manifest", "tar", "jsonl", "parquet", "mds"}
 	checkURL := func(line int, key, v string) {
 		l, err := objstore.Parse(v)
 		if err != nil {
