@@ -111,3 +111,21 @@ func TestBadDataset(t *testing.T) {
 		t.Fatalf("truncated shard: %v", err)
 	}
 }
+
+// TestMDSWriterFixture: a dataset MosaicML Streaming's own MDSWriter wrote reads sample for
+// sample.
+func TestMDSWriterFixture(t *testing.T) {
+	src, err := New(context.Background(), "../../testdata/mds/text", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := runAll(src)
+	if err != nil || len(got) != 8 {
+		t.Fatalf("%d samples: %v", len(got), err)
+	}
+	for i, s := range got {
+		if string(s.Value("text").Bytes) != fmt.Sprintf("sample number %d of the MDS fixture", i) || s.Value("label").Int != int64(i%3) {
+			t.Fatalf("sample %d: %+v", i, s.Values)
+		}
+	}
+}
