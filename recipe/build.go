@@ -133,6 +133,9 @@ func BuildWith(ctx context.Context, r *Recipe, store *objstore.Client) (*Plan, e
 			return pipeline.Run(ctx, cfg)
 		}
 	}
+	if r.Format == "mds" {
+		p.Run = runMDS
+	}
 	if err := finishParquet(p); err != nil {
 		return nil, err
 	}

@@ -163,8 +163,8 @@ func checkBucketOutputs(ctx context.Context, st *storage, plan *recipe.Plan) err
 		out = partPath(r.Output, r.Shard, r.Shards)
 		report, rejects, done = shardReport(out), shardRejects(out), out+".done"
 	}
-	if isObject(out) && r.Format == "scdl" {
-		return fmt.Errorf("output %s: format scdl writes a folder of files, not one object: convert to a local folder and copy it", out)
+	if isObject(out) && (r.Format == "scdl" || r.Format == "mds") {
+		return fmt.Errorf("output %s: format %s writes a folder of files, not one object: convert to a local folder and copy it", out, r.Format)
 	}
 	classes := ""
 	if plan.WritesClasses() {

@@ -93,6 +93,11 @@ def test_streaming_reads_our_export(tmp_path, streaming, convert_bin):
     assert [s["text"] for s in got] == texts
     assert [s["id"] for s in got] == list(range(len(texts)))
     assert [s["meta"] for s in got] == [{"n": i} for i in range(len(texts))]
+    # The converter writes MDS itself (format: mds): the same samples.
+    recipe.write_text(recipe.read_text().replace("output: %s" % (tmp_path / "t.mldf"), "output: %s\nformat: mds" % (tmp_path / "direct")))
+    run(convert_bin, "run", str(recipe))
+    ds = streaming.StreamingDataset(local=str(tmp_path / "direct"), shuffle=False, batch_size=1)
+    assert [ds[i]["text"] for i in range(len(ds))] == texts
 
 
 def test_mdswriter_output_converts(tmp_path, streaming, convert_bin):
