@@ -309,3 +309,25 @@ func compressBody(t testing.TB, codec format.CompressionCodec, b []byte) []byte 
 	}
 	return out
 }
+
+// TestRowGroupOrdinals: a file whose row groups carry their ordinals (parquet-go and pyarrow
+// write them) and whose footer is read a window at a time reads whole, in order.
+func TestRowGroupOrdinals(t *testing.T) {
+	const groups = 700
+	rgs := make([]pqtest.RowGroup, groups)
+	for i := range rgs {
+		rgs[i] = pqtest.RowGroup{Rows: 1, Chunks: []pqtest.Chunk{pqtest.Int64Column("x", []int64{int64(i)})}}
+	}
+	data := pqtest.FileOrdinals([]format.SchemaElement{pqtest.Root(1), pqtest.Required("x", format.Int64)}, rgs, true)
+	n := 0
+	err := runAll(t, data, []Column{{Name: "x", Path: "x"}}, Options{Workers: 2}, func(s sample.Sample) error {
+		if s.Value("x").Int != int64(n) {
+			return fmt.Errorf("row %d holds %d", n, s.Value("x").Int)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n != groups {
+		t.Fatalf("%d rows: %v", n, err)
+	}
+}
