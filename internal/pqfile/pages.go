@@ -48,7 +48,8 @@ type Leaf struct {
 type ChunkStats struct {
 	// InFlight is about the most bytes the reading of the chunk holds at once: its
 	// dictionary page, the largest page compressed, and twice uncompressed (the page, and
-	// the values copied out of it).
+	// the values copied out of it), and for a compressed chunk the page as decompressed
+	// (RowGroup keeps that buffer, up to 4 MiB, for the next page).
 	InFlight int64
 	path     string
 	codec    format.CompressionCodec
@@ -195,6 +196,9 @@ func (c *Checker) Chunk(r io.ReaderAt, m *format.ColumnMetaData, rows int64, lea
 		return st, fmt.Errorf("%w: column %s: the pages hold %d values, the column chunk declares %d", ErrCorrupt, path, values, m.NumValues)
 	}
 	st.InFlight = dict + maxComp + 2*maxUncomp
+	if m.Codec != format.Uncompressed {
+		st.InFlight += min(maxUncomp, keepPage)
+	}
 	st.codec, st.end, st.path = m.Codec, end, leaf.Path
 	return st, nil
 }

@@ -151,7 +151,7 @@ func TestPagesInFlight(t *testing.T) {
 		t.Fatalf("four 1 MiB pages with a budget of 3 MiB: %v", err)
 	}
 	n := 0
-	err = runAll(t, pqtest.Zstd(4, 6, size), cols, Options{Workers: 4, MaxInFlight: 9 * size}, func(s sample.Sample) error {
+	err = runAll(t, pqtest.Zstd(4, 6, size), cols, Options{Workers: 4, MaxInFlight: 13 * size}, func(s sample.Sample) error {
 		if s.Index != int64(n) || len(s.Value("b3").Bytes) != size {
 			return fmt.Errorf("sample %d: index %d, %d bytes", n, s.Index, len(s.Value("b3").Bytes))
 		}
