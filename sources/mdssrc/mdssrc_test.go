@@ -12,7 +12,9 @@ import (
 	"testing"
 
 	"github.com/mldf/convert/format/mds"
+	"github.com/mldf/convert/internal/s3test"
 	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/sample"
 )
 
@@ -126,6 +128,47 @@ func TestMDSWriterFixture(t *testing.T) {
 	for i, s := range got {
 		if string(s.Value("text").Bytes) != fmt.Sprintf("sample number %d of the MDS fixture", i) || s.Value("label").Int != int64(i%3) {
 			t.Fatalf("sample %d: %+v", i, s.Values)
+		}
+	}
+}
+
+// TestBucket: the same dataset under a bucket prefix gives the same samples as on disk.
+func TestBucket(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.MakeBucket(t, "bkt")
+	s3test.Env(t, srv.Endpoint, s3test.SecretKey)
+	c := objstore.New()
+	defer c.Close()
+	dir := write(t, 20, 500)
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err := c.WriteFile(context.Background(), "s3://bkt/ds/"+e.Name(), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	local, err := New(context.Background(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, err := New(context.Background(), "s3://bkt/ds/", c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg, err := runAll(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rg, err := runAll(remote)
+	if err != nil || len(rg) != len(lg) {
+		t.Fatalf("%d samples from the bucket, %d on disk: %v", len(rg), len(lg), err)
+	}
+	for i := range lg {
+		for k := range lg[i].Values {
+			a, b := lg[i].Values[k].Value, rg[i].Values[k].Value
+			if string(a.Bytes) != string(b.Bytes) || a.Int != b.Int || a.Float != b.Float {
+				t.Fatalf("sample %d column %s differs", i, lg[i].Values[k].Name)
+			}
 		}
 	}
 }
