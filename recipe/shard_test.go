@@ -17,6 +17,7 @@ var shardFixtures = map[string]string{
 	"nemo_manifest": "source: {type: nemo_manifest, path: ../testdata/audio/manifest/manifest.jsonl}\nfields: [{name: audio, type: audio}, {name: text, type: text}]\n",
 	"tar":           "source: {type: tar, inputs: ['../testdata/tar/wds/shard-{000000..000001}.tar']}\nfields: [{name: jpg, type: bytes}, {name: cls, type: bytes}, {name: json, type: json}]\n",
 	"jsonl":         "source: {type: jsonl, inputs: [../testdata/text/gsm8k_head8.jsonl, ../testdata/text/gsm8k_9to12.jsonl.zst]}\nfields: [{name: question, type: text}]\n",
+	"mds":           "source: {type: mds, path: ../testdata/mds/text}\nfields: [{name: text, type: text}, {name: label, type: int}]\n",
 	"parquet":       "source: {type: parquet, inputs: [../testdata/parquet/hf-text.parquet, ../testdata/parquet/hf-images.parquet]}\nfields: [{name: label, type: int}]\n",
 	"h5ad":          "source: {type: h5ad, inputs: [../testdata/scdl/small_csr.h5ad, ../testdata/scdl/small_csc.h5ad]}\nfields: [{name: values, type: ndarray}]\n",
 	"mtx10x":        "source: {type: mtx10x, path: ../testdata/scdl/tenx}\nfields: [{name: values, type: ndarray}]\n",

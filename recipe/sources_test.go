@@ -15,6 +15,7 @@ import (
 	_ "github.com/mldf/convert/sources/h5ad"
 	_ "github.com/mldf/convert/sources/imagefolder"
 	_ "github.com/mldf/convert/sources/jsonl"
+	_ "github.com/mldf/convert/sources/mdssrc"
 	_ "github.com/mldf/convert/sources/mtx10x"
 	_ "github.com/mldf/convert/sources/parquet"
 	_ "github.com/mldf/convert/sources/scdlarchive"

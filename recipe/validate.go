@@ -96,7 +96,7 @@ func (r *Recipe) Validate() error {
 	} else if fi := filepath.Base(r.Output); fi == "." || fi == "/" {
 		add(r.line("output"), "output %s is not a file path", quote.Q(r.Output))
 	}
-	oneOf(r.line("format"), "format", r.Format, []string{"mldf", "beton", "scdl"})
+	oneOf(r.line("format"), "format", r.Format, []string{"mldf", "beton", "scdl", "mds"})
 	ps := int64(r.PageSize)
 	if ps < MinPageSize || ps > MaxPageSize || ps&(ps-1) != 0 {
 		add(r.line("page_size"), "page_size %s must be a power of two between %s and %s", FormatSize(ps), FormatSize(MinPageSize), FormatSize(MaxPageSize))

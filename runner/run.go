@@ -59,6 +59,9 @@ func Run(ctx context.Context, plan *recipe.Plan, cfg pipeline.Config) (pipeline.
 	if r.Format == "scdl" {
 		return writeSCDL(ctx, cfg, plan)
 	}
+	if r.Format == "mds" {
+		return runMDS(ctx, cfg)
+	}
 	if r.Format == "beton" {
 		cfg.Container = beton.NewContainer
 	}

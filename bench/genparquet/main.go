@@ -2,13 +2,13 @@
 // tests and benchmarks: an ImageFolder (root/<class>/<image>) as an image-classification
 // table {image: struct<bytes, path>, label: ClassLabel}, or a JSONL corpus ({"id", "text",
 // ...} lines) as a text table {id, text}. The "huggingface" key-value metadata holds the
-// features JSON; pages are snappy-compressed data pages v1, as pyarrow writes them. The
-// output is deterministic.
+// features JSON; pages are snappy-compressed data pages v1, as pyarrow writes them (-codec
+// gzip or zstd for the other codecs the Hub's files use). The output is deterministic.
 //
 // Usage:
 //
 //	go run ./bench/genparquet -images DIR -out images.parquet [-rows-per-group 100]
-//	go run ./bench/genparquet -jsonl corpus.jsonl -out text.parquet [-rows-per-group 10000]
+//	go run ./bench/genparquet -jsonl corpus.jsonl -out text.parquet [-rows-per-group 10000] [-codec zstd]
 //	go run ./bench/genparquet -textcls -out text.parquet   # the small text-classification fixture
 package main
 
@@ -25,7 +25,10 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/compress/gzip"
 	"github.com/parquet-go/parquet-go/compress/snappy"
+	"github.com/parquet-go/parquet-go/compress/zstd"
 )
 
 // Image is the Hugging Face Image feature's storage: a struct of the file's bytes and name.
@@ -57,17 +60,30 @@ func main() {
 	textcls := flag.Bool("textcls", false, "write the small text-classification fixture")
 	out := flag.String("out", "", "output .parquet (overwritten)")
 	rows := flag.Int("rows-per-group", 0, "rows per row group (default 100 for images, as the Hub; 10000 for text)")
+	codecName := flag.String("codec", "snappy", "page compression: snappy, gzip or zstd")
 	flag.Parse()
 	var err error
+	var codec compress.Codec
+	switch *codecName {
+	case "snappy":
+		codec = &snappy.Codec{}
+	case "gzip":
+		codec = &gzip.Codec{Level: gzip.DefaultCompression}
+	case "zstd":
+		codec = &zstd.Codec{Level: zstd.DefaultLevel}
+	default:
+		err = fmt.Errorf("-codec %q: snappy, gzip or zstd", *codecName)
+	}
 	switch {
+	case err != nil:
 	case *out == "":
 		err = errors.New("-out is required")
 	case *images != "":
-		err = writeImages(*images, *out, or(*rows, 100))
+		err = writeImages(*images, *out, or(*rows, 100), codec)
 	case *jsonl != "":
-		err = writeText(*jsonl, *out, or(*rows, 10000))
+		err = writeText(*jsonl, *out, or(*rows, 10000), codec)
 	case *textcls:
-		err = writeTextCls(*out, or(*rows, 4))
+		err = writeTextCls(*out, or(*rows, 4), codec)
 	default:
 		err = errors.New("one of -images, -jsonl, -textcls is required")
 	}
@@ -84,9 +100,9 @@ func or(a, b int) int {
 	return b
 }
 
-func options(rows int, features string) []parquet.WriterOption {
+func options(codec compress.Codec, rows int, features string) []parquet.WriterOption {
 	return []parquet.WriterOption{
-		parquet.Compression(&snappy.Codec{}), parquet.MaxRowsPerRowGroup(int64(rows)),
+		parquet.Compression(codec), parquet.MaxRowsPerRowGroup(int64(rows)),
 		parquet.DataPageVersion(1), parquet.PageBufferSize(1 << 20), parquet.DataPageStatistics(false),
 		parquet.KeyValueMetadata("huggingface", `{"info": {"features": `+features+`}}`),
 	}
@@ -109,7 +125,7 @@ func create(out string, write func(*os.File) error) error {
 	return os.Rename(tmp, out)
 }
 
-func writeImages(dir, out string, rows int) error {
+func writeImages(dir, out string, rows int, codec compress.Codec) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
@@ -123,7 +139,7 @@ func writeImages(dir, out string, rows int) error {
 	sort.Strings(classes)
 	names, _ := json.Marshal(classes)
 	return create(out, func(f *os.File) error {
-		w := parquet.NewGenericWriter[imageRow](f, options(rows, `{"image": {"_type": "Image"}, "label": {"names": `+string(names)+`, "_type": "ClassLabel"}}`)...)
+		w := parquet.NewGenericWriter[imageRow](f, options(codec, rows, `{"image": {"_type": "Image"}, "label": {"names": `+string(names)+`, "_type": "ClassLabel"}}`)...)
 		for label, class := range classes {
 			var files []string
 			err := filepath.WalkDir(filepath.Join(dir, class), func(p string, d fs.DirEntry, err error) error {
@@ -151,7 +167,7 @@ func writeImages(dir, out string, rows int) error {
 	})
 }
 
-func writeText(in, out string, rows int) error {
+func writeText(in, out string, rows int, codec compress.Codec) error {
 	src, err := os.Open(in)
 	if err != nil {
 		return err
@@ -160,7 +176,7 @@ func writeText(in, out string, rows int) error {
 	sc := bufio.NewScanner(src)
 	sc.Buffer(nil, 1<<28)
 	return create(out, func(f *os.File) error {
-		w := parquet.NewGenericWriter[textRow](f, options(rows, `{"id": {"dtype": "int64", "_type": "Value"}, "text": {"dtype": "string", "_type": "Value"}}`)...)
+		w := parquet.NewGenericWriter[textRow](f, options(codec, rows, `{"id": {"dtype": "int64", "_type": "Value"}, "text": {"dtype": "string", "_type": "Value"}}`)...)
 		for line := 1; sc.Scan(); line++ {
 			var v struct {
 				ID   int64  `json:"id"`
@@ -183,12 +199,12 @@ func writeText(in, out string, rows int) error {
 // writeTextCls writes a small sentiment table: text, a ClassLabel, token ids (a Sequence of
 // int32) and a fixed-length embedding (a Sequence of float32 of length 4); one row has a null
 // text and one an empty id list.
-func writeTextCls(out string, rows int) error {
+func writeTextCls(out string, rows int, codec compress.Codec) error {
 	texts := []string{"a wonderful, heartfelt film", "dull and far too long", "the cast is superb",
 		"I want those two hours back", "", "quietly devastating — in the best way", "😀 loved it",
 		"plot holes everywhere", "a masterpiece of restraint", "forgettable"}
 	return create(out, func(f *os.File) error {
-		w := parquet.NewGenericWriter[textClsRow](f, options(rows, `{"text": {"dtype": "string", "_type": "Value"}, `+
+		w := parquet.NewGenericWriter[textClsRow](f, options(codec, rows, `{"text": {"dtype": "string", "_type": "Value"}, `+
 			`"label": {"names": ["neg", "pos"], "_type": "ClassLabel"}, `+
 			`"input_ids": {"feature": {"dtype": "int32", "_type": "Value"}, "_type": "Sequence"}, `+
 			`"embedding": {"feature": {"dtype": "float32", "_type": "Value"}, "length": 4, "_type": "Sequence"}}`)...)

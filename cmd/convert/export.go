@@ -15,20 +15,20 @@ import (
 	"github.com/mldf/convert/recipe"
 )
 
-const exportSynopsis = "export FILE DIR --format folder|webdataset|parquet [--field IMAGE] [--label LABEL] [--key FIELD] [--shard-size 1GiB] [--shard-samples N] [--verify=false]"
+const exportSynopsis = "export FILE DIR --format folder|webdataset|parquet|mds [--field IMAGE] [--label LABEL] [--key FIELD] [--shard-size 1GiB] [--shard-samples N] [--verify=false]"
 
 // cmdExport writes the samples of an MLDF file back out as an image folder by label or as
 // WebDataset tar shards (package export).
 func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	format := new(string)
-	choiceVar(fs, format, "format", "folder (DIR/<label>/<index>.<ext>), webdataset (DIR/shard-NNNNNN.tar) or parquet (DIR/data-NNNNNN.parquet, Hugging Face style)",
-		"folder", "webdataset", "parquet")
+	choiceVar(fs, format, "format", "folder (DIR/<label>/<index>.<ext>), webdataset (DIR/shard-NNNNNN.tar) parquet (DIR/data-NNNNNN.parquet, Hugging Face style) or mds (DIR/shard.NNNNN.mds + index.json, MosaicML Streaming)",
+		"folder", "webdataset", "parquet", "mds")
 	field := fs.String("field", "", "the image field (default: \"image\" or the only image field)")
 	label := fs.String("label", "", "the INT label field (default: \"label\" or the only INT field)")
 	key := fs.String("key", "", "webdataset: a TEXT_RAW or BYTES field holding the sample keys (default: the index); parquet: a TEXT_RAW field of keys or paths for image.path (default: a text field called path, key or __key__; - for none)")
 	shardSize := new(string)
-	checkedVar(fs, shardSize, "shard-size", "webdataset: largest shard, e.g. 512MiB (default 1GiB)", checkShardSize)
+	checkedVar(fs, shardSize, "shard-size", "webdataset: largest shard, e.g. 512MiB (default 1GiB); mds: size_limit (default 64MiB)", checkShardSize)
 	shardSamples := new(int)
 	intVar(fs, shardSamples, "shard-samples", 0, 0, math.MaxInt32, "0 = no limit", "webdataset: most samples per shard (0 = no limit)")
 	verify := fs.Bool("verify", true, "check every checksum of FILE before exporting")
@@ -40,7 +40,7 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageErr("export", exportSynopsis)
 	}
 	if *format == "" {
-		return fmt.Errorf("%w: export: --format is required: folder, webdataset or parquet (convert %s)", errUsage, exportSynopsis)
+		return fmt.Errorf("%w: export: --format is required: folder, webdataset, parquet or mds (convert %s)", errUsage, exportSynopsis)
 	}
 	var size int64
 	if *shardSize != "" {
@@ -48,6 +48,9 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if *format == "parquet" && (*shardSize != "" || *field != "" || *label != "") {
 		return fmt.Errorf("%w: --format parquet writes every field; of the options it takes --shard-samples (rows per file) and --key", errUsage)
+	}
+	if *format == "mds" && (*shardSamples != 0 || *field != "" || *label != "" || *key != "") {
+		return fmt.Errorf("%w: --format mds writes every field; of the options it takes --shard-size", errUsage)
 	}
 	if *format == "folder" && (*key != "" || *shardSize != "" || *shardSamples != 0) {
 		return fmt.Errorf("%w: --key, --shard-size and --shard-samples apply to --format webdataset", errUsage)
@@ -69,7 +72,9 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	var res export.Result
-	if *format == "parquet" {
+	if *format == "mds" {
+		res, err = export.MDS(ctx, r, pos[1], export.MDSOptions{SizeLimit: size})
+	} else if *format == "parquet" {
 		res, err = exportParquet(ctx, c, r, pos[0], pos[1], *key, *shardSamples)
 	} else if *format == "folder" {
 		res, err = exportFolder(ctx, c, r, pos[0], pos[1], export.FolderOptions{Image: *field, Label: *label})

@@ -67,7 +67,7 @@ type runFlags struct {
 func bindRunFlags(fs *flag.FlagSet) *runFlags {
 	f := &runFlags{fs: fs}
 	fs.StringVar(&f.output, "output", "", "output file (.mldf or .beton)")
-	choiceVar(fs, &f.format, "format", "container: mldf (default), beton (FFCV) or scdl", "mldf", "beton", "scdl")
+	choiceVar(fs, &f.format, "format", "container: mldf (default), beton (FFCV), scdl or mds (MosaicML Streaming: a directory)", "mldf", "beton", "scdl", "mds")
 	checkedVar(fs, &f.pageSize, "page-size", "page size, a power of two (e.g. 2MiB)", checkPageSize)
 	intVar(fs, &f.workers, "workers", 0, 0, recipe.MaxWorkers, "0 = all cores", "encoder workers (0 = all cores)")
 	intVar(fs, &f.chunkSize, "chunk-size", 0, 0, recipe.MaxChunkSize, "0 = adaptive", "samples per work unit (0 = default)")

@@ -158,9 +158,9 @@ func checkBucketOutputs(ctx context.Context, st *storage, plan *recipe.Plan) err
 		out = partPath(r.Output, r.Shard, r.Shards)
 		report, rejects, done = shardReport(out), shardRejects(out), out+".done"
 	}
-	if r.Format == "scdl" {
+	if r.Format == "scdl" || r.Format == "mds" {
 		if !localFile(out) {
-			return fmt.Errorf("output %s: format scdl writes a folder of files, not one object: convert to a local folder and copy it", out)
+			return fmt.Errorf("output %s: format %s writes a folder of files, not one object: convert to a local folder and copy it", out, r.Format)
 		}
 		if err := st.client.MakeParents(ctx, out); err != nil {
 			return err

@@ -48,8 +48,10 @@ type Leaf struct {
 type ChunkStats struct {
 	// InFlight is about the most bytes the reading of the chunk holds at once: its
 	// dictionary page, the largest page compressed, and twice uncompressed (the page, and
-	// the values copied out of it).
+	// the values copied out of it), and for a compressed chunk the page as decompressed
+	// (RowGroup keeps that buffer, up to 4 MiB, for the next page).
 	InFlight int64
+	path     string
 	codec    format.CompressionCodec
 	end      int64
 	pages    []pageRef
@@ -58,6 +60,7 @@ type ChunkStats struct {
 // pageRef is a compressed page whose body is still to check.
 type pageRef struct {
 	h    format.PageHeader
+	head int64 // the header's offset
 	body int64
 }
 
@@ -122,7 +125,7 @@ func (c *Checker) Chunk(r io.ReaderAt, m *format.ColumnMetaData, rows int64, lea
 		}
 		body := off + int64(hlen)
 		if m.Codec != format.Uncompressed {
-			st.pages = append(st.pages, pageRef{h: h, body: body})
+			st.pages = append(st.pages, pageRef{h: h, head: off, body: body})
 		}
 		switch {
 		case h.CompressedPageSize < 0 || h.UncompressedPageSize < 0:
@@ -193,7 +196,10 @@ func (c *Checker) Chunk(r io.ReaderAt, m *format.ColumnMetaData, rows int64, lea
 		return st, fmt.Errorf("%w: column %s: the pages hold %d values, the column chunk declares %d", ErrCorrupt, path, values, m.NumValues)
 	}
 	st.InFlight = dict + maxComp + 2*maxUncomp
-	st.codec, st.end = m.Codec, end
+	if m.Codec != format.Uncompressed {
+		st.InFlight += min(maxUncomp, keepPage)
+	}
+	st.codec, st.end, st.path = m.Codec, end, leaf.Path
 	return st, nil
 }
 

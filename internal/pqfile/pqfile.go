@@ -4,8 +4,9 @@
 // nesting are bounded), the row groups are decoded a window at a time (so a file of many
 // small row groups holds the state of a few), every column chunk must lie in the file and use
 // a supported codec, and, before a column chunk is read, its page headers are checked against
-// the chunk's and the row group's bounds (CheckChunk). A panic of the library is an error
-// naming the file.
+// the chunk's and the row group's bounds (Checker.Chunk). A row group is then read through
+// RowGroup, which decompresses each page once, to the size its header declares, as the library
+// reads it. A panic of the library is an error naming the file.
 package pqfile
 
 import (
@@ -17,6 +18,7 @@ import (
 	"strings"
 
 	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/mldf/convert/internal/inputfile"
@@ -276,7 +278,35 @@ func (f *File) splice(lo, hi int) (io.ReaderAt, int64) {
 		tail = append(tail, 0xf0|12)
 		tail = binary.AppendUvarint(tail, uint64(k))
 	}
-	tail = append(tail, f.footer[start:l.rgEnd[hi-1]]...)
+	// The row groups' ordinals, when the writer set them, must count from 0 in the window
+	// (the library checks that each equals its position): then the window's row group
+	// structs are re-encoded with their ordinals in the window.
+	rgs := make([]format.RowGroup, 0, k)
+	ordinals := false
+	for i, s := lo, start; i < hi; i++ {
+		var rg format.RowGroup
+		if err := thrift.Unmarshal(&thrift.CompactProtocol{}, f.footer[s:l.rgEnd[i]], &rg); err != nil {
+			ordinals = false // the library reports it
+			break
+		}
+		ordinals = ordinals || rg.Ordinal != 0
+		rgs = append(rgs, rg)
+		s = l.rgEnd[i]
+	}
+	var enc []byte
+	for j := 0; ordinals && j < len(rgs); j++ {
+		rgs[j].Ordinal = int16(j)
+		b, err := thrift.Marshal(&thrift.CompactProtocol{}, &rgs[j])
+		if err != nil {
+			ordinals = false
+		}
+		enc = append(enc, b...)
+	}
+	if ordinals {
+		tail = append(tail, enc...)
+	} else {
+		tail = append(tail, f.footer[start:l.rgEnd[hi-1]]...)
+	}
 	tail = append(tail, f.footer[l.listEnd:]...)
 	tail = binary.LittleEndian.AppendUint32(tail, uint32(len(tail)))
 	tail = append(tail, "PAR1"...)

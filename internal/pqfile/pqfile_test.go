@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -180,12 +181,20 @@ func TestOpenPathFIFO(t *testing.T) {
 // TestWindows: a file of many row groups is decoded a window at a time, and every window
 // lists exactly its row groups, with the right data.
 func TestWindows(t *testing.T) {
+	for _, ordinals := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ordinals=%v", ordinals), func(t *testing.T) { testWindows(t, ordinals) })
+	}
+}
+
+// testWindows: row groups with ordinals (as parquet-go and pyarrow write them) are read by
+// window too, whose footers number them from 0.
+func testWindows(t *testing.T, ordinals bool) {
 	const n = 1000
 	var groups []pqtest.RowGroup
 	for i := range n {
 		groups = append(groups, pqtest.RowGroup{Rows: 1, Chunks: []pqtest.Chunk{int64Chunk(int64(i))}})
 	}
-	file := pqtest.File(int64Schema, groups)
+	file := pqtest.FileOrdinals(int64Schema, groups, ordinals)
 	f, err := Open(bytes.NewReader(file), int64(len(file)), "many.parquet")
 	if err != nil {
 		t.Fatal(err)

@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/compress/gzip"
 	"github.com/parquet-go/parquet-go/compress/snappy"
+	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/mldf/convert/internal/pqfile/pqtest"
 	"github.com/mldf/convert/sample"
@@ -32,8 +36,13 @@ type benchTextRow struct {
 
 // benchFile writes rows the way the Hub does (snappy, data pages v1, row groups of perGroup).
 func benchFile[T any](b testing.TB, rows []T, perGroup int64) []byte {
+	return benchFileCodec(b, rows, perGroup, &snappy.Codec{})
+}
+
+// benchFileCodec is benchFile with another codec.
+func benchFileCodec[T any](b testing.TB, rows []T, perGroup int64, codec compress.Codec) []byte {
 	var buf bytes.Buffer
-	w := pq.NewGenericWriter[T](&buf, pq.Compression(&snappy.Codec{}), pq.MaxRowsPerRowGroup(perGroup),
+	w := pq.NewGenericWriter[T](&buf, pq.Compression(codec), pq.MaxRowsPerRowGroup(perGroup),
 		pq.DataPageVersion(1), pq.PageBufferSize(1<<20), pq.DataPageStatistics(false))
 	if _, err := w.Write(rows); err != nil {
 		b.Fatal(err)
@@ -45,10 +54,19 @@ func benchFile[T any](b testing.TB, rows []T, perGroup int64) []byte {
 }
 
 func benchRun(b *testing.B, data []byte, cols []Column, workers int, payload int64) {
-	open := memOpener(map[string][]byte{"bench.parquet": data})
+	var reads, readBytes atomic.Int64
+	mem := memOpener(map[string][]byte{"bench.parquet": data})
+	open := func(name string) (Blob, error) {
+		blob, err := mem(name)
+		if err != nil {
+			return nil, err
+		}
+		return &countingBlob{Blob: blob, reads: &reads, bytes: &readBytes}, nil
+	}
 	b.SetBytes(payload)
 	b.ReportAllocs()
 	rows := 0
+	cpu0 := processCPU()
 	for b.Loop() {
 		src, err := NewFiles([]string{"bench.parquet"}, cols, Options{Workers: workers, Open: open})
 		if err != nil {
@@ -66,6 +84,22 @@ func benchRun(b *testing.B, data []byte, cols []Column, workers int, payload int
 		}
 	}
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(processCPU()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+	// What a bucket input pays: one ranged GET per ReadAt, and the bytes they fetch.
+	b.ReportMetric(float64(reads.Load())/float64(b.N), "reads/op")
+	b.ReportMetric(float64(readBytes.Load())/float64(b.N)/float64(len(data)), "read-bytes/file-bytes")
+}
+
+// countingBlob counts the ReadAt calls made on a blob and the bytes they ask for.
+type countingBlob struct {
+	Blob
+	reads, bytes *atomic.Int64
+}
+
+func (c *countingBlob) ReadAt(p []byte, off int64) (int, error) {
+	c.reads.Add(1)
+	c.bytes.Add(int64(len(p)))
+	return c.Blob.ReadAt(p, off)
 }
 
 // BenchmarkImages reads 400 rows of 60 KB incompressible "images" in row groups of 100, the
@@ -91,7 +125,8 @@ func BenchmarkImages(b *testing.B) {
 	}
 }
 
-// BenchmarkText reads 20000 rows of ~1 KB English-like text in row groups of 10000.
+// BenchmarkText reads 20000 rows of ~1 KB English-like text in row groups of 10000, in
+// files compressed with snappy (as the Hub), gzip and zstd.
 func BenchmarkText(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 4))
 	words := strings.Fields("the of and to in a is that for it as was with be by on not he this are or his from at which but have an they you were her she there been one all we their has would when if so no will more")
@@ -107,11 +142,13 @@ func BenchmarkText(b *testing.B) {
 		rows[i] = benchTextRow{ID: &id, Text: &s}
 		total += int64(len(s))
 	}
-	data := benchFile(b, rows, 10000)
-	for _, w := range []int{1, 2} {
-		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
-			benchRun(b, data, []Column{{Name: "text", Path: "text"}, {Name: "id", Path: "id"}}, w, total)
-		})
+	for _, codec := range []compress.Codec{&snappy.Codec{}, &gzip.Codec{Level: gzip.DefaultCompression}, &zstd.Codec{Level: zstd.DefaultLevel}} {
+		data := benchFileCodec(b, rows, 10000, codec)
+		for _, w := range []int{1, 2} {
+			b.Run(fmt.Sprintf("codec=%s/workers=%d", strings.ToLower(codec.String()), w), func(b *testing.B) {
+				benchRun(b, data, []Column{{Name: "text", Path: "text"}, {Name: "id", Path: "id"}}, w, total)
+			})
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -12,6 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/compress/brotli"
+	"github.com/parquet-go/parquet-go/compress/gzip"
+	"github.com/parquet-go/parquet-go/compress/lz4"
+	"github.com/parquet-go/parquet-go/compress/snappy"
+	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 
@@ -144,7 +151,7 @@ func TestPagesInFlight(t *testing.T) {
 		t.Fatalf("four 1 MiB pages with a budget of 3 MiB: %v", err)
 	}
 	n := 0
-	err = runAll(t, pqtest.Zstd(4, 6, size), cols, Options{Workers: 4, MaxInFlight: 9 * size}, func(s sample.Sample) error {
+	err = runAll(t, pqtest.Zstd(4, 6, size), cols, Options{Workers: 4, MaxInFlight: 13 * size}, func(s sample.Sample) error {
 		if s.Index != int64(n) || len(s.Value("b3").Bytes) != size {
 			return fmt.Errorf("sample %d: index %d, %d bytes", n, s.Index, len(s.Value("b3").Bytes))
 		}
@@ -220,4 +227,107 @@ func allocated(fn func()) uint64 {
 	fn()
 	runtime.ReadMemStats(&b)
 	return b.TotalAlloc - a.TotalAlloc
+}
+
+// TestLyingPageBodies: a compressed page whose body decodes to more or fewer bytes than its
+// header declares (a decompression bomb, a lying header) or whose checksum fails is refused
+// with an error naming the file, the row group, the column and the page, whatever the codec,
+// and no more than the declared size is decoded.
+func TestLyingPageBodies(t *testing.T) {
+	value := []byte("a value of some length, long enough to compress")
+	plain := binary.LittleEndian.AppendUint32(nil, uint32(len(value)))
+	plain = append(plain, value...)
+	bomb := append(binary.LittleEndian.AppendUint32(nil, 1<<30), make([]byte, 64<<20)...) // claims 1 GiB, holds 64 MiB
+	for _, tc := range []struct {
+		name     string
+		codec    format.CompressionCodec
+		body     []byte
+		declared int
+		crc      int32
+		want     string
+	}{
+		{"gzip bomb", format.Gzip, compressBody(t, format.Gzip, bomb), 1024, 0, "where the header says 1024"},
+		{"zstd bomb", format.Zstd, compressBody(t, format.Zstd, bomb), 1024, 0, "where the header says 1024"},
+		{"brotli bomb", format.Brotli, compressBody(t, format.Brotli, bomb), 1024, 0, "where the header says 1024"},
+		{"snappy length beyond the header", format.Snappy, compressBody(t, format.Snappy, plain), len(plain) - 1, 0, "where the header says"},
+		{"lz4 beyond the header", format.Lz4Raw, compressBody(t, format.Lz4Raw, plain), len(plain) - 1, 0, "lz4"},
+		{"gzip short of the header", format.Gzip, compressBody(t, format.Gzip, plain), len(plain) + 10, 0, "where the header says"},
+		{"zstd short of the header", format.Zstd, compressBody(t, format.Zstd, plain), len(plain) + 10, 0, "where the header says"},
+		{"gzip checksum", format.Gzip, compressBody(t, format.Gzip, plain), len(plain), 12345, "crc32 checksum mismatch"},
+		{"zstd garbage", format.Zstd, []byte("not zstd at all"), len(plain), 0, "magic number"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := pqtest.Compressed(tc.codec, tc.body, tc.declared, tc.crc)
+			err := runAll(t, data, []Column{{Name: "b", Path: "b"}}, Options{Workers: 1}, func(sample.Sample) error { return nil })
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v, want ErrCorrupt", err)
+			}
+			msg := err.Error()
+			for _, part := range []string{"t.parquet", "row group 0", `column "b"`, tc.want} {
+				if !strings.Contains(msg, part) {
+					t.Fatalf("the error does not say %q: %v", part, err)
+				}
+			}
+		})
+	}
+	// The same bodies under honest headers read.
+	for _, codec := range []format.CompressionCodec{format.Gzip, format.Zstd, format.Brotli, format.Snappy, format.Lz4Raw} {
+		data := pqtest.Compressed(codec, compressBody(t, codec, plain), len(plain), int32(crc32.ChecksumIEEE(compressBody(t, codec, plain))))
+		n := 0
+		err := runAll(t, data, []Column{{Name: "b", Path: "b"}}, Options{Workers: 1}, func(s sample.Sample) error {
+			n++
+			if string(s.Value("b").Bytes) != string(value) {
+				return fmt.Errorf("value %q", s.Value("b").Bytes)
+			}
+			return nil
+		})
+		if err != nil || n != 1 {
+			t.Errorf("%s: %d rows: %v", codec, n, err)
+		}
+	}
+}
+
+// compressBody compresses b with codec, as a page body.
+func compressBody(t testing.TB, codec format.CompressionCodec, b []byte) []byte {
+	t.Helper()
+	var c compress.Codec
+	switch codec {
+	case format.Gzip:
+		c = &gzip.Codec{Level: gzip.DefaultCompression}
+	case format.Zstd:
+		c = &zstd.Codec{Level: zstd.DefaultLevel}
+	case format.Brotli:
+		c = &brotli.Codec{Quality: 1, LGWin: brotli.DefaultLGWin}
+	case format.Snappy:
+		c = &snappy.Codec{}
+	case format.Lz4Raw:
+		c = &lz4.Codec{Level: lz4.DefaultLevel}
+	}
+	out, err := c.Encode(nil, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestRowGroupOrdinals: a file whose row groups carry their ordinals (parquet-go and pyarrow
+// write them) and whose footer is read a window at a time reads whole, in order.
+func TestRowGroupOrdinals(t *testing.T) {
+	const groups = 700
+	rgs := make([]pqtest.RowGroup, groups)
+	for i := range rgs {
+		rgs[i] = pqtest.RowGroup{Rows: 1, Chunks: []pqtest.Chunk{pqtest.Int64Column("x", []int64{int64(i)})}}
+	}
+	data := pqtest.FileOrdinals([]format.SchemaElement{pqtest.Root(1), pqtest.Required("x", format.Int64)}, rgs, true)
+	n := 0
+	err := runAll(t, data, []Column{{Name: "x", Path: "x"}}, Options{Workers: 2}, func(s sample.Sample) error {
+		if s.Value("x").Int != int64(n) {
+			return fmt.Errorf("row %d holds %d", n, s.Value("x").Int)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n != groups {
+		t.Fatalf("%d rows: %v", n, err)
+	}
 }

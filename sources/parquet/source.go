@@ -579,7 +579,8 @@ func (s *Source) readGroup(ctx context.Context, t *task, fly *inflight) (err err
 	defer chk.Close()
 	lim := pqfile.Limits{MaxPageSize: s.opt.MaxPageSize}
 	// The page headers first (cheap), then, within the row group's share of the in-flight
-	// budget, the compressed bodies (each decoded once to check its size) and the read.
+	// budget, the read: each compressed page is read and decompressed once, to the size its
+	// header declares, as the library reads it.
 	var need int64
 	stats := make([]pqfile.ChunkStats, len(p.leaves))
 	for i, l := range p.leaves {
@@ -590,6 +591,7 @@ func (s *Source) readGroup(ctx context.Context, t *task, fly *inflight) (err err
 		stats[i] = st
 		need += st.InFlight
 	}
+	chk.Close()
 	if need > s.opt.MaxInFlight {
 		return fmt.Errorf("%w: its pages need %d bytes in memory at once, more than the limit of %d (Options.MaxInFlight)", ErrUnsupported, need, s.opt.MaxInFlight)
 	}
@@ -597,15 +599,19 @@ func (s *Source) readGroup(ctx context.Context, t *task, fly *inflight) (err err
 		return err
 	}
 	defer fly.release(need)
-	for i, l := range p.leaves {
-		if err := chk.Bodies(f.blob, &stats[i], f.schema.Leaves[l].pqLeaf(), lim); err != nil {
-			return err
-		}
+	view, err := f.pqf.RowGroup(t.win, t.rg, p.leaves, stats)
+	if err != nil {
+		return err
 	}
-	chk.Close()
-	rg := t.win.PF.RowGroups()[local]
-	want := rg.NumRows()
-	chunks := rg.ColumnChunks()
+	defer view.Close()
+	defer func() {
+		// A page that failed to decode: its own error, not the library's words for it.
+		if verr := view.Err(); err != nil && verr != nil {
+			err = verr
+		}
+	}()
+	want := view.RG.NumRows()
+	chunks := view.RG.ColumnChunks()
 	leaves := p.leaves
 	readers := make([]*leafReader, len(leaves))
 	for i, l := range leaves {

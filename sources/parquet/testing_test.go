@@ -110,8 +110,7 @@ var dataExpect = map[string]struct {
 	"int96_from_spark.parquet":        {ErrValue, "out of the int64 nanosecond range"},
 	"large_string_map.brotli.parquet": {ErrUnsupported, "more than the limit of 268435456"},
 	// Limitations of parquet-go v0.32.0 on valid files, reported as errors naming the file.
-	"column_chunk_key_value_metadata.parquet":   {ErrCorrupt, "missing required field"},     // a key without a value
-	"datapage_v2_empty_datapage.snappy.parquet": {ErrCorrupt, "decompressing data page v2"}, // zero-byte snappy page
+	"column_chunk_key_value_metadata.parquet": {ErrCorrupt, "missing required field"}, // a key without a value
 }
 
 func TestParquetTestingData(t *testing.T) {
@@ -181,5 +180,15 @@ func TestParquetTestingBadData(t *testing.T) {
 			t.Errorf("%s: the error does not name the file: %v", name, err)
 		}
 		t.Logf("%-40s %v", name, err)
+	}
+}
+
+// TestEmptyDataPageV2: a compressed column's data page v2 that holds no values (zero bytes,
+// not even an empty compressed stream) reads as its one null row.
+func TestEmptyDataPageV2(t *testing.T) {
+	path := filepath.Join(sharedDir(t, "data"), "datapage_v2_empty_datapage.snappy.parquet")
+	got, err := convertAll(t, path, nil, 1)
+	if err != nil || len(got) != 1 || len(got[0].Values) != 0 {
+		t.Fatalf("%d rows (%v): %v, want one row of nulls", len(got), got, err)
 	}
 }

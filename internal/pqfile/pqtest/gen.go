@@ -109,3 +109,15 @@ func ManyGroups(groups int) []byte {
 	}
 	return File([]format.SchemaElement{Root(1), Required("x", format.Int64)}, rgs)
 }
+
+// Compressed returns a table {b BYTE_ARRAY} of one row whose one PLAIN page holds plain
+// compressed as body says, under a header that declares declared bytes uncompressed (a lie
+// when it is not len(plain)) and the checksum crc (0: none).
+func Compressed(codec format.CompressionCodec, body []byte, declared int, crc int32) []byte {
+	p := PlainPage(1, body)
+	p.Header.UncompressedPageSize = int32(declared)
+	p.Header.CRC = crc
+	c := Chunk{Meta: format.ColumnMetaData{Type: format.ByteArray, PathInSchema: []string{"b"}, Codec: codec,
+		NumValues: 1, Encoding: []format.Encoding{format.Plain}}, Pages: []Page{p}}
+	return File([]format.SchemaElement{Root(1), Required("b", format.ByteArray)}, []RowGroup{{Rows: 1, Chunks: []Chunk{c}}})
+}

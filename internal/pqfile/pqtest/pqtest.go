@@ -40,10 +40,19 @@ func Marshal(v any) []byte {
 // File returns a Parquet file with the schema and row groups given. A chunk's codec, type
 // and value count are taken from its Meta; a page's sizes, when zero, are its body's length.
 func File(schema []format.SchemaElement, groups []RowGroup) []byte {
+	return FileOrdinals(schema, groups, false)
+}
+
+// FileOrdinals is File, with each row group's ordinal set (as parquet-go and recent pyarrow
+// write them) when ordinals is true.
+func FileOrdinals(schema []format.SchemaElement, groups []RowGroup, ordinals bool) []byte {
 	out := []byte("PAR1")
 	md := format.FileMetaData{Version: 1, Schema: schema}
-	for _, g := range groups {
+	for i, g := range groups {
 		rg := format.RowGroup{NumRows: g.Rows}
+		if ordinals {
+			rg.Ordinal = int16(i)
+		}
 		for _, c := range g.Chunks {
 			m := c.Meta
 			start := int64(len(out))

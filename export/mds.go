@@ -1,0 +1,153 @@
+package export
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/mldf/convert/format/mds"
+	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/reader"
+)
+
+// MDSOptions configure MDS.
+type MDSOptions struct {
+	// SizeLimit bounds a shard's bytes (0: 64 MiB, MDSWriter's default).
+	SizeLimit int64
+}
+
+// mdsDtypes maps numpy descrs to MDS ndarray dtypes.
+var mdsDtypes = map[string]string{"|u1": "uint8", "|i1": "int8", "<u2": "uint16", "<i2": "int16", "<f2": "float16",
+	"<u4": "uint32", "<i4": "int32", "<f4": "float32", "<u8": "uint64", "<i8": "int64", "<f8": "float64",
+	"u1": "uint8", "i1": "int8", "<u1": "uint8", "<i1": "int8"}
+
+// MDS writes r's samples to dir as a MosaicML Streaming (MDS) dataset: shards
+// shard.NNNNN.mds and index.json, one column per field, named like the field.
+//
+//	IMAGE_JPEG         → jpeg (the JPEG as stored)
+//	IMAGE_PNG, IMAGE_RAW → png (raw pixels encoded as PNG)
+//	INT                → int (int64)
+//	FLOAT              → float64
+//	TEXT_RAW           → str
+//	JSON               → json
+//	NDARRAY            → ndarray (dtype and shape in each value)
+//	BYTES and the rest → bytes (the payload as stored)
+//
+// dir must be absent or empty; each shard is written to a temporary file and renamed into
+// place, and index.json comes last. The same input always gives the same bytes.
+func MDS(ctx context.Context, r *reader.Reader, dir string, o MDSOptions) (res Result, err error) {
+	if o.SizeLimit < 0 || o.SizeLimit > mds.MaxSizeLimit {
+		return res, fmt.Errorf("%w: shard size limit %d", ErrOption, o.SizeLimit)
+	}
+	if err := prepareDir(dir); err != nil {
+		return res, err
+	}
+	fields := r.Fields()
+	cols := make([]mds.Column, len(fields))
+	for k, fd := range fields {
+		enc := "bytes"
+		switch t := fd.Type; {
+		case t == manifest.TypeImageJPEG:
+			enc = "jpeg"
+		case t == manifest.TypeImagePNG || t == manifest.TypeImageRaw:
+			enc = "png"
+		case t == manifest.TypeInt:
+			enc = "int"
+		case t == manifest.TypeFloat:
+			enc = "float64"
+		case t == manifest.TypeTextRaw:
+			enc = "str"
+		case t == manifest.TypeJSON:
+			enc = "json"
+		case t == manifest.TypeNDArray:
+			enc = "ndarray"
+		}
+		cols[k] = mds.Column{Name: fd.Name, Encoding: enc}
+	}
+	w, err := mds.Create(dir, cols, mds.WriterOptions{SizeLimit: o.SizeLimit})
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", r.Name(), err)
+	}
+	defer func() {
+		if err != nil {
+			w.Abort()
+		}
+	}()
+	vals := make([][]byte, len(fields))
+	for i := range r.NumSamples() {
+		if err := checkCtx(ctx, i); err != nil {
+			return res, err
+		}
+		for k, fd := range fields {
+			v, err := mdsValue(r, i, k, fd, cols[k].Encoding)
+			if err != nil {
+				return res, fmt.Errorf("%s: %w", where(r, i, k), err)
+			}
+			vals[k] = v
+		}
+		if err := w.Write(vals); err != nil {
+			return res, fmt.Errorf("%s: %w", where(r, i, -1), err)
+		}
+		res.Samples++
+	}
+	if err := w.Close(); err != nil {
+		return res, err
+	}
+	res.Files = w.Shards()
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if st, err := os.Stat(filepath.Join(dir, e.Name())); err == nil {
+			res.Bytes += st.Size()
+		}
+	}
+	return res, nil
+}
+
+// mdsValue encodes field k of sample i for an MDS column of encoding enc.
+func mdsValue(r *reader.Reader, i, k int, fd manifest.FieldDesc, enc string) ([]byte, error) {
+	switch enc {
+	case "int":
+		v, err := r.Int(i, k)
+		return binary.LittleEndian.AppendUint64(nil, uint64(v)), err
+	case "float64":
+		v, err := r.Float(i, k)
+		return binary.LittleEndian.AppendUint64(nil, math.Float64bits(v)), err
+	case "jpeg", "png":
+		m, p, err := r.Image(i, k)
+		if err != nil || len(p) == 0 {
+			return p, err
+		}
+		b, _, err := imageFile(m, p)
+		return b, err
+	case "ndarray":
+		p, err := r.Payload(i, k)
+		if err != nil || len(p) == 0 {
+			return p, err
+		}
+		b, err := ndarrayFile(fd.Arguments, p)
+		if err != nil {
+			return nil, err
+		}
+		a, err := manifest.ParseNPY(b)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrValue, err)
+		}
+		dt, ok := mdsDtypes[a.Descr]
+		if !ok {
+			return nil, fmt.Errorf("%w: NDARRAY of dtype %q: MDS ndarrays are (u)int8-64 and float16-64, little-endian", ErrValue, a.Descr)
+		}
+		shape := make([]int, len(a.Shape))
+		for d, n := range a.Shape {
+			shape[d] = int(n)
+		}
+		v, err := mds.EncodeNDArray(mds.NDArraySpec{}, mds.NDArray{Dtype: dt, Shape: shape, Data: a.Data})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrValue, err)
+		}
+		return v, nil
+	}
+	return r.Payload(i, k)
+}
