@@ -14,6 +14,8 @@
 # process and its DataLoader workers), peak RSS. The FFCV and folder rows need the test venv
 # (scripts/deps test).
 #   bench/loader.sh [N] [EPOCHS]        results: bench/out/loader.md
+# MLDF_LIBRARY (a built libmldf.so) and MLDF_PYTHON (a python/ directory) point the mldf rows at
+# another build; by default cmd/libmldf and python/ of this tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-2000}
@@ -30,7 +32,8 @@ if [ -d cmd/libmldf ] && [ -z "${MLDF_LIBRARY:-}" ]; then
   go build -buildmode=c-shared -o "$out/libmldf.so" ./cmd/libmldf
   export MLDF_LIBRARY=$PWD/$out/libmldf.so
 fi
-export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
+# MLDF_PYTHON: another tree's python/ to benchmark (default this one's).
+export PYTHONPATH=${MLDF_PYTHON:-$PWD/python}${PYTHONPATH:+:$PYTHONPATH}
 
 job=(--mode jpeg --max-resolution 256 --jpeg-quality 90 --workers 2)
 rm -f "$out"/loader.{mldf,beton}* "$out"/loader-ffcv.beton
@@ -68,8 +71,9 @@ table="$out/loader.md"
 } >"$table"
 declare -A best
 row() { # LABEL KEY KIND PATH S B
-  local j
-  j=$(cd /tmp && "$py" "$OLDPWD/bench/loader.py" "$3" "$4" --size "$5" --batch "$6" --epochs "$epochs" 2>"$tmp/row.err" | tail -1) || true
+  local j p=$4
+  [[ $p == *://* ]] || p=$PWD/$p
+  j=$(cd /tmp && "$py" "$OLDPWD/bench/loader.py" "$3" "$p" --size "$5" --batch "$6" --epochs "$epochs" 2>"$tmp/row.err" | tail -1) || true
   if [ -z "$j" ]; then j="{\"available\": false, \"why\": $(tail -c 300 "$tmp/row.err" | jq -Rs .)}"; fi
   if [ "$(jq -r .available <<<"$j")" = true ]; then
     best[$2-$5-$6]=$(jq -r .best <<<"$j")
