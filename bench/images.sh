@@ -26,15 +26,15 @@ go build -o "$out/convert" ./cmd/convert
 CGO_ENABLED=0 go build -o "$out/convert-purego" ./cmd/convert
 [ -d "$data" ] || go run ./bench/genimages -out "$data" -n "$n"
 
-# FFCV 1.0's DatasetWriter on the jpeg job (2 workers, RGBImageField jpg max 256 q90), measured
-# beside this converter in one run on a machine of this kind (../shared/research/facts.md). It
-# cannot be installed here (no PyPI), so it is cited, not re-measured.
-ffcv_lo=589 ffcv_hi=617
-# On the day FFCV was measured, TurboJPEG 2.1 alone decoded these files (one thread, CPU µs per
-# image) to YUV planes at 1/8 scale (the Huffman floor) in 510 and at 4/8 in 570
-# (facts.md). Each run times the same two decodes (BenchmarkFolderStages, the same library
-# through cgo) to tell how fast this machine is today against that day.
-tj_floor_then=510 tj_half_then=570
+# FFCV 1.0's own DatasetWriter on the same jpeg job (2 workers, RGBImageField jpg max 256 q90,
+# IntField label; bench/ffcv_write.py), run in each run beside convert when the test venv has
+# FFCV (scripts/deps test); the ratio is printed per run.
+venvpy=${MLDF_VENV:-$PWD/.venv}/bin/python
+ffcv=0
+if [ -x "$venvpy" ] && (cd /tmp && "$venvpy" -c 'import ffcv.writer') >/dev/null 2>&1; then ffcv=1; fi
+# Each run times TurboJPEG 2.1 alone on these files (one thread, CPU µs per image) to YUV
+# planes at 1/8 scale (the Huffman floor) and at 4/8 (BenchmarkFolderStages, the same library
+# through cgo): what the decode costs on this machine today.
 
 bytes=$(du -sb "$data" | cut -f1)
 mapfile -t files < <(find "$data" -type f | sort)
@@ -133,6 +133,16 @@ for r in $(seq "$runs"); do
   if [ "$beton" = 1 ]; then
     for w in 1 2; do conv "beton-$w" convert jpeg 256 "$w" --format beton --output "$out/bench.beton"; done
   fi
+  if [ "$ffcv" = 1 ]; then
+    # FFCV's writer: its own figures (wall time of the writer, CPU of it and its workers).
+    "$venvpy" bench/ffcv_write.py "$data" "$out/bench-ffcv.beton" --workers 2 >"$out/bench-ffcv.json" 2>/dev/null
+    ips[ffcv-2]+=" $(jq -r '.images_per_s|floor' "$out/bench-ffcv.json")"
+    mbs[ffcv-2]+=" $(jq -r ".images_per_s * $bytes / $n / 1000000 * 10 | floor / 10" "$out/bench-ffcv.json")"
+    rss[ffcv-2]+=" $(jq -r '[.peak_rss_mib, .peak_rss_worker_mib]|max|floor' "$out/bench-ffcv.json")"
+    cpu[ffcv-2]+=" $(jq -r '.cpu_ms_per_image' "$out/bench-ffcv.json" | xargs printf '%.2f')"
+    ffcvsize=$(jq -r .bytes "$out/bench-ffcv.json")
+    rm -f "$out/bench-ffcv.beton" "$out/bench-ffcv.json"
+  fi
 done
 
 med() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
@@ -171,20 +181,15 @@ table="$out/images.md"
   [ -n "$shm" ] && row smart-shm "TurboJPEG (cgo), output on tmpfs ($shm: no disk)" "smart, max 512 (all pass through)" 2
   row purego-1 "pure Go (CGO_ENABLED=0)" "jpeg, max 256, q90" 1
   row purego-2 "pure Go (CGO_ENABLED=0)" "jpeg, max 256, q90" 2
+  [ "$ffcv" = 1 ] && row ffcv-2 "FFCV 1.0.2 DatasetWriter (bench/ffcv_write.py; output $((ffcvsize / 1000)) kB)" "jpeg, max 256, q90" 2
   echo
-  echo "- jpeg, 2 workers, over FFCV's writer ($ffcv_lo-$ffcv_hi images/s, cited, not re-measured): $(list "$(for v in ${ips[jpeg-2]}; do printf ' %s-%s' "$(echo "$v / $ffcv_hi" | bc -l | xargs printf '%.2f')" "$(echo "$v / $ffcv_lo" | bc -l | xargs printf '%.2f')"; done)")x"
-  # FFCV's figure scaled by how much slower TurboJPEG runs here today than on its day: an
-  # estimate, not a measurement (FFCV's own time is mostly the same decode and encode).
-  est=""
-  for i in "${!tjf[@]}"; do
-    [ -n "${tjf[$i]}" ] && [ -n "${tjh[$i]}" ] || continue
-    lo=$(echo "$ffcv_lo * $tj_floor_then / ${tjf[$i]}" | bc -l) hi=$(echo "$ffcv_hi * $tj_half_then / ${tjh[$i]}" | bc -l)
-    if (($(echo "$lo > $hi" | bc -l))); then t=$lo lo=$hi hi=$t; fi
-    v=$(echo "${ips[jpeg-2]}" | xargs | cut -d' ' -f$((i + 1)))
-    est+=" $(printf '%.0f-%.0f img/s, ours %.2f-%.2fx' "$lo" "$hi" "$(echo "$v / $hi" | bc -l)" "$(echo "$v / $lo" | bc -l)")"
-  done
-  echo "- TurboJPEG alone on these files, CPU µs per image, per run: 1/8 decode $(list "${tjf[*]}"), 4/8 decode $(list "${tjh[*]}") (on FFCV's day: $tj_floor_then and $tj_half_then)"
-  echo "- FFCV scaled to this machine's speed today (an estimate, not a measurement), per run:$(echo "$est" | sed 's/ \([0-9]*-[0-9]* img\/s\)/; \1/g; s/^; / /')"
+  if [ "$ffcv" = 1 ]; then
+    echo "- jpeg, 2 workers, over FFCV's DatasetWriter (2 workers) in the same run: $(ratios jpeg-2 ffcv-2)x"
+    [ "$beton" = 1 ] && echo "- .beton, 2 workers, over FFCV's DatasetWriter (2 workers) in the same run: $(ratios beton-2 ffcv-2)x"
+  else
+    echo "- FFCV's DatasetWriter: not measured (no test venv with ffcv: scripts/deps test)"
+  fi
+  echo "- TurboJPEG alone on these files, CPU µs per image, per run: 1/8 decode $(list "${tjf[*]}"), 4/8 decode $(list "${tjh[*]}")"
   echo "- jpeg, 2 workers over 1 worker, same run: $(ratios jpeg-2 jpeg-1); the machine's own scaling (2 processes of 1 worker over 1 worker): $(ratios pair jpeg-1); 2 workers over the 2 processes: $(ratios jpeg-2 pair)"
   echo "- smart over reading the files, same run: 1 worker $(ratios smart-1 cat); 2 workers $(ratios smart-2 cat)"
   [ -n "$shm" ] && echo "- smart, output on tmpfs, over reading the files, same run: 2 workers $(ratios smart-shm cat)"
