@@ -1,7 +1,7 @@
 package encoders
 
 import (
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sample"
 )
 
@@ -32,7 +32,7 @@ func init() {
 			dtype, shape := o.String("dtype"), o.Uints("shape")
 			if len(shape) > 0 && dtype == "" {
 				c.Add("shape", "%s: shape needs a dtype", c.Where)
-			} else if dtype != "" && manifest.ValidateName(name) == nil {
+			} else if dtype != "" && mldf.ValidateName(name) == nil {
 				// The encoder's own checks: a known dtype, at most 8 dimensions, at most 4 GiB.
 				if _, err := NewNDArray(name, dtype, shape); err != nil {
 					key := "shape"

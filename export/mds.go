@@ -9,8 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/mldf/convert/format/mds"
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // MDSOptions configure MDS.
@@ -38,7 +37,7 @@ var mdsDtypes = map[string]string{"|u1": "uint8", "|i1": "int8", "<u2": "uint16"
 //
 // dir must be absent or empty; each shard is written to a temporary file and renamed into
 // place, and index.json comes last. The same input always gives the same bytes.
-func MDS(ctx context.Context, r *reader.Reader, dir string, o MDSOptions) (res Result, err error) {
+func MDS(ctx context.Context, r *mldf.Reader, dir string, o MDSOptions) (res Result, err error) {
 	if o.SizeLimit < 0 || o.SizeLimit > mds.MaxSizeLimit {
 		return res, fmt.Errorf("%w: shard size limit %d", ErrOption, o.SizeLimit)
 	}
@@ -50,19 +49,19 @@ func MDS(ctx context.Context, r *reader.Reader, dir string, o MDSOptions) (res R
 	for k, fd := range fields {
 		enc := "bytes"
 		switch t := fd.Type; {
-		case t == manifest.TypeImageJPEG:
+		case t == mldf.TypeImageJPEG:
 			enc = "jpeg"
-		case t == manifest.TypeImagePNG || t == manifest.TypeImageRaw:
+		case t == mldf.TypeImagePNG || t == mldf.TypeImageRaw:
 			enc = "png"
-		case t == manifest.TypeInt:
+		case t == mldf.TypeInt:
 			enc = "int"
-		case t == manifest.TypeFloat:
+		case t == mldf.TypeFloat:
 			enc = "float64"
-		case t == manifest.TypeTextRaw:
+		case t == mldf.TypeTextRaw:
 			enc = "str"
-		case t == manifest.TypeJSON:
+		case t == mldf.TypeJSON:
 			enc = "json"
-		case t == manifest.TypeNDArray:
+		case t == mldf.TypeNDArray:
 			enc = "ndarray"
 		}
 		cols[k] = mds.Column{Name: fd.Name, Encoding: enc}
@@ -107,7 +106,7 @@ func MDS(ctx context.Context, r *reader.Reader, dir string, o MDSOptions) (res R
 }
 
 // mdsValue encodes field k of sample i for an MDS column of encoding enc.
-func mdsValue(r *reader.Reader, i, k int, fd manifest.FieldDesc, enc string) ([]byte, error) {
+func mdsValue(r *mldf.Reader, i, k int, fd mldf.FieldDesc, enc string) ([]byte, error) {
 	switch enc {
 	case "int":
 		v, err := r.Int(i, k)
@@ -131,7 +130,7 @@ func mdsValue(r *reader.Reader, i, k int, fd manifest.FieldDesc, enc string) ([]
 		if err != nil {
 			return nil, err
 		}
-		a, err := manifest.ParseNPY(b)
+		a, err := mldf.ParseNPY(b)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrValue, err)
 		}

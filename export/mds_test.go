@@ -8,8 +8,7 @@ import (
 	"testing"
 
 	"github.com/mldf/convert/format/mds"
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources/mdssrc"
 )
@@ -19,7 +18,7 @@ import (
 func TestMDSEveryKind(t *testing.T) {
 	const n = 12
 	path := buildAll(t, n)
-	r, err := reader.Open(path)
+	r, err := mldf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +61,7 @@ func TestMDSEveryKind(t *testing.T) {
 			string(s.Value("blob").Bytes) != string(blob), string(s.Value("thumb").Bytes) != string(thumb):
 			return fmt.Errorf("sample %d differs: %+v", i, s.Values)
 		}
-		a, err := manifest.ParseNPY(s.Value("arr").Bytes)
+		a, err := mldf.ParseNPY(s.Value("arr").Bytes)
 		if err != nil || a.Descr != "<f4" || fmt.Sprint(a.Shape) != "[2 3]" {
 			return fmt.Errorf("sample %d: arr %+v %v", i, a, err)
 		}

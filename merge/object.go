@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/objstore"
 )
 
@@ -252,10 +252,10 @@ func writeObject(ctx context.Context, out string, ps []*part, opt Options, rep *
 		return fmt.Errorf("merge: %w", err)
 	}
 	rep.CopyTime = time.Since(copyStart)
-	if h.Flags&manifest.FlagChecksummed != 0 {
+	if h.Flags&mldf.FlagChecksummed != 0 {
 		h.Checksum = d.Sum64()
 	}
-	h.Put(asm.first[manifest.HeaderOffset:])
+	h.Put(asm.first[mldf.HeaderOffset:])
 	syncStart := time.Now()
 	if err := up.UploadPart(ctx, 1, asm.first); err != nil {
 		return fmt.Errorf("merge: %w", err)

@@ -7,8 +7,8 @@ import (
 	"io/fs"
 
 	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/quote"
-	"github.com/mldf/convert/manifest"
 )
 
 // SampleError is a sample that could not be converted: where it came from, which field, and
@@ -41,7 +41,7 @@ func reasonOf(err error, fromSource bool) string {
 	switch {
 	case errors.As(err, &r) && r.Reason() != "":
 		return r.Reason()
-	case errors.Is(err, manifest.ErrPayloadLarge):
+	case errors.Is(err, mldf.ErrPayloadLarge):
 		return "too large"
 	case errors.Is(err, ErrMissingColumn):
 		return "missing field"

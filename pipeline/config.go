@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/sources"
@@ -131,7 +132,7 @@ type Config struct {
 	Logger *slog.Logger
 	// Container creates the output's container; nil means MLDF (mldf.NewContainer).
 	// beton.NewContainer writes FFCV's .beton.
-	Container pagewriter.NewContainer
+	Container mldf.ContainerFunc
 	// Sink opens where the output's bytes go; nil means the local file at Output
 	// (pagewriter.LocalFile). pagewriter.Multipart uploads them to object storage; Output
 	// then only names the output in messages and the report.

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/mldf/convert/encoders/textfield"
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
@@ -144,16 +144,16 @@ func TestPackRowsConcatenateToStream(t *testing.T) {
 					t.Fatalf("row %d: %+v", i, r)
 				}
 				v := r.Value("tokens")
-				meta := make([]byte, manifest.TextMetaSize)
+				meta := make([]byte, mldf.TextMetaSize)
 				p, err := f.Encode(v, meta)
 				if err != nil {
 					t.Fatal(err)
 				}
-				ids, _ := textfield.DecodeIDs(p, manifest.GetTextMeta(meta).Encoding)
+				ids, _ := textfield.DecodeIDs(p, mldf.GetTextMeta(meta).Encoding)
 				if len(ids) != L {
 					t.Fatalf("row %d has %d ids", i, len(ids))
 				}
-				n := int(manifest.GetTextMeta(meta).NumTokens)
+				n := int(mldf.GetTextMeta(meta).NumTokens)
 				if i < len(rows)-1 && n != min(L, textfield.MaxNumTokens) {
 					t.Fatalf("row %d: num_tokens %d", i, n)
 				}
@@ -273,7 +273,7 @@ func TestPackOverJSONLBrokenLines(t *testing.T) {
 			continue
 		}
 		good++
-		got, _ := textfield.DecodeIDs(r.Value("tokens").Bytes, manifest.TextTokens32)
+		got, _ := textfield.DecodeIDs(r.Value("tokens").Bytes, mldf.TextTokens32)
 		ids = append(ids, got[:r.Value("tokens").Int]...)
 	}
 	tok, _ := textfield.NewTokenizer("r50k_base")

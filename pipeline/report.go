@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sources"
 )
 
@@ -52,7 +52,7 @@ type Report struct {
 // FieldStats describes what one field wrote.
 type FieldStats struct {
 	Name         string
-	Type         manifest.TypeID
+	Type         mldf.TypeID
 	Payloads     int64
 	PayloadBytes int64
 }

@@ -11,8 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mldf/convert/encoders"
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/mldf"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/sample"
@@ -65,19 +64,19 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		r.log = slog.New(slog.DiscardHandler)
 	}
 	r.total = cfg.Source.Len()
-	descs := make([]manifest.FieldDesc, len(cfg.Fields))
-	types := make([]manifest.TypeID, len(cfg.Fields))
+	descs := make([]mldf.FieldDesc, len(cfg.Fields))
+	types := make([]mldf.TypeID, len(cfg.Fields))
 	for i, b := range cfg.Fields {
 		descs[i] = encoders.Descriptor(b.Field)
 		types[i] = b.Field.Type()
 	}
-	layout, err := manifest.Layout(types)
+	layout, err := mldf.Layout(types)
 	if err != nil {
 		return Report{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	r.rowSize, r.offs = layout.Size, layout.Offsets
 	for _, t := range types {
-		size, ref := manifest.MetaSize(t)
+		size, ref := mldf.MetaSize(t)
 		r.sizes = append(r.sizes, size)
 		r.hasRef = append(r.hasRef, ref)
 	}
@@ -103,7 +102,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if newContainer == nil {
 		newContainer = mldf.NewContainer
 	}
-	c, err := newContainer(pagewriter.Spec{PageSize: int64(cfg.PageSize), Fields: descs,
+	c, err := newContainer(mldf.Spec{PageSize: int64(cfg.PageSize), Fields: descs,
 		Checksums: cfg.Checksums, Samples: r.total})
 	if err != nil {
 		return Report{}, fmt.Errorf("create %s: %w", cfg.Output, err)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/quote"
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
@@ -231,7 +231,7 @@ func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *
 		}
 		payload, err := b.Field.Encode(v, meta)
 		if err == nil {
-			err = manifest.CheckPayloadSize(len(payload))
+			err = mldf.CheckPayloadSize(len(payload))
 		}
 		if err == nil && len(payload) > 0 && !r.hasRef[f] {
 			err = fmt.Errorf("%s field returned a %d-byte payload", b.Field.Type(), len(payload))

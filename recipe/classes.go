@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mldf/convert/encoders"
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sources"
 )
 
@@ -62,7 +62,7 @@ func finishClasses(p *Plan) error {
 	}
 	for i, b := range p.Bindings {
 		names, ok := p.classes[b.Field.Name()]
-		if !ok || b.Field.Type() != manifest.TypeInt {
+		if !ok || b.Field.Type() != mldf.TypeInt {
 			continue
 		}
 		f, err := encoders.NewClassLabel(b.Field.Name(), names)

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/quote"
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/sources"
 )
 
@@ -28,7 +28,7 @@ func (r *Recipe) Defaults() {
 		r.Format = "mldf"
 	}
 	if r.PageSize == 0 {
-		r.PageSize = manifest.DefaultPageSize
+		r.PageSize = mldf.DefaultPageSize
 		if r.Format == "beton" {
 			r.PageSize = 8 << 20
 		}
@@ -129,7 +129,7 @@ func (r *Recipe) Validate() error {
 		if f.Name != "" {
 			where = "field " + quote.Q(f.Name)
 		}
-		if err := manifest.ValidateName(f.Name); err != nil {
+		if err := mldf.ValidateName(f.Name); err != nil {
 			add(at("name"), "%s: %v", where, err)
 		} else if prev, dup := seen[f.Name]; dup {
 			add(at("name"), "%s is defined twice (also fields[%d])", where, prev)

@@ -6,8 +6,8 @@ import (
 	"os"
 
 	"github.com/mldf/convert/export"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/pipeline"
-	"github.com/mldf/convert/reader"
 )
 
 // runMDS converts into an MLDF file beside the output and exports it as an MDS dataset
@@ -22,7 +22,7 @@ func runMDS(ctx context.Context, cfg pipeline.Config) (pipeline.Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	r, err := reader.Open(tmp)
+	r, err := mldf.Open(tmp)
 	if err != nil {
 		return rep, fmt.Errorf("mds output %s: %w", dir, err)
 	}

@@ -11,11 +11,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/mldf/convert/beton"
+	"github.com/mldf/convert/format/beton"
+	"github.com/mldf/convert/format/scdl"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/recipe"
-	"github.com/mldf/convert/scdl"
 )
 
 // Config returns the pipeline configuration of plan writing output (the output, or a

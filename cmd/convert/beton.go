@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/mldf/convert/beton"
+	"github.com/mldf/convert/format/beton"
 	"github.com/mldf/convert/objstore"
 )
 

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"io"
 
-	"github.com/mldf/convert/beton"
+	"github.com/mldf/convert/format/beton"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/objstore"
-	"github.com/mldf/convert/reader"
 )
 
 // Inputs named by URL (s3://, gs://, az://, azblob://, file://) are read through objstore;
@@ -31,7 +31,7 @@ func localPath(arg string) (string, bool, error) {
 // (reader.Open, at memory speed), an object in a bucket is read with ranged requests
 // (retried and resumed) through reader.OpenReaderAt, in bounded memory and without
 // downloading it.
-func openMLDF(ctx context.Context, c *objstore.Client, arg string) (*reader.Reader, error) {
+func openMLDF(ctx context.Context, c *objstore.Client, arg string) (*mldf.Reader, error) {
 	ra, err := c.OpenReaderAt(ctx, arg)
 	if err != nil {
 		return nil, err
@@ -39,9 +39,9 @@ func openMLDF(ctx context.Context, c *objstore.Client, arg string) (*reader.Read
 	if f := ra.File(); f != nil {
 		path := f.Name()
 		ra.Close()
-		return reader.Open(path)
+		return mldf.Open(path)
 	}
-	r, err := reader.OpenReaderAt(arg, ra, ra.Size())
+	r, err := mldf.OpenReaderAt(arg, ra, ra.Size())
 	if err != nil {
 		ra.Close()
 		return nil, err

@@ -11,8 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/mldf"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // abiProgram opens the file in argv[1], reads the labels of the first rank's sequential
@@ -113,7 +112,7 @@ func TestCABI(t *testing.T) {
 }
 
 func writeFile(t *testing.T, path string, n int) {
-	fields := []manifest.FieldDesc{{Name: "label", Type: manifest.TypeInt}, {Name: "data", Type: manifest.TypeBytes}}
+	fields := []mldf.FieldDesc{{Name: "label", Type: mldf.TypeInt}, {Name: "data", Type: mldf.TypeBytes}}
 	w, err := mldf.Create(path, mldf.Options{PageSize: 4096, Fields: fields, Checksums: true})
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +120,7 @@ func writeFile(t *testing.T, path string, n int) {
 	b := w.NewBatch()
 	for i := range n {
 		row := make([]byte, w.RowSize())
-		manifest.PutInt(row, int64(100+i))
+		mldf.PutInt(row, int64(100+i))
 		if err := b.Append(row, [][]byte{nil, []byte(fmt.Sprintf("s%d", i))}); err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // BenchmarkTokenize is one goroutine tokenizing text (MB/s of UTF-8 text).
@@ -20,7 +20,7 @@ func BenchmarkTokenize(b *testing.B) {
 		n += len(d)
 	}
 	b.SetBytes(int64(n))
-	meta := make([]byte, manifest.TextMetaSize)
+	meta := make([]byte, mldf.TextMetaSize)
 	defer reportCPU(b, int64(n), cpuTime())
 	for b.Loop() {
 		for _, d := range docs {

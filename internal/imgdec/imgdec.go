@@ -35,7 +35,7 @@ import (
 
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/encoders/imagefield"
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // Errors. Every error returned wraps one of them.
@@ -77,8 +77,8 @@ type Image struct {
 // FromMeta returns the Image of a stored IMAGE_* payload described by its per-sample
 // metadata (manifest.GetImageMeta): raw pixels of the size it gives in the raw mode, else an
 // encoded file.
-func FromMeta(payload []byte, m manifest.ImageMeta) Image {
-	if m.Mode == manifest.ImageModeRaw {
+func FromMeta(payload []byte, m mldf.ImageMeta) Image {
+	if m.Mode == mldf.ImageModeRaw {
 		return Image{Data: payload, Raw: true, Width: int(m.Width), Height: int(m.Height), Channels: int(m.Channels)}
 	}
 	return Image{Data: payload}

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/image/bmp"
 	"golang.org/x/image/tiff"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // rgbOf returns img's pixels as packed RGB.
@@ -372,11 +372,11 @@ func TestConcurrentDecoders(t *testing.T) {
 
 // TestFromMeta: the raw mode's metadata gives the raw layout; other modes an encoded file.
 func TestFromMeta(t *testing.T) {
-	raw := FromMeta([]byte{1, 2, 3, 4, 5, 6}, manifest.ImageMeta{Height: 1, Width: 2, Channels: 3, Mode: manifest.ImageModeRaw})
+	raw := FromMeta([]byte{1, 2, 3, 4, 5, 6}, mldf.ImageMeta{Height: 1, Width: 2, Channels: 3, Mode: mldf.ImageModeRaw})
 	if !raw.Raw || raw.Width != 2 || raw.Height != 1 || raw.Channels != 3 {
 		t.Errorf("raw: %+v", raw)
 	}
-	if enc := FromMeta([]byte{0xFF}, manifest.ImageMeta{Height: 1, Width: 2, Channels: 3, Mode: manifest.ImageModeJPEG}); enc.Raw {
+	if enc := FromMeta([]byte{0xFF}, mldf.ImageMeta{Height: 1, Width: 2, Channels: 3, Mode: mldf.ImageModeJPEG}); enc.Raw {
 		t.Errorf("JPEG: %+v", enc)
 	}
 }

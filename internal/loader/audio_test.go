@@ -8,18 +8,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/flacenc"
-	"github.com/mldf/convert/manifest"
 )
 
 // audioFile writes n stereo int16 clips of 100+i*50 frames, sample value (f*2+c)*(i+1) mod
 // 30000, as PCM (field "pcm", sample format int16) and FLAC ("flac").
 func audioFile(t testing.TB, n int) string {
 	t.Helper()
-	var pcmArgs, flacArgs [manifest.ArgumentsSize]byte
+	var pcmArgs, flacArgs [mldf.ArgumentsSize]byte
 	pcmArgs[0], pcmArgs[1] = 1, 1
 	flacArgs[0], flacArgs[1] = 1, 4
-	fields := []manifest.FieldDesc{{Name: "pcm", Type: manifest.TypeAudioWaveform, Arguments: pcmArgs}, {Name: "flac", Type: manifest.TypeAudioCompressed, Arguments: flacArgs}}
+	fields := []mldf.FieldDesc{{Name: "pcm", Type: mldf.TypeAudioWaveform, Arguments: pcmArgs}, {Name: "flac", Type: mldf.TypeAudioCompressed, Arguments: flacArgs}}
 	return writeMLDF(t, t.TempDir(), 1<<16, fields, n, func(i int) []tval {
 		frames := 100 + i*50
 		s := make([]int32, frames*2)
@@ -32,7 +32,7 @@ func audioFile(t testing.TB, n int) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := manifest.AudioMeta{NumSamples: uint32(frames), SampleRate: 16000, NumChannels: 2, BitDepth: 16}
+		m := mldf.AudioMeta{NumSamples: uint32(frames), SampleRate: 16000, NumChannels: 2, BitDepth: 16}
 		mf := m
 		mf.Codec = 1
 		return []tval{{Payload: pcm, Aud: m}, {Payload: fl, Aud: mf}}

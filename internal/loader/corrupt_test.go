@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // TestCorruptSamples: a bad payload in sample 3 gives an error naming the file, the sample
@@ -17,34 +17,34 @@ func TestCorruptSamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	jpg := good.Bytes()
-	var flacArgs [manifest.ArgumentsSize]byte
+	var flacArgs [mldf.ArgumentsSize]byte
 	flacArgs[0], flacArgs[1] = 1, 4
-	imgMeta := manifest.ImageMeta{Width: 40, Height: 30, Channels: 3, Mode: 1}
+	imgMeta := mldf.ImageMeta{Width: 40, Height: 30, Channels: 3, Mode: 1}
 	cases := []struct {
 		name  string
-		field manifest.FieldDesc
+		field mldf.FieldDesc
 		good  tval
 		bad   tval
 		op    string
 	}{
-		{"truncated jpeg", manifest.FieldDesc{Name: "f", Type: manifest.TypeImageJPEG},
+		{"truncated jpeg", mldf.FieldDesc{Name: "f", Type: mldf.TypeImageJPEG},
 			tval{Payload: jpg, Img: imgMeta}, tval{Payload: jpg[:len(jpg)/3], Img: imgMeta}, `{"op":"RandomResizedCrop","size":16}`},
-		{"jpeg smaller than its metadata", manifest.FieldDesc{Name: "f", Type: manifest.TypeImageJPEG},
-			tval{Payload: jpg, Img: imgMeta}, tval{Payload: jpg, Img: manifest.ImageMeta{Width: 400, Height: 300, Channels: 3, Mode: 1}}, `{"op":"CenterCrop","size":16,"ratio":1}`},
-		{"not an image", manifest.FieldDesc{Name: "f", Type: manifest.TypeImageJPEG},
+		{"jpeg smaller than its metadata", mldf.FieldDesc{Name: "f", Type: mldf.TypeImageJPEG},
+			tval{Payload: jpg, Img: imgMeta}, tval{Payload: jpg, Img: mldf.ImageMeta{Width: 400, Height: 300, Channels: 3, Mode: 1}}, `{"op":"CenterCrop","size":16,"ratio":1}`},
+		{"not an image", mldf.FieldDesc{Name: "f", Type: mldf.TypeImageJPEG},
 			tval{Payload: jpg, Img: imgMeta}, tval{Payload: []byte("GIF89a garbage"), Img: imgMeta}, `{"op":"Resize","size":16}`},
-		{"flac garbage", manifest.FieldDesc{Name: "f", Type: manifest.TypeAudioCompressed, Arguments: flacArgs},
-			tval{Payload: []byte("fLaC"), Aud: manifest.AudioMeta{NumSamples: 10, SampleRate: 8000, NumChannels: 1, BitDepth: 16, Codec: 1}},
-			tval{Payload: []byte("fLaC\x00\x00\x00\x22garbage"), Aud: manifest.AudioMeta{NumSamples: 10, SampleRate: 8000, NumChannels: 1, BitDepth: 16, Codec: 1}},
+		{"flac garbage", mldf.FieldDesc{Name: "f", Type: mldf.TypeAudioCompressed, Arguments: flacArgs},
+			tval{Payload: []byte("fLaC"), Aud: mldf.AudioMeta{NumSamples: 10, SampleRate: 8000, NumChannels: 1, BitDepth: 16, Codec: 1}},
+			tval{Payload: []byte("fLaC\x00\x00\x00\x22garbage"), Aud: mldf.AudioMeta{NumSamples: 10, SampleRate: 8000, NumChannels: 1, BitDepth: 16, Codec: 1}},
 			`{"op":"Audio","length":8}`},
-		{"npy garbage", manifest.FieldDesc{Name: "f", Type: manifest.TypeNDArray},
+		{"npy garbage", mldf.FieldDesc{Name: "f", Type: mldf.TypeNDArray},
 			tval{Payload: []byte("x")}, tval{Payload: []byte("\x93NUMPY\x01\x00garbage")}, `{"op":"NDArray","dtype":"<f4","shape":[2]}`},
-		{"missing image", manifest.FieldDesc{Name: "f", Type: manifest.TypeImageJPEG},
+		{"missing image", mldf.FieldDesc{Name: "f", Type: mldf.TypeImageJPEG},
 			tval{Payload: jpg, Img: imgMeta}, tval{}, `{"op":"Resize","size":16}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			path := writeMLDF(t, t.TempDir(), 4096, []manifest.FieldDesc{c.field}, 6, func(i int) []tval {
+			path := writeMLDF(t, t.TempDir(), 4096, []mldf.FieldDesc{c.field}, 6, func(i int) []tval {
 				if i == 3 {
 					return []tval{c.bad}
 				}

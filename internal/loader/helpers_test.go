@@ -8,8 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/mldf"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // tval is one test field value: Int/Float for scalars, Payload (and the metadata) otherwise.
@@ -17,20 +16,20 @@ type tval struct {
 	Int     int64
 	Float   float64
 	Payload []byte
-	Img     manifest.ImageMeta
-	Aud     manifest.AudioMeta
-	Txt     manifest.TextMeta
+	Img     mldf.ImageMeta
+	Aud     mldf.AudioMeta
+	Txt     mldf.TextMeta
 }
 
 // writeMLDF writes n samples made by gen with the project's writer and returns the path.
-func writeMLDF(t testing.TB, dir string, page int64, fields []manifest.FieldDesc, n int, gen func(i int) []tval) string {
+func writeMLDF(t testing.TB, dir string, page int64, fields []mldf.FieldDesc, n int, gen func(i int) []tval) string {
 	t.Helper()
 	path := filepath.Join(dir, fmt.Sprintf("t%d.mldf", len(fields)*1000003+n))
-	types := make([]manifest.TypeID, len(fields))
+	types := make([]mldf.TypeID, len(fields))
 	for k, f := range fields {
 		types[k] = f.Type
 	}
-	lay, err := manifest.Layout(types)
+	lay, err := mldf.Layout(types)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,18 +46,18 @@ func writeMLDF(t testing.TB, dir string, page int64, fields []manifest.FieldDesc
 			for k, v := range vals {
 				m := row[lay.Offsets[k]:]
 				switch typ := fields[k].Type; {
-				case typ == manifest.TypeInt:
-					manifest.PutInt(m, v.Int)
-				case typ == manifest.TypeFloat:
-					manifest.PutFloat(m, v.Float)
+				case typ == mldf.TypeInt:
+					mldf.PutInt(m, v.Int)
+				case typ == mldf.TypeFloat:
+					mldf.PutFloat(m, v.Float)
 				default:
-					if typ >= manifest.TypeImageRaw && typ <= manifest.TypeImagePNG {
+					if typ >= mldf.TypeImageRaw && typ <= mldf.TypeImagePNG {
 						v.Img.Put(m)
 					}
-					if typ == manifest.TypeAudioWaveform || typ == manifest.TypeAudioCompressed {
+					if typ == mldf.TypeAudioWaveform || typ == mldf.TypeAudioCompressed {
 						v.Aud.Put(m)
 					}
-					if typ >= manifest.TypeTextRaw && typ <= manifest.TypeTextHierarchical {
+					if typ >= mldf.TypeTextRaw && typ <= mldf.TypeTextHierarchical {
 						v.Txt.Put(m)
 					}
 					payloads[k] = v.Payload
@@ -79,8 +78,8 @@ func writeMLDF(t testing.TB, dir string, page int64, fields []manifest.FieldDesc
 }
 
 // ndarrayArgs returns fixed-layout NDARRAY arguments.
-func ndarrayArgs(descr string, shape ...uint64) [manifest.ArgumentsSize]byte {
-	var a [manifest.ArgumentsSize]byte
+func ndarrayArgs(descr string, shape ...uint64) [mldf.ArgumentsSize]byte {
+	var a [mldf.ArgumentsSize]byte
 	a[0], a[1] = 1, 0
 	copy(a[2:18], descr)
 	a[18] = byte(len(shape))
@@ -94,13 +93,13 @@ func ndarrayArgs(descr string, shape ...uint64) [manifest.ArgumentsSize]byte {
 // empty for every 7th), meta JSON, arr NDARRAY <f4 [2,3], text TEXT_RAW.
 func scalarFile(t testing.TB, n int) string {
 	t.Helper()
-	fields := []manifest.FieldDesc{
-		{Name: "label", Type: manifest.TypeInt},
-		{Name: "x", Type: manifest.TypeFloat},
-		{Name: "data", Type: manifest.TypeBytes},
-		{Name: "meta", Type: manifest.TypeJSON},
-		{Name: "arr", Type: manifest.TypeNDArray, Arguments: ndarrayArgs("<f4", 2, 3)},
-		{Name: "text", Type: manifest.TypeTextRaw},
+	fields := []mldf.FieldDesc{
+		{Name: "label", Type: mldf.TypeInt},
+		{Name: "x", Type: mldf.TypeFloat},
+		{Name: "data", Type: mldf.TypeBytes},
+		{Name: "meta", Type: mldf.TypeJSON},
+		{Name: "arr", Type: mldf.TypeNDArray, Arguments: ndarrayArgs("<f4", 2, 3)},
+		{Name: "text", Type: mldf.TypeTextRaw},
 	}
 	return writeMLDF(t, t.TempDir(), 4096, fields, n, func(i int) []tval {
 		data := []byte(fmt.Sprintf("s%d", i))

@@ -12,9 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/imgdec"
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/reader"
 )
 
 // testPhoto is a deterministic photo-like image: gradients, edges, a disc and noise.
@@ -44,7 +43,7 @@ func testPhoto(w, h int, seed uint32) *image.RGBA {
 // bad (if >= 0) holds a JPEG cut in half and followed by garbage.
 func imageFile(t testing.TB, n, w, h, bad int) string {
 	t.Helper()
-	fields := []manifest.FieldDesc{{Name: "image", Type: manifest.TypeImageJPEG}, {Name: "label", Type: manifest.TypeInt}}
+	fields := []mldf.FieldDesc{{Name: "image", Type: mldf.TypeImageJPEG}, {Name: "label", Type: mldf.TypeInt}}
 	return writeMLDF(t, t.TempDir(), 1<<16, fields, n, func(i int) []tval {
 		var b bytes.Buffer
 		if err := jpeg.Encode(&b, testPhoto(w, h, uint32(i)), &jpeg.Options{Quality: 90}); err != nil {
@@ -54,7 +53,7 @@ func imageFile(t testing.TB, n, w, h, bad int) string {
 		if i == bad {
 			p = append(p[:len(p)/2:len(p)/2], bytes.Repeat([]byte{0x13}, 64)...) // truncated, garbage
 		}
-		return []tval{{Payload: p, Img: manifest.ImageMeta{Width: uint16(w), Height: uint16(h), Channels: 3, Mode: 1}}, {Int: int64(i % 10)}}
+		return []tval{{Payload: p, Img: mldf.ImageMeta{Width: uint16(w), Height: uint16(h), Channels: 3, Mode: 1}}, {Int: int64(i % 10)}}
 	})
 }
 
@@ -83,7 +82,7 @@ func TestImageBatchMatchesPerSample(t *testing.T) {
 	l := openT(t, path, Options{Threads: 3})
 	p := planT(t, l, rrcPlan)
 	st := p.fields[0].st.(*imageStage)
-	r, err := reader.Open(path)
+	r, err := mldf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

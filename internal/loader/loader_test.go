@@ -11,8 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/format/mldf"
 )
 
 func openT(t testing.TB, path string, opt Options) *Loader {
@@ -83,7 +82,7 @@ func TestRunScalarsMatchReader(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := reader.Open(path)
+		r, err := mldf.Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +165,7 @@ func TestRunErrors(t *testing.T) {
 // bytes come through (a BYTES payload has nothing to decode).
 func TestCorruptPayload(t *testing.T) {
 	path := scalarFile(t, 50)
-	r, err := reader.Open(path)
+	r, err := mldf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +177,7 @@ func TestCorruptPayload(t *testing.T) {
 	l := openT(t, path, Options{VerifyChecksums: true, Threads: 4})
 	p := planT(t, l, `{"fields":[{"field":"data","ops":[{"op":"Bytes"}]}]}`)
 	_, err = runT(t, p, []int64{1, 2, 18, 3}, 0)
-	if !errors.Is(err, reader.ErrChecksum) || !strings.Contains(err.Error(), "sample 18") || !strings.Contains(err.Error(), path) {
+	if !errors.Is(err, mldf.ErrChecksum) || !strings.Contains(err.Error(), "sample 18") || !strings.Contains(err.Error(), path) {
 		t.Fatalf("err %v, want a checksum error naming sample 18 and the file", err)
 	}
 }
@@ -195,14 +194,14 @@ func TestDescribe(t *testing.T) {
 }
 
 func TestTokens(t *testing.T) {
-	var a [manifest.ArgumentsSize]byte
+	var a [mldf.ArgumentsSize]byte
 	a[0], a[1] = 1, 4
-	path := writeMLDF(t, t.TempDir(), 4096, []manifest.FieldDesc{{Name: "ids", Type: manifest.TypeTextTokenized, Arguments: a}}, 5, func(i int) []tval {
+	path := writeMLDF(t, t.TempDir(), 4096, []mldf.FieldDesc{{Name: "ids", Type: mldf.TypeTextTokenized, Arguments: a}}, 5, func(i int) []tval {
 		p := make([]byte, 4*(i+1))
 		for k := range i + 1 {
 			binary.LittleEndian.PutUint32(p[4*k:], uint32(1000*i+k))
 		}
-		return []tval{{Payload: p, Txt: manifest.TextMeta{NumTokens: uint16(i + 1), Encoding: 1}}}
+		return []tval{{Payload: p, Txt: mldf.TextMeta{NumTokens: uint16(i + 1), Encoding: 1}}}
 	})
 	l := openT(t, path, Options{})
 	p := planT(t, l, `{"fields":[{"field":"ids","ops":[{"op":"Text"}]}]}`)

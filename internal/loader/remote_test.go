@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/s3test"
-	"github.com/mldf/convert/reader"
 )
 
 // TestBucket reads the same batches from a local file and from the same bytes in an S3
@@ -94,7 +94,7 @@ func TestBucket(t *testing.T) {
 	}
 	bad := openT(t, "s3://bkt/bad.mldf", Options{VerifyChecksums: true})
 	_, err = runT(t, planT(t, bad, scalarPlan), []int64{1, 18}, 0)
-	if !errors.Is(err, reader.ErrChecksum) || !strings.Contains(err.Error(), "s3://bkt/bad.mldf: sample 18") {
+	if !errors.Is(err, mldf.ErrChecksum) || !strings.Contains(err.Error(), "s3://bkt/bad.mldf: sample 18") {
 		t.Fatalf("corrupt payload in a bucket: %v", err)
 	}
 	if _, misses := remote.src.cache.stats(); misses == 0 {

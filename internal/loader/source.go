@@ -11,9 +11,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/quote"
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/reader"
 )
 
 // kind is what a field holds, as the loader's ops see it.
@@ -86,7 +85,7 @@ type value struct {
 
 // source is an opened MLDF file.
 type source struct {
-	r        *reader.Reader
+	r        *mldf.Reader
 	name     string
 	fields   []fieldInfo
 	pageSize int
@@ -94,13 +93,13 @@ type source struct {
 
 	cache     *blockCache // a bucket's block cache, nil for a mapped file
 	readahead int64       // bytes a batch may prefetch
-	layout    manifest.RowLayout
+	layout    mldf.RowLayout
 	metaPtr   uint64
 }
 
 // openLocal opens a local file, memory-mapped.
 func openLocal(path string) (*source, error) {
-	r, err := reader.Open(path)
+	r, err := mldf.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +117,7 @@ func openReaderAt(name string, ra interface {
 	io.ReaderAt
 	io.Closer
 }, size int64) (*source, error) {
-	r, err := reader.OpenReaderAt(name, ra, size)
+	r, err := mldf.OpenReaderAt(name, ra, size)
 	if err != nil {
 		ra.Close()
 		return nil, err
@@ -136,18 +135,18 @@ func (s *source) version() string {
 	return fmt.Sprintf("%d.%d", h.VersionMajor, h.VersionMinor)
 }
 
-func newSource(r *reader.Reader) (*source, error) {
+func newSource(r *mldf.Reader) (*source, error) {
 	s := &source{r: r, name: r.Name()}
 	h := r.Header()
 	s.pageSize = int(h.PageSize)
-	s.checked = h.Flags&manifest.FlagChecksummed != 0
+	s.checked = h.Flags&mldf.FlagChecksummed != 0
 	s.layout, s.metaPtr = r.Layout(), h.MetadataPtr
 	for k, d := range r.Fields() {
 		fi := fieldInfo{Index: k, Name: d.Name, TypeName: d.Type.String(), MetaSize: int(d.MetadataSize)}
 		if n, ok := r.NumClasses(k); ok {
 			fi.NumClasses = n
 		}
-		_, fi.Payload = manifest.MetaSize(d.Type)
+		_, fi.Payload = mldf.MetaSize(d.Type)
 		a := d.Arguments
 		for _, c := range a {
 			if c != 0 {
@@ -157,20 +156,20 @@ func newSource(r *reader.Reader) (*source, error) {
 		}
 		le := binary.LittleEndian
 		switch t := d.Type; {
-		case t == manifest.TypeInt:
+		case t == mldf.TypeInt:
 			fi.Kind = kindInt
 			names, err := r.ClassNames(k)
 			if err != nil {
 				return nil, err
 			}
 			fi.ClassNames = names
-		case t == manifest.TypeFloat:
+		case t == mldf.TypeFloat:
 			fi.Kind = kindFloat
-		case t == manifest.TypeBytes:
+		case t == mldf.TypeBytes:
 			fi.Kind = kindBytes
-		case t == manifest.TypeJSON:
+		case t == mldf.TypeJSON:
 			fi.Kind = kindJSON
-		case t == manifest.TypeNDArray:
+		case t == mldf.TypeNDArray:
 			fi.Kind = kindNDArray
 			if fi.Recorded {
 				if err := r.FieldRules(k).Arguments(); err != nil {
@@ -184,21 +183,21 @@ func newSource(r *reader.Reader) (*source, error) {
 					}
 				}
 			}
-		case t >= manifest.TypeImageRaw && t <= manifest.TypeImagePNG:
+		case t >= mldf.TypeImageRaw && t <= mldf.TypeImagePNG:
 			fi.Kind = kindImage
 			if fi.Recorded {
 				fi.Channels, fi.MaxRes = int(a[3]), int(le.Uint32(a[4:]))
 			}
-		case t == manifest.TypeAudioWaveform:
+		case t == mldf.TypeAudioWaveform:
 			fi.Kind = kindAudioPCM
 			if fi.Recorded {
 				fi.PCMFormat = int(a[1])
 			}
-		case t == manifest.TypeAudioCompressed:
+		case t == mldf.TypeAudioCompressed:
 			fi.Kind = kindAudioFLAC
-		case t == manifest.TypeTextRaw:
+		case t == mldf.TypeTextRaw:
 			fi.Kind = kindText
-		case t == manifest.TypeTextTokenized || t == manifest.TypeTextPacked:
+		case t == mldf.TypeTextTokenized || t == mldf.TypeTextPacked:
 			fi.Kind = kindText
 			if fi.Recorded {
 				fi.TokenWidth = int(a[1])
@@ -232,21 +231,21 @@ func (s *source) payloadRange(i, f int) (off, n int64) {
 }
 
 // ref returns the payload reference of sample i, field f, unchecked.
-func (s *source) ref(i, f int) (manifest.PayloadRef, error) {
+func (s *source) ref(i, f int) (mldf.PayloadRef, error) {
 	if s.cache == nil {
 		return s.r.Ref(i, f)
 	}
 	m, err := s.metaCached(i, f)
 	if err != nil {
-		return manifest.PayloadRef{}, err
+		return mldf.PayloadRef{}, err
 	}
-	return manifest.GetRef(m), nil
+	return mldf.GetRef(m), nil
 }
 
 // metaCached reads the metadata struct of sample i, field f from the block cache.
 func (s *source) metaCached(i, f int) ([]byte, error) {
 	if i < 0 || i >= s.r.NumSamples() || f < 0 || f >= len(s.fields) {
-		return nil, fmt.Errorf("%s: sample %d, field %d: %w", s.name, i, f, reader.ErrOutOfRange)
+		return nil, fmt.Errorf("%s: sample %d, field %d: %w", s.name, i, f, mldf.ErrOutOfRange)
 	}
 	m := make([]byte, s.fields[f].MetaSize)
 	off := s.metaPtr + uint64(i)*uint64(s.layout.Size) + uint64(s.layout.Offsets[f])
@@ -278,11 +277,11 @@ func (s *source) get(i, f int, verify bool) (value, error) {
 		v.Float, err = s.r.Float(i, f)
 		return v, err
 	case kindImage:
-		var m manifest.ImageMeta
+		var m mldf.ImageMeta
 		m, v.Payload, err = s.r.Image(i, f)
 		v.W, v.H, v.C, v.Codec = int(m.Width), int(m.Height), int(m.Channels), int(m.Mode)
 	case kindAudioPCM, kindAudioFLAC:
-		var m manifest.AudioMeta
+		var m mldf.AudioMeta
 		m, v.Payload, err = s.r.Audio(i, f)
 		v.Frames, v.AudioChannels, v.Rate, v.BitDepth = int(m.NumSamples), int(m.NumChannels), int(m.SampleRate), int(m.BitDepth)
 	case kindText:
@@ -312,23 +311,23 @@ func (s *source) getCached(i, f int, verify bool) (value, error) {
 		return v, err
 	}
 	bad := func(rule string, err error) error {
-		return fmt.Errorf("%s: sample %d, field %s: %w: %w (rule %s)", s.name, i, quote.Q(fi.Name), reader.ErrCorrupt, err, rule)
+		return fmt.Errorf("%s: sample %d, field %s: %w: %w (rule %s)", s.name, i, quote.Q(fi.Name), mldf.ErrCorrupt, err, rule)
 	}
 	switch fi.Kind {
 	case kindInt:
-		v.Int = manifest.GetInt(m)
+		v.Int = mldf.GetInt(m)
 		if fi.NumClasses > 0 && (v.Int < -1 || v.Int >= int64(fi.NumClasses)) {
 			return v, bad("F11", fmt.Errorf("class label %d outside -1..%d", v.Int, fi.NumClasses-1))
 		}
 		return v, nil
 	case kindFloat:
-		v.Float = manifest.GetFloat(m)
+		v.Float = mldf.GetFloat(m)
 		return v, nil
 	}
 	if !fi.Payload {
 		return v, nil
 	}
-	ref := manifest.GetRef(m)
+	ref := mldf.GetRef(m)
 	h := s.r.Header()
 	if ref.Size > 0 {
 		end := ref.Ptr + uint64(ref.Size)
@@ -341,7 +340,7 @@ func (s *source) getCached(i, f int, verify bool) (value, error) {
 		}
 	}
 	if err := s.r.FieldRules(f).Check(m, v.Payload); err != nil {
-		var fe *manifest.FieldError
+		var fe *mldf.FieldError
 		rule := "F"
 		if errors.As(err, &fe) {
 			rule = fe.Rule
@@ -350,10 +349,10 @@ func (s *source) getCached(i, f int, verify bool) (value, error) {
 	}
 	switch fi.Kind {
 	case kindImage:
-		im := manifest.GetImageMeta(m)
+		im := mldf.GetImageMeta(m)
 		v.W, v.H, v.C, v.Codec = int(im.Width), int(im.Height), int(im.Channels), int(im.Mode)
 	case kindAudioPCM, kindAudioFLAC:
-		am := manifest.GetAudioMeta(m)
+		am := mldf.GetAudioMeta(m)
 		v.Frames, v.AudioChannels, v.Rate, v.BitDepth = int(am.NumSamples), int(am.NumChannels), int(am.SampleRate), int(am.BitDepth)
 	}
 	if verify && len(v.Payload) > 0 {
@@ -380,19 +379,19 @@ func (s *source) checkCRC(i, f int, payload []byte) error {
 		return err
 	}
 	if k == n || s.r.AllocEntry(k).Ptr != ref.Ptr {
-		return fmt.Errorf("%s: sample %d, field %s: %w (%w)", s.name, i, quote.Q(s.fields[f].Name), errNoEntry, reader.ErrCorrupt)
+		return fmt.Errorf("%s: sample %d, field %s: %w (%w)", s.name, i, quote.Q(s.fields[f].Name), errNoEntry, mldf.ErrCorrupt)
 	}
 	e := s.r.AllocEntry(k)
-	if got := manifest.PayloadChecksum(payload); got != e.Check {
+	if got := mldf.PayloadChecksum(payload); got != e.Check {
 		return fmt.Errorf("%s: sample %d, field %s: %w: payload CRC-32C %08x, allocation entry %d says %08x",
-			s.name, i, quote.Q(s.fields[f].Name), reader.ErrChecksum, got, k, e.Check)
+			s.name, i, quote.Q(s.fields[f].Name), mldf.ErrChecksum, got, k, e.Check)
 	}
 	return nil
 }
 
 // ndarrayNPY parses a .npy payload.
 func parseNPY(b []byte) (descr string, shape []uint64, data []byte, err error) {
-	a, err := manifest.ParseNPY(b)
+	a, err := mldf.ParseNPY(b)
 	if err != nil {
 		return "", nil, nil, err
 	}
@@ -401,6 +400,6 @@ func parseNPY(b []byte) (descr string, shape []uint64, data []byte, err error) {
 
 // dtypeSize returns the item size of a numpy descr.
 func dtypeSize(descr string) (int, error) {
-	n, err := manifest.DTypeSize(descr)
+	n, err := mldf.DTypeSize(descr)
 	return int(n), err
 }

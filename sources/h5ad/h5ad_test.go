@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mldf/convert/format/scdl"
 	"github.com/mldf/convert/internal/cells"
-	"github.com/mldf/convert/scdl"
 )
 
 // The fixtures in testdata/scdl were written by AnnData itself (make_fixtures.py there);
@@ -215,7 +215,7 @@ func TestArchiveFromAnnData(t *testing.T) {
 	}
 	py := "/usr/bin/python3"
 	if exec.Command(py, "-c", "import numpy").Run() == nil {
-		out, err := exec.Command(py, "../../scdl/testdata/check_scdl.py", dir).Output()
+		out, err := exec.Command(py, "../../format/scdl/testdata/check_scdl.py", dir).Output()
 		if err != nil {
 			t.Fatalf("numpy check: %v", err)
 		}

@@ -21,7 +21,7 @@ import (
 	"strings"
 
 	"github.com/mldf/convert/format/mds"
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
@@ -200,7 +200,7 @@ func (s *Source) value(k int, c mds.Column, b []byte) (sample.Value, error) {
 			shape[i] = uint64(d)
 		}
 		descr := npyDescr[a.Dtype]
-		npy := append(manifest.AppendNPYHeader(make([]byte, 0, 128+len(a.Data)), descr, shape), a.Data...)
+		npy := append(mldf.AppendNPYHeader(make([]byte, 0, 128+len(a.Data)), descr, shape), a.Data...)
 		return sample.Value{Kind: sample.KindBytes, Bytes: npy, Name: c.Name + ".npy"}, nil
 	}
 	return sample.Value{Kind: sample.KindBytes, Bytes: b}, nil

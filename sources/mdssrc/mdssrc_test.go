@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/mldf/convert/format/mds"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/s3test"
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/sample"
 )
@@ -72,7 +72,7 @@ func TestRead(t *testing.T) {
 			s.Value("x").Float != float64(i)/2 || s.Value("h").Float != 1 || s.Value("img").Name != "img.jpg" || s.Value("meta").Kind != sample.KindJSON {
 			t.Fatalf("sample %d: %+v", i, s)
 		}
-		npy, err := manifest.ParseNPY(s.Value("arr").Bytes)
+		npy, err := mldf.ParseNPY(s.Value("arr").Bytes)
 		if err != nil || npy.Descr != "<i2" || fmt.Sprint(npy.Shape) != fmt.Sprint([]uint64{2, uint64(i + 1)}) {
 			t.Fatalf("sample %d: ndarray %+v %v", i, npy, err)
 		}

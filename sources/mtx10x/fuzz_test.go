@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mldf/convert/format/scdl"
 	"github.com/mldf/convert/internal/cells"
-	"github.com/mldf/convert/scdl"
 )
 
 func FuzzParseEntry(f *testing.F) {

@@ -6,8 +6,8 @@ package scdlarchive
 import (
 	"context"
 
+	"github.com/mldf/convert/format/scdl"
 	"github.com/mldf/convert/internal/cells"
-	"github.com/mldf/convert/scdl"
 	"github.com/mldf/convert/sources"
 	"github.com/mldf/convert/sources/scdlsrc"
 )
