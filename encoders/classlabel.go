@@ -5,15 +5,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/quote"
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/sample"
 )
 
 // Argument layout of an INT field (docs/fields/int.md). All zero: a plain integer.
 const (
-	IntArgsVersion = manifest.IntArgsVersion    // byte 0
-	IntClassLabel  = manifest.IntKindClassLabel // byte 1: the values index a list of class names
+	IntArgsVersion = mldf.IntArgsVersion    // byte 0
+	IntClassLabel  = mldf.IntKindClassLabel // byte 1: the values index a list of class names
 )
 
 // ClassLabel is an INT field whose values index a list of class names (a Hugging Face
@@ -40,10 +40,10 @@ func NewClassLabel(name string, names []string) (*ClassLabel, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := manifest.CheckClassNames(names); err != nil {
+	if err := mldf.CheckClassNames(names); err != nil {
 		return nil, fmt.Errorf("field %q: %w: %w", name, ErrInvalid, err)
 	}
-	c := &ClassLabel{Int: *f, names: append([]string(nil), names...), sum: manifest.ClassNamesHash(names),
+	c := &ClassLabel{Int: *f, names: append([]string(nil), names...), sum: mldf.ClassNamesHash(names),
 		index: make(map[string]int, len(names))}
 	for i, n := range names {
 		c.index[n] = i
@@ -53,7 +53,7 @@ func NewClassLabel(name string, names []string) (*ClassLabel, error) {
 
 // ClassNamesJSON is the canonical form of a list of class names: a compact JSON array
 // (manifest.ClassNamesJSON).
-func ClassNamesJSON(names []string) []byte { return manifest.ClassNamesJSON(names) }
+func ClassNamesJSON(names []string) []byte { return mldf.ClassNamesJSON(names) }
 
 // Names returns the class names, label i being Names()[i].
 func (f *ClassLabel) Names() []string { return append([]string(nil), f.names...) }
@@ -61,8 +61,8 @@ func (f *ClassLabel) Names() []string { return append([]string(nil), f.names...)
 // Arguments implements Field: @0 version u8 = 1, @1 kind u8 = 1 (class label), @4 u32
 // number of classes, @8 u64 xxhash64 of ClassNamesJSON(names); the rest zero (the writer
 // fills the block's place, @16 and @24, when it writes the names).
-func (f *ClassLabel) Arguments() (a [manifest.ArgumentsSize]byte) {
-	manifest.ClassLabelArgs{NumClasses: uint32(len(f.names)), NamesHash: f.sum}.Put(&a)
+func (f *ClassLabel) Arguments() (a [mldf.ArgumentsSize]byte) {
+	mldf.ClassLabelArgs{NumClasses: uint32(len(f.names)), NamesHash: f.sum}.Put(&a)
 	return a
 }
 
@@ -76,7 +76,7 @@ func (f *ClassLabel) Encode(v sample.Value, meta []byte) ([]byte, error) {
 		}
 		s := strings.TrimSpace(string(b))
 		if s == "" { // a missing category (an h5ad categorical's NaN): no label
-			manifest.PutInt(meta, -1)
+			mldf.PutInt(meta, -1)
 			return nil, nil
 		}
 		if _, err := strconv.ParseInt(s, 10, 64); err != nil {
@@ -84,14 +84,14 @@ func (f *ClassLabel) Encode(v sample.Value, meta []byte) ([]byte, error) {
 			if !ok {
 				return nil, fmt.Errorf("field %q: %w: %s is neither a class index nor one of the %d class names", f.name, ErrInvalid, quote.Q(s), len(f.names))
 			}
-			manifest.PutInt(meta, int64(k))
+			mldf.PutInt(meta, int64(k))
 			return nil, nil
 		}
 	}
 	if _, err := f.Int.Encode(v, meta); err != nil {
 		return nil, err
 	}
-	if n := manifest.GetInt(meta); n < -1 || n >= int64(len(f.names)) {
+	if n := mldf.GetInt(meta); n < -1 || n >= int64(len(f.names)) {
 		return nil, fmt.Errorf("field %q: %w: class %d is not in 0..%d (or -1 for none)", f.name, ErrInvalid, n, len(f.names)-1)
 	}
 	return nil, nil
@@ -99,18 +99,18 @@ func (f *ClassLabel) Encode(v sample.Value, meta []byte) ([]byte, error) {
 
 // ParseClassLabel reads the arguments of an INT field: the number of classes and the hash of
 // their names, and whether the field is a class label at all.
-func ParseClassLabel(a [manifest.ArgumentsSize]byte) (count uint32, sum uint64, ok bool) {
-	c, ok := manifest.ParseClassLabelArgs(a)
+func ParseClassLabel(a [mldf.ArgumentsSize]byte) (count uint32, sum uint64, ok bool) {
+	c, ok := mldf.ParseClassLabelArgs(a)
 	return c.NumClasses, c.NamesHash, ok
 }
 
 // CheckClassNames reports whether names are the ones an INT field's arguments describe.
-func CheckClassNames(a [manifest.ArgumentsSize]byte, names []string) error {
+func CheckClassNames(a [mldf.ArgumentsSize]byte, names []string) error {
 	count, sum, ok := ParseClassLabel(a)
 	switch {
 	case !ok:
 		return fmt.Errorf("%w: the field is not a class label", ErrInvalid)
-	case int(count) != len(names) || manifest.ClassNamesHash(names) != sum:
+	case int(count) != len(names) || mldf.ClassNamesHash(names) != sum:
 		return fmt.Errorf("%w: the class names (%d) do not match the field's arguments (%d classes, hash %016x)", ErrInvalid, len(names), count, sum)
 	}
 	return nil

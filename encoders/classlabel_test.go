@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sample"
 )
 
@@ -27,7 +27,7 @@ func TestClassLabel(t *testing.T) {
 	if count, sum, ok := ParseClassLabel(a); !ok || count != 2 || sum != 0x64a403e3565b82ec {
 		t.Fatal(count, sum, ok)
 	}
-	if _, _, ok := ParseClassLabel([manifest.ArgumentsSize]byte{}); ok {
+	if _, _, ok := ParseClassLabel([mldf.ArgumentsSize]byte{}); ok {
 		t.Fatal("a plain INT parsed as a class label")
 	}
 	if err := CheckClassNames(a, []string{"neg", "pos"}); err != nil {
@@ -40,7 +40,7 @@ func TestClassLabel(t *testing.T) {
 	}
 	meta := make([]byte, 8)
 	for _, v := range []int64{-1, 0, 1} {
-		if _, err := f.Encode(sample.Value{Kind: sample.KindInt, Int: v}, meta); err != nil || manifest.GetInt(meta) != v {
+		if _, err := f.Encode(sample.Value{Kind: sample.KindInt, Int: v}, meta); err != nil || mldf.GetInt(meta) != v {
 			t.Errorf("%d: %v", v, err)
 		}
 	}

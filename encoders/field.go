@@ -6,7 +6,7 @@ package encoders
 import (
 	"errors"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sample"
 )
 
@@ -21,9 +21,9 @@ type Field interface {
 	// Name is the field name written in the descriptor (1..63 bytes of UTF-8).
 	Name() string
 	// Type is the field's type id.
-	Type() manifest.TypeID
+	Type() mldf.TypeID
 	// Arguments is the field's configuration as stored in its descriptor.
-	Arguments() [manifest.ArgumentsSize]byte
+	Arguments() [mldf.ArgumentsSize]byte
 	// Encode encodes v. meta is the field's zeroed metadata struct (manifest.MetaSize bytes);
 	// Encode fills every member except the payload reference (data_ptr, data_size), which the
 	// page writer sets. It returns the payload, or nil for none. The caller only reads the
@@ -34,9 +34,9 @@ type Field interface {
 
 // Descriptor returns f's field descriptor, with the class names of a ClassLabel (which the
 // writer stores in the file).
-func Descriptor(f Field) manifest.FieldDesc {
-	size, _ := manifest.MetaSize(f.Type())
-	d := manifest.FieldDesc{Name: f.Name(), Type: f.Type(), MetadataSize: uint32(size), Arguments: f.Arguments()}
+func Descriptor(f Field) mldf.FieldDesc {
+	size, _ := mldf.MetaSize(f.Type())
+	d := mldf.FieldDesc{Name: f.Name(), Type: f.Type(), MetadataSize: uint32(size), Arguments: f.Arguments()}
 	if c, ok := f.(*ClassLabel); ok {
 		d.ClassNames = c.Names()
 	}

@@ -4,12 +4,12 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sample"
 )
 
 // ErrNPY reports a malformed or unsupported .npy value (manifest.ErrNPY).
-var ErrNPY = manifest.ErrNPY
+var ErrNPY = mldf.ErrNPY
 
 // NDArray layouts, stored in argument byte 1.
 const (
@@ -18,7 +18,7 @@ const (
 )
 
 // MaxDims is the largest number of dimensions a fixed-shape NDARRAY field records.
-const MaxDims = manifest.MaxNDArrayDims
+const MaxDims = mldf.MaxNDArrayDims
 
 // NDArray is an NDARRAY field. Arguments (little-endian): @0 version u8 = 1, @1 layout u8,
 // @2 dtype [16]byte (numpy descr such as "<f4", NUL-padded), @18 ndim u8, @24 shape [8]u64.
@@ -34,7 +34,7 @@ type NDArray struct {
 // of exactly that dtype and shape, and its raw data is stored (fixed layout). With an empty
 // dtype, each sample's whole .npy file is stored, so shapes may differ.
 func NewNDArray(name, dtype string, shape []uint64) (*NDArray, error) {
-	b, err := newBase(name, manifest.TypeNDArray)
+	b, err := newBase(name, mldf.TypeNDArray)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func NewNDArray(name, dtype string, shape []uint64) (*NDArray, error) {
 }
 
 // Arguments implements Field.
-func (f *NDArray) Arguments() (a [manifest.ArgumentsSize]byte) {
+func (f *NDArray) Arguments() (a [mldf.ArgumentsSize]byte) {
 	a[0] = 1
 	a[1] = f.layout
 	copy(a[2:18], f.dtype)
@@ -86,7 +86,7 @@ func (f *NDArray) Encode(v sample.Value, meta []byte) ([]byte, error) {
 		return nil, fmt.Errorf("field %q: %w", f.name, err)
 	}
 	if f.layout == NDArrayNPYFiles {
-		return raw, manifest.CheckPayloadSize(len(raw))
+		return raw, mldf.CheckPayloadSize(len(raw))
 	}
 	if arr.Descr != f.dtype {
 		return nil, fmt.Errorf("field %q: %w: dtype %s, field wants %s", f.name, ErrNPY, arr.Descr, f.dtype)
@@ -110,12 +110,12 @@ func equalShape(a, b []uint64) bool {
 }
 
 // NPY is a parsed .npy array: its dtype descr, shape and C-order data.
-type NPY = manifest.NPY
+type NPY = mldf.NPY
 
 // ParseNPY parses a .npy file (format versions 1, 2 and 3): manifest.ParseNPY, the one parser
 // the writer, the readers and export share. It accepts C-order arrays of numeric dtypes only
 // and checks that the data is exactly as long as the shape says.
-func ParseNPY(b []byte) (NPY, error) { return manifest.ParseNPY(b) }
+func ParseNPY(b []byte) (NPY, error) { return mldf.ParseNPY(b) }
 
 // dtypeSize returns the item size of a numeric numpy descr such as "<f4" or "|u1".
-func dtypeSize(descr string) (uint64, error) { return manifest.DTypeSize(descr) }
+func dtypeSize(descr string) (uint64, error) { return mldf.DTypeSize(descr) }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sample"
 )
 
@@ -23,15 +23,15 @@ var (
 
 type base struct {
 	name string
-	typ  manifest.TypeID
+	typ  mldf.TypeID
 }
 
-func (b base) Name() string                                { return b.name }
-func (b base) Type() manifest.TypeID                       { return b.typ }
-func (b base) Arguments() (a [manifest.ArgumentsSize]byte) { return a }
+func (b base) Name() string                            { return b.name }
+func (b base) Type() mldf.TypeID                       { return b.typ }
+func (b base) Arguments() (a [mldf.ArgumentsSize]byte) { return a }
 
-func newBase(name string, t manifest.TypeID) (base, error) {
-	if err := manifest.ValidateName(name); err != nil {
+func newBase(name string, t mldf.TypeID) (base, error) {
+	if err := mldf.ValidateName(name); err != nil {
 		return base{}, err
 	}
 	return base{name: name, typ: t}, nil
@@ -43,7 +43,7 @@ type Int struct{ base }
 
 // NewInt returns an INT field called name.
 func NewInt(name string) (*Int, error) {
-	b, err := newBase(name, manifest.TypeInt)
+	b, err := newBase(name, mldf.TypeInt)
 	return &Int{b}, err
 }
 
@@ -71,7 +71,7 @@ func (f *Int) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("field %q: %w (kind %d)", f.name, ErrKind, v.Kind)
 	}
-	manifest.PutInt(meta, n)
+	mldf.PutInt(meta, n)
 	return nil, nil
 }
 
@@ -80,7 +80,7 @@ type Float struct{ base }
 
 // NewFloat returns a FLOAT field called name.
 func NewFloat(name string) (*Float, error) {
-	b, err := newBase(name, manifest.TypeFloat)
+	b, err := newBase(name, mldf.TypeFloat)
 	return &Float{b}, err
 }
 
@@ -105,7 +105,7 @@ func (f *Float) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("field %q: %w (kind %d)", f.name, ErrKind, v.Kind)
 	}
-	manifest.PutFloat(meta, x)
+	mldf.PutFloat(meta, x)
 	return nil, nil
 }
 
@@ -114,7 +114,7 @@ type Bytes struct{ base }
 
 // NewBytes returns a BYTES field called name.
 func NewBytes(name string) (*Bytes, error) {
-	b, err := newBase(name, manifest.TypeBytes)
+	b, err := newBase(name, mldf.TypeBytes)
 	return &Bytes{b}, err
 }
 
@@ -130,7 +130,7 @@ func (f *Bytes) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("field %q: %w", f.name, err)
 	}
-	return b, manifest.CheckPayloadSize(len(b))
+	return b, mldf.CheckPayloadSize(len(b))
 }
 
 // JSON is a JSON field: one JSON value stored as compact UTF-8 bytes.
@@ -138,7 +138,7 @@ type JSON struct{ base }
 
 // NewJSON returns a JSON field called name.
 func NewJSON(name string) (*JSON, error) {
-	b, err := newBase(name, manifest.TypeJSON)
+	b, err := newBase(name, mldf.TypeJSON)
 	return &JSON{b}, err
 }
 
@@ -165,9 +165,9 @@ func (f *JSON) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("field %q: %w", f.name, err)
 	}
-	if d := manifest.JSONDepth(raw, manifest.MaxJSONDepth); d > manifest.MaxJSONDepth {
+	if d := mldf.JSONDepth(raw, mldf.MaxJSONDepth); d > mldf.MaxJSONDepth {
 		return nil, fmt.Errorf("field %q: %w: JSON nested more than %d levels deep (readers accept at most %d; docs/FORMAT.md rule D3)",
-			f.name, ErrInvalid, manifest.MaxJSONDepth, manifest.MaxJSONDepth)
+			f.name, ErrInvalid, mldf.MaxJSONDepth, mldf.MaxJSONDepth)
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(raw))
@@ -177,7 +177,7 @@ func (f *JSON) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	if !utf8.Valid(buf.Bytes()) {
 		return nil, fmt.Errorf("field %q: %w: JSON is not UTF-8", f.name, ErrInvalid)
 	}
-	return buf.Bytes(), manifest.CheckPayloadSize(buf.Len())
+	return buf.Bytes(), mldf.CheckPayloadSize(buf.Len())
 }
 
 func truncate(s string) string {

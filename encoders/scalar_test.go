@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sample"
 )
 
@@ -33,8 +33,8 @@ func TestInt(t *testing.T) {
 	for _, c := range ok {
 		meta := make([]byte, 8)
 		p, err := f.Encode(c.v, meta)
-		if err != nil || p != nil || manifest.GetInt(meta) != c.want {
-			t.Errorf("Encode(%+v) = %v, %v, %d; want %d", c.v, p, err, manifest.GetInt(meta), c.want)
+		if err != nil || p != nil || mldf.GetInt(meta) != c.want {
+			t.Errorf("Encode(%+v) = %v, %v, %d; want %d", c.v, p, err, mldf.GetInt(meta), c.want)
 		}
 	}
 	bad := []struct {
@@ -59,8 +59,8 @@ func TestFloat(t *testing.T) {
 		want float64
 	}{{flt(0.25), 0.25}, {num(2), 2}, {raw("1e-3"), 1e-3}} {
 		meta := make([]byte, 8)
-		if _, err := f.Encode(c.v, meta); err != nil || manifest.GetFloat(meta) != c.want {
-			t.Errorf("Encode(%+v) = %v, %v", c.v, manifest.GetFloat(meta), err)
+		if _, err := f.Encode(c.v, meta); err != nil || mldf.GetFloat(meta) != c.want {
+			t.Errorf("Encode(%+v) = %v, %v", c.v, mldf.GetFloat(meta), err)
 		}
 	}
 	if _, err := f.Encode(raw("x"), make([]byte, 8)); !errors.Is(err, ErrParse) {
@@ -111,7 +111,7 @@ func TestJSONDepthLimit(t *testing.T) {
 	for _, c := range []struct {
 		depth int
 		ok    bool
-	}{{manifest.MaxJSONDepth, true}, {manifest.MaxJSONDepth + 1, false}, {2000, false}, {10000, false}, {10001, false}} {
+	}{{mldf.MaxJSONDepth, true}, {mldf.MaxJSONDepth + 1, false}, {2000, false}, {10000, false}, {10001, false}} {
 		in := strings.Repeat("[", c.depth) + strings.Repeat("]", c.depth)
 		_, err := j.Encode(sample.Value{Kind: sample.KindJSON, Bytes: []byte(in)}, make([]byte, 16))
 		if c.ok != (err == nil) || (err != nil && (!errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "rule D3"))) {
@@ -122,7 +122,7 @@ func TestJSONDepthLimit(t *testing.T) {
 
 func TestFieldNames(t *testing.T) {
 	for _, name := range []string{"", strings.Repeat("x", 64), "a\x00b", "\xff"} {
-		if _, err := NewInt(name); !errors.Is(err, manifest.ErrFieldName) {
+		if _, err := NewInt(name); !errors.Is(err, mldf.ErrFieldName) {
 			t.Errorf("NewInt(%q) = %v, want ErrFieldName", name, err)
 		}
 	}

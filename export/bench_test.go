@@ -9,13 +9,13 @@ import (
 
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/encoders/imagefield"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/pipeline"
-	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/sample"
 )
 
 // benchFile writes n samples: a JPEG image (64x64), an INT label and a BYTES blob of blob bytes.
-func benchFile(b *testing.B, n, blob int) *reader.Reader {
+func benchFile(b *testing.B, n, blob int) *mldf.Reader {
 	b.Helper()
 	img := must[*imagefield.Field](b)(imagefield.New("image", imagefield.Options{Mode: imagefield.ModeJPEG}))
 	lab := must[*encoders.Int](b)(encoders.NewInt("label"))
@@ -34,7 +34,7 @@ func benchFile(b *testing.B, n, blob int) *reader.Reader {
 		Fields: []pipeline.Binding{{Field: img, Column: "image"}, {Field: lab, Column: "label"}, {Field: bl, Column: "blob"}}}); err != nil {
 		b.Fatal(err)
 	}
-	r := must[*reader.Reader](b)(reader.Open(out))
+	r := must[*mldf.Reader](b)(mldf.Open(out))
 	b.Cleanup(func() { r.Close() })
 	return r
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/encoders/imagefield"
 	"github.com/mldf/convert/encoders/textfield"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/pipeline"
-	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources/parquet"
 )
@@ -60,7 +60,7 @@ func TestFolderClassNames(t *testing.T) {
 		{nil, "0000,0001,0002", ""},
 	} {
 		t.Run(tc.dirs, func(t *testing.T) {
-			r := must[*reader.Reader](t)(reader.Open(buildLabelled(t, 6, tc.names, func(i int) string { return fmt.Sprint(i) })))
+			r := must[*mldf.Reader](t)(mldf.Open(buildLabelled(t, 6, tc.names, func(i int) string { return fmt.Sprint(i) })))
 			defer r.Close()
 			dir := filepath.Join(t.TempDir(), "f")
 			res, err := Folder(context.Background(), r, dir, FolderOptions{})
@@ -86,7 +86,7 @@ func TestFolderClassNames(t *testing.T) {
 		})
 	}
 	// A file without names in it takes them from the options (a side file beside an old file).
-	r := must[*reader.Reader](t)(reader.Open(buildLabelled(t, 3, nil, func(i int) string { return "" })))
+	r := must[*mldf.Reader](t)(mldf.Open(buildLabelled(t, 3, nil, func(i int) string { return "" })))
 	defer r.Close()
 	dir := filepath.Join(t.TempDir(), "f")
 	if _, err := Folder(context.Background(), r, dir, FolderOptions{Classes: map[string][]string{"label": {"x", "y", "z"}}}); err != nil {
@@ -111,7 +111,7 @@ func TestParquetClassNamesAndPaths(t *testing.T) {
 		{func(i int) string { return fmt.Sprintf("cls/%d.jpeg", i) }, "path", func(i int) string { return fmt.Sprintf("cls/%d.jpeg", i) }},
 		{func(i int) string { return "k" }, "-", func(i int) string { return "" }},
 	} {
-		r := must[*reader.Reader](t)(reader.Open(buildLabelled(t, 4, names, tc.key)))
+		r := must[*mldf.Reader](t)(mldf.Open(buildLabelled(t, 4, names, tc.key)))
 		dir := filepath.Join(t.TempDir(), "pq")
 		if _, err := Parquet(context.Background(), r, dir, ParquetOptions{Key: tc.opt}); err != nil {
 			t.Fatal(err)

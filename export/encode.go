@@ -12,18 +12,18 @@ import (
 
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/encoders/audiofield"
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // imageFile returns an image payload as a file and its extension: JPEG and PNG payloads
 // as stored, raw pixels encoded to PNG.
-func imageFile(m manifest.ImageMeta, p []byte) ([]byte, string, error) {
+func imageFile(m mldf.ImageMeta, p []byte) ([]byte, string, error) {
 	switch m.Mode {
-	case manifest.ImageModeJPEG:
+	case mldf.ImageModeJPEG:
 		return p, "jpg", nil
-	case manifest.ImageModePNG:
+	case mldf.ImageModePNG:
 		return p, "png", nil
-	case manifest.ImageModeRaw:
+	case mldf.ImageModeRaw:
 		b, err := rawToPNG(m, p)
 		return b, "png", err
 	}
@@ -31,7 +31,7 @@ func imageFile(m manifest.ImageMeta, p []byte) ([]byte, string, error) {
 }
 
 // rawToPNG encodes H×W×C uint8 pixels (C = 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA) as a PNG.
-func rawToPNG(m manifest.ImageMeta, p []byte) ([]byte, error) {
+func rawToPNG(m mldf.ImageMeta, p []byte) ([]byte, error) {
 	w, h, c := int(m.Width), int(m.Height), int(m.Channels)
 	if c < 1 || c > 4 {
 		return nil, fmt.Errorf("%w: raw image with %d channels", ErrValue, c)
@@ -71,7 +71,7 @@ const wavHeaderSize = 44
 // wavFile wraps an AUDIO_WAVEFORM payload (little-endian interleaved samples of the field's
 // sample format) in a RIFF/WAVE header: format tag 1 (PCM) for int16 and int32, 3 (IEEE
 // float) with a fact chunk for float32.
-func wavFile(args [manifest.ArgumentsSize]byte, m manifest.AudioMeta, p []byte) ([]byte, error) {
+func wavFile(args [mldf.ArgumentsSize]byte, m mldf.AudioMeta, p []byte) ([]byte, error) {
 	o, err := audiofield.ParseArguments(args)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrValue, err)
@@ -128,12 +128,12 @@ func wavFile(args [manifest.ArgumentsSize]byte, m manifest.AudioMeta, p []byte) 
 // npyFile returns a .npy (format 1.0) holding data as a C-order array of dtype descr and
 // the given shape.
 func npyFile(descr string, shape []uint64, data []byte) []byte {
-	return append(manifest.AppendNPYHeader(make([]byte, 0, 128+len(data)), descr, shape), data...)
+	return append(mldf.AppendNPYHeader(make([]byte, 0, 128+len(data)), descr, shape), data...)
 }
 
 // ndarrayFile returns an NDARRAY payload as a .npy file: fixed-layout payloads get a header
 // built from the field arguments; npy-file payloads are already .npy files.
-func ndarrayFile(args [manifest.ArgumentsSize]byte, p []byte) ([]byte, error) {
+func ndarrayFile(args [mldf.ArgumentsSize]byte, p []byte) ([]byte, error) {
 	if args[0] != 1 {
 		return nil, fmt.Errorf("%w: NDARRAY arguments version %d (want 1)", ErrValue, args[0])
 	}
@@ -166,13 +166,13 @@ func ndarrayFile(args [manifest.ArgumentsSize]byte, p []byte) ([]byte, error) {
 
 // tokensFile returns the ids of a TEXT_TOKENIZED or TEXT_PACKED payload as a 1-D .npy of
 // unsigned ids: <u2 for 16-bit ids, <u4 for 32-bit ones.
-func tokensFile(m manifest.TextMeta, p []byte) ([]byte, error) {
+func tokensFile(m mldf.TextMeta, p []byte) ([]byte, error) {
 	var descr string
 	var width int
 	switch m.Encoding {
-	case manifest.TextTokens16:
+	case mldf.TextTokens16:
 		descr, width = "<u2", 2
-	case manifest.TextTokens32:
+	case mldf.TextTokens32:
 		descr, width = "<u4", 4
 	default:
 		return nil, fmt.Errorf("%w: text encoding %d holds no token ids", ErrValue, m.Encoding)

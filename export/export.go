@@ -13,8 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // Errors. Each is wrapped with the file, and where it applies the sample and field.
@@ -46,7 +45,7 @@ type Result struct {
 }
 
 // where formats the location of an error.
-func where(r *reader.Reader, i, f int) string {
+func where(r *mldf.Reader, i, f int) string {
 	if f < 0 {
 		return fmt.Sprintf("%s: sample %d", r.Name(), i)
 	}
@@ -142,11 +141,11 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func isImage(t manifest.TypeID) bool { return t >= manifest.TypeImageRaw && t <= manifest.TypeImagePNG }
+func isImage(t mldf.TypeID) bool { return t >= mldf.TypeImageRaw && t <= mldf.TypeImagePNG }
 
 // pickField resolves a field by name, or, when name is "", the field called def if it
 // passes ok, else the only field that passes ok.
-func pickField(r *reader.Reader, name, def, what, flag string, ok func(manifest.TypeID) bool) (int, error) {
+func pickField(r *mldf.Reader, name, def, what, flag string, ok func(mldf.TypeID) bool) (int, error) {
 	fields := r.Fields()
 	if name != "" {
 		f := r.FieldIndex(name)
@@ -176,7 +175,7 @@ func pickField(r *reader.Reader, name, def, what, flag string, ok func(manifest.
 	return found, nil
 }
 
-func names(fields []manifest.FieldDesc) string {
+func names(fields []mldf.FieldDesc) string {
 	s := make([]string, len(fields))
 	for k, f := range fields {
 		s[k] = fmt.Sprintf("%s %s", f.Name, f.Type)

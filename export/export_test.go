@@ -23,10 +23,9 @@ import (
 	"github.com/mldf/convert/encoders/audiofield"
 	"github.com/mldf/convert/encoders/imagefield"
 	"github.com/mldf/convert/encoders/textfield"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/wav"
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/pipeline"
-	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources/tarsrc"
 )
@@ -176,7 +175,7 @@ func readTars(t *testing.T, dir string) ([]string, map[string][]byte, []string) 
 func TestWebDatasetEveryKind(t *testing.T) {
 	const n = 7
 	file := buildAll(t, n)
-	r := must[*reader.Reader](t)(reader.Open(file))
+	r := must[*mldf.Reader](t)(mldf.Open(file))
 	defer r.Close()
 	dir := filepath.Join(t.TempDir(), "out")
 	res, err := WebDataset(context.Background(), r, dir, WebDatasetOptions{Image: "image", ShardSamples: 3})
@@ -227,14 +226,14 @@ func TestWebDatasetEveryKind(t *testing.T) {
 			t.Errorf("sample %d arr.npy: %s %v", i, arr.Descr, arr.Shape)
 		}
 		// Tokens: a 1-D .npy of the ids.
-		tm, tp := must2[manifest.TextMeta](t)(r.Text(i, fi("tokens")))
+		tm, tp := must2[mldf.TextMeta](t)(r.Text(i, fi("tokens")))
 		tok := must[encoders.NPY](t)(encoders.ParseNPY(get("tokens.npy")))
-		wantDescr := map[uint8]string{manifest.TextTokens16: "<u2", manifest.TextTokens32: "<u4"}[tm.Encoding]
+		wantDescr := map[uint8]string{mldf.TextTokens16: "<u2", mldf.TextTokens32: "<u4"}[tm.Encoding]
 		if tok.Descr != wantDescr || len(tok.Shape) != 1 || !bytes.Equal(tok.Data, tp) {
 			t.Errorf("sample %d tokens.npy: %s %v", i, tok.Descr, tok.Shape)
 		}
 		// Raw image: a PNG of the same pixels.
-		im, ip := must2[manifest.ImageMeta](t)(r.Image(i, fi("image")))
+		im, ip := must2[mldf.ImageMeta](t)(r.Image(i, fi("image")))
 		dec := must[image.Image](t)(png.Decode(bytes.NewReader(get("png"))))
 		if dec.Bounds().Dx() != int(im.Width) || dec.Bounds().Dy() != int(im.Height) || im.Channels != 3 {
 			t.Fatalf("sample %d png %v, meta %+v", i, dec.Bounds(), im)
@@ -254,7 +253,7 @@ func TestWebDatasetEveryKind(t *testing.T) {
 			enc   wav.Encoding
 			bits  int
 		}{{"wave16", wav.PCM, 16}, {"wavef", wav.Float, 32}} {
-			am, ap := must2[manifest.AudioMeta](t)(r.Audio(i, fi(c.field)))
+			am, ap := must2[mldf.AudioMeta](t)(r.Audio(i, fi(c.field)))
 			f, data, err := wav.Header(get(c.field + ".wav"))
 			if err != nil {
 				t.Fatalf("sample %d %s.wav: %v", i, c.field, err)
@@ -298,7 +297,7 @@ func must2[M any](t *testing.T) func(M, []byte, error) (M, []byte) {
 
 func TestShardSize(t *testing.T) {
 	file := buildAll(t, 9)
-	r := must[*reader.Reader](t)(reader.Open(file))
+	r := must[*mldf.Reader](t)(mldf.Open(file))
 	defer r.Close()
 	dir := filepath.Join(t.TempDir(), "s")
 	const limit = 8 << 10
@@ -344,7 +343,7 @@ func readTarsOne(t *testing.T, shard string) ([]string, map[string][]byte, []str
 
 func TestFolderRawImages(t *testing.T) {
 	file := buildAll(t, 6)
-	r := must[*reader.Reader](t)(reader.Open(file))
+	r := must[*mldf.Reader](t)(mldf.Open(file))
 	defer r.Close()
 	dir := filepath.Join(t.TempDir(), "f")
 	res, err := Folder(context.Background(), r, dir, FolderOptions{Image: "image"})
@@ -361,7 +360,7 @@ func TestFolderRawImages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, p := must2[manifest.ImageMeta](t)(r.Image(i, r.FieldIndex("image")))
+		m, p := must2[mldf.ImageMeta](t)(r.Image(i, r.FieldIndex("image")))
 		want := must[[]byte](t)(rawToPNG(m, p))
 		if !bytes.Equal(b, want) {
 			t.Fatalf("%s differs", path)
@@ -383,7 +382,7 @@ func TestFolderRawImages(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	file := buildAll(t, 3)
-	r := must[*reader.Reader](t)(reader.Open(file))
+	r := must[*mldf.Reader](t)(mldf.Open(file))
 	defer r.Close()
 	full := t.TempDir()
 	if err := os.WriteFile(filepath.Join(full, "old.tar"), nil, 0o644); err != nil {
@@ -436,7 +435,7 @@ func TestKeyField(t *testing.T) {
 		Fields: []pipeline.Binding{{Field: key, Column: "__key__"}, {Field: lab, Column: "label"}, {Field: txt, Column: "text"}}}); err != nil {
 		t.Fatal(err)
 	}
-	r := must[*reader.Reader](t)(reader.Open(out))
+	r := must[*mldf.Reader](t)(mldf.Open(out))
 	defer r.Close()
 	dir := filepath.Join(t.TempDir(), "o")
 	if _, err := WebDataset(context.Background(), r, dir, WebDatasetOptions{Key: "__key__"}); err != nil {
@@ -489,7 +488,7 @@ func TestRawToPNGChannels(t *testing.T) {
 		for k := range p {
 			p[k] = byte(k * 17)
 		}
-		b, err := rawToPNG(manifest.ImageMeta{Width: 3, Height: 2, Channels: uint8(c)}, p)
+		b, err := rawToPNG(mldf.ImageMeta{Width: 3, Height: 2, Channels: uint8(c)}, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -514,27 +513,27 @@ func TestRawToPNGChannels(t *testing.T) {
 			}
 		}
 	}
-	if _, err := rawToPNG(manifest.ImageMeta{Width: 3, Height: 2, Channels: 3}, make([]byte, 17)); !errors.Is(err, ErrValue) {
+	if _, err := rawToPNG(mldf.ImageMeta{Width: 3, Height: 2, Channels: 3}, make([]byte, 17)); !errors.Is(err, ErrValue) {
 		t.Fatalf("short payload: %v", err)
 	}
-	if _, _, err := imageFile(manifest.ImageMeta{Mode: 9}, []byte{1}); !errors.Is(err, ErrValue) {
+	if _, _, err := imageFile(mldf.ImageMeta{Mode: 9}, []byte{1}); !errors.Is(err, ErrValue) {
 		t.Fatalf("bad mode: %v", err)
 	}
 }
 
 func TestMemberNameCollisions(t *testing.T) {
-	d := func(name string, typ manifest.TypeID) manifest.FieldDesc {
-		return manifest.FieldDesc{Name: name, Type: typ}
+	d := func(name string, typ mldf.TypeID) mldf.FieldDesc {
+		return mldf.FieldDesc{Name: name, Type: typ}
 	}
 	for _, c := range []struct {
-		fields []manifest.FieldDesc
+		fields []mldf.FieldDesc
 		want   string // members, or the error text
 	}{
-		{[]manifest.FieldDesc{d("a", manifest.TypeInt), d("b", manifest.TypeInt)}, "map[a:a.cls b:b.cls]"},
-		{[]manifest.FieldDesc{d("a/b", manifest.TypeFloat), d("x", manifest.TypeTextRaw)}, "map[a/b:a_b.txt x:txt]"},
-		{[]manifest.FieldDesc{d("a/b", manifest.TypeFloat), d("a_b", manifest.TypeFloat)}, "both be written as KEY.a_b.txt"},
-		{[]manifest.FieldDesc{d("S", manifest.TypeFloat), d("s", manifest.TypeFloat)}, "both be written as KEY.s.txt"},
-		{[]manifest.FieldDesc{d("v", manifest.TypeAudioWaveform), d("f", manifest.TypeAudioCompressed), d("n", manifest.TypeNDArray)}, "map[f:flac n:npy v:wav]"},
+		{[]mldf.FieldDesc{d("a", mldf.TypeInt), d("b", mldf.TypeInt)}, "map[a:a.cls b:b.cls]"},
+		{[]mldf.FieldDesc{d("a/b", mldf.TypeFloat), d("x", mldf.TypeTextRaw)}, "map[a/b:a_b.txt x:txt]"},
+		{[]mldf.FieldDesc{d("a/b", mldf.TypeFloat), d("a_b", mldf.TypeFloat)}, "both be written as KEY.a_b.txt"},
+		{[]mldf.FieldDesc{d("S", mldf.TypeFloat), d("s", mldf.TypeFloat)}, "both be written as KEY.s.txt"},
+		{[]mldf.FieldDesc{d("v", mldf.TypeAudioWaveform), d("f", mldf.TypeAudioCompressed), d("n", mldf.TypeNDArray)}, "map[f:flac n:npy v:wav]"},
 	} {
 		_, m, err := memberNames(c.fields, -1, -1, -1)
 		got := fmt.Sprint(m)
@@ -588,7 +587,7 @@ func TestCancelLeavesNoPartialShard(t *testing.T) {
 		Fields: []pipeline.Binding{{Field: lab, Column: "label"}}}); err != nil {
 		t.Fatal(err)
 	}
-	r := must[*reader.Reader](t)(reader.Open(out))
+	r := must[*mldf.Reader](t)(mldf.Open(out))
 	defer r.Close()
 	dir := filepath.Join(t.TempDir(), "c")
 	// The second check, at sample 256, sees the cancellation with shard 25 open.

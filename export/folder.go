@@ -11,8 +11,7 @@ import (
 
 	"github.com/mldf/convert/internal/quote"
 
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // FolderOptions configure Folder.
@@ -36,13 +35,13 @@ type FolderOptions struct {
 // dir must be absent or empty. Samples without an image payload are skipped (Result.Skipped);
 // fields other than the image and the label are not written (Result.Ignored). Each image file
 // appears atomically; an error leaves the files written before it.
-func Folder(ctx context.Context, r *reader.Reader, dir string, o FolderOptions) (Result, error) {
+func Folder(ctx context.Context, r *mldf.Reader, dir string, o FolderOptions) (Result, error) {
 	var res Result
 	img, err := pickField(r, o.Image, "image", "image", "--field", isImage)
 	if err != nil {
 		return res, err
 	}
-	lab, err := pickField(r, o.Label, "label", "INT label", "--label", func(t manifest.TypeID) bool { return t == manifest.TypeInt })
+	lab, err := pickField(r, o.Label, "label", "INT label", "--label", func(t mldf.TypeID) bool { return t == mldf.TypeInt })
 	if err != nil {
 		return res, err
 	}

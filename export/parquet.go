@@ -14,8 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/snappy"
 
 	"github.com/mldf/convert/encoders"
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // ParquetOptions configure Parquet.
@@ -78,7 +77,7 @@ const (
 // BYTES payloads are kept as empty values. dir must be absent or empty; each file is written
 // to a temporary file and renamed into place when complete. The same input always gives the
 // same bytes.
-func Parquet(ctx context.Context, r *reader.Reader, dir string, o ParquetOptions) (Result, error) {
+func Parquet(ctx context.Context, r *mldf.Reader, dir string, o ParquetOptions) (Result, error) {
 	var res Result
 	if o.RowsPerGroup < 0 || o.FileSamples < 0 {
 		return res, fmt.Errorf("%w: rows per group %d, file samples %d", ErrOption, o.RowsPerGroup, o.FileSamples)
@@ -97,7 +96,7 @@ func Parquet(ctx context.Context, r *reader.Reader, dir string, o ParquetOptions
 		c := &pqColumn{f: k, name: fd.Name}
 		var node parquet.Node
 		switch t := fd.Type; {
-		case isImage(t) || t == manifest.TypeAudioCompressed || t == manifest.TypeAudioWaveform:
+		case isImage(t) || t == mldf.TypeAudioCompressed || t == mldf.TypeAudioWaveform:
 			c.kind, media = pqBlob, true
 			c.feature = `{"_type": "Image"}`
 			if !isImage(t) {
@@ -105,7 +104,7 @@ func Parquet(ctx context.Context, r *reader.Reader, dir string, o ParquetOptions
 			}
 			node = parquet.Group{"bytes": parquet.Optional(parquet.Leaf(parquet.ByteArrayType)), "path": parquet.Optional(parquet.String())}
 			skipBounds = append(skipBounds, fd.Name+".bytes")
-		case t == manifest.TypeInt:
+		case t == mldf.TypeInt:
 			c.kind, node = pqInt, parquet.Int(64)
 			c.feature = `{"dtype": "int64", "_type": "Value"}`
 			names, err := r.ClassNames(k)
@@ -121,19 +120,19 @@ func Parquet(ctx context.Context, r *reader.Reader, dir string, o ParquetOptions
 				}
 				c.feature = `{"names": ` + string(encoders.ClassNamesJSON(names)) + `, "_type": "ClassLabel"}`
 			}
-		case t == manifest.TypeFloat:
+		case t == mldf.TypeFloat:
 			c.kind, node = pqFloat, parquet.Leaf(parquet.DoubleType)
 			c.feature = `{"dtype": "float64", "_type": "Value"}`
-		case t == manifest.TypeTextRaw:
+		case t == mldf.TypeTextRaw:
 			c.kind, node = pqString, parquet.String()
 			c.feature = `{"dtype": "string", "_type": "Value"}`
-		case t == manifest.TypeJSON:
+		case t == mldf.TypeJSON:
 			c.kind, node = pqJSON, parquet.JSON()
 			c.feature = `{"dtype": "string", "_type": "Value"}`
-		case t == manifest.TypeTextTokenized || t == manifest.TypeTextPacked:
+		case t == mldf.TypeTextTokenized || t == mldf.TypeTextPacked:
 			c.kind, node = pqIDs, parquet.List(parquet.Int(32))
 			c.feature = `{"feature": {"dtype": "int32", "_type": "Value"}, "_type": "Sequence"}`
-		case t == manifest.TypeNDArray && fixed1D(fd.Arguments) != nil:
+		case t == mldf.TypeNDArray && fixed1D(fd.Arguments) != nil:
 			leaf, dtype, n := fixed1D(fd.Arguments)()
 			c.kind, node = pqList, parquet.List(parquet.Leaf(leaf))
 			c.feature = fmt.Sprintf(`{"feature": {"dtype": %q, "_type": "Value"}, "length": %d, "_type": "Sequence"}`, dtype, n)
@@ -232,8 +231,8 @@ func Parquet(ctx context.Context, r *reader.Reader, dir string, o ParquetOptions
 
 // keyField resolves ParquetOptions.Key: the index of the TEXT_RAW field holding keys or
 // paths, or -1.
-func keyField(r *reader.Reader, name string) (int, error) {
-	isText := func(t manifest.TypeID) bool { return t == manifest.TypeTextRaw }
+func keyField(r *mldf.Reader, name string) (int, error) {
+	isText := func(t mldf.TypeID) bool { return t == mldf.TypeTextRaw }
 	switch name {
 	case "-":
 		return -1, nil
@@ -250,7 +249,7 @@ func keyField(r *reader.Reader, name string) (int, error) {
 
 // keyPath returns the path member of sample i's blob: the key field's text, with ext (or the
 // extension of the field's media) appended when its base name has none; "" when empty.
-func keyPath(r *reader.Reader, i, key int, ext string, fd manifest.FieldDesc) (string, error) {
+func keyPath(r *mldf.Reader, i, key int, ext string, fd mldf.FieldDesc) (string, error) {
 	_, p, err := r.Text(i, key)
 	if err != nil || len(p) == 0 {
 		return "", err
@@ -259,7 +258,7 @@ func keyPath(r *reader.Reader, i, key int, ext string, fd manifest.FieldDesc) (s
 	if base := path[strings.LastIndexByte(path, '/')+1:]; !strings.Contains(base, ".") {
 		if ext == "" {
 			ext = "flac"
-			if fd.Type == manifest.TypeAudioWaveform {
+			if fd.Type == mldf.TypeAudioWaveform {
 				ext = "wav"
 			}
 		}
@@ -281,7 +280,7 @@ func sortRow(row parquet.Row) parquet.Row {
 // fixed1D returns, for the arguments of a fixed-layout 1-D NDARRAY of a numeric dtype
 // Parquet stores natively, a function giving the leaf type, the Hugging Face dtype and the
 // length; else nil.
-func fixed1D(args [manifest.ArgumentsSize]byte) func() (parquet.Type, string, uint64) {
+func fixed1D(args [mldf.ArgumentsSize]byte) func() (parquet.Type, string, uint64) {
 	if args[0] != 1 || args[1] != encoders.NDArrayFixed || args[18] != 1 {
 		return nil
 	}
@@ -300,7 +299,7 @@ func fixed1D(args [manifest.ArgumentsSize]byte) func() (parquet.Type, string, ui
 }
 
 // appendColumn appends field c of sample i as the values of its leaves, with their levels.
-func appendColumn(row parquet.Row, r *reader.Reader, i int, c *pqColumn, fd manifest.FieldDesc, key int) (parquet.Row, error) {
+func appendColumn(row parquet.Row, r *mldf.Reader, i int, c *pqColumn, fd mldf.FieldDesc, key int) (parquet.Row, error) {
 	wrap := func(err error) error { return fmt.Errorf("%s: %w", where(r, i, c.f), err) }
 	null := func() parquet.Row {
 		for _, l := range c.leaves {
@@ -344,13 +343,13 @@ func appendColumn(row parquet.Row, r *reader.Reader, i int, c *pqColumn, fd mani
 		if err != nil {
 			return row, err
 		}
-		if len(p) == 0 && m.Encoding == manifest.TextUTF8 {
-			m.Encoding = manifest.TextTokens32
+		if len(p) == 0 && m.Encoding == mldf.TextUTF8 {
+			m.Encoding = mldf.TextTokens32
 		}
 		width := 4
-		if m.Encoding == manifest.TextTokens16 {
+		if m.Encoding == mldf.TextTokens16 {
 			width = 2
-		} else if m.Encoding != manifest.TextTokens32 {
+		} else if m.Encoding != mldf.TextTokens32 {
 			return row, wrap(fmt.Errorf("%w: text encoding %d holds no token ids", ErrValue, m.Encoding))
 		}
 		if len(p)%width != 0 {

@@ -10,9 +10,8 @@ import (
 	"testing"
 
 	"github.com/mldf/convert/encoders"
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/pipeline"
-	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources/parquet"
 )
@@ -21,7 +20,7 @@ import (
 // parquet source: values, nulls, the Hugging Face features, several files, same bytes twice.
 func TestParquetEveryKind(t *testing.T) {
 	path := buildAll(t, 6)
-	r, err := reader.Open(path)
+	r, err := mldf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +67,7 @@ func TestParquetEveryKind(t *testing.T) {
 	var cols []parquet.Column
 	for _, fd := range r.Fields() {
 		as := parquet.AsValue
-		if fd.Type == manifest.TypeTextTokenized {
+		if fd.Type == mldf.TypeTextTokenized {
 			as = parquet.AsJSON
 		}
 		cols = append(cols, parquet.Column{Name: fd.Name, Path: fd.Name, As: as})
@@ -92,17 +91,17 @@ func TestParquetEveryKind(t *testing.T) {
 				return err
 			}
 			switch fd.Type {
-			case manifest.TypeInt:
+			case mldf.TypeInt:
 				n, _ := r.Int(i, f)
 				if v.Int != n {
 					t.Errorf("sample %d %s: %d, want %d", i, fd.Name, v.Int, n)
 				}
-			case manifest.TypeFloat:
+			case mldf.TypeFloat:
 				x, _ := r.Float(i, f)
 				if v.Float != x {
 					t.Errorf("sample %d %s: %v, want %v", i, fd.Name, v.Float, x)
 				}
-			case manifest.TypeTextTokenized:
+			case mldf.TypeTextTokenized:
 				m, p, _ := r.Text(i, f)
 				ids, _ := textIDs(m, p)
 				var got []uint32
@@ -127,7 +126,7 @@ func TestParquetEveryKind(t *testing.T) {
 	}
 }
 
-func textIDs(m manifest.TextMeta, p []byte) ([]uint32, error) {
+func textIDs(m mldf.TextMeta, p []byte) ([]uint32, error) {
 	if len(p) == 0 {
 		return nil, nil
 	}
@@ -136,7 +135,7 @@ func textIDs(m manifest.TextMeta, p []byte) ([]uint32, error) {
 
 func decodeIDs(p []byte, enc uint8) ([]uint32, error) {
 	width := 4
-	if enc == manifest.TextTokens16 {
+	if enc == mldf.TextTokens16 {
 		width = 2
 	}
 	ids := make([]uint32, len(p)/width)
@@ -171,10 +170,10 @@ func TestParquetClassNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := buildWith(t, struct{ encoders.Field }{f}) // hides the names from the writer
-	if names, err := must[*reader.Reader](t)(reader.Open(path)).ClassNames(0); names != nil || err != nil {
+	if names, err := must[*mldf.Reader](t)(mldf.Open(path)).ClassNames(0); names != nil || err != nil {
 		t.Fatalf("names in an old-style file: %q %v", names, err)
 	}
-	r, err := reader.Open(path)
+	r, err := mldf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // DefaultShardSize is the shard size WebDataset uses when WebDatasetOptions.ShardSize is 0.
@@ -45,23 +44,23 @@ type WebDatasetOptions struct {
 //	TEXT_TOKENIZED, TEXT_PACKED → npy (1-D <u2 or <u4 ids)
 //	NDARRAY → npy (fixed layout: header from the arguments; npy-file layout: as stored)
 //	other types → bin (the payload as stored)
-func extension(t manifest.TypeID) string {
+func extension(t mldf.TypeID) string {
 	switch {
-	case t == manifest.TypeInt:
+	case t == mldf.TypeInt:
 		return "cls"
-	case t == manifest.TypeFloat:
+	case t == mldf.TypeFloat:
 		return "txt"
-	case t == manifest.TypeTextRaw:
+	case t == mldf.TypeTextRaw:
 		return "txt"
-	case t == manifest.TypeJSON:
+	case t == mldf.TypeJSON:
 		return "json"
 	case isImage(t):
 		return "jpg|png"
-	case t == manifest.TypeAudioCompressed:
+	case t == mldf.TypeAudioCompressed:
 		return "flac"
-	case t == manifest.TypeAudioWaveform:
+	case t == mldf.TypeAudioWaveform:
 		return "wav"
-	case t == manifest.TypeTextTokenized, t == manifest.TypeTextPacked, t == manifest.TypeNDArray:
+	case t == mldf.TypeTextTokenized, t == mldf.TypeTextPacked, t == mldf.TypeNDArray:
 		return "npy"
 	}
 	return "bin"
@@ -69,10 +68,10 @@ func extension(t manifest.TypeID) string {
 
 // memberNames returns each field's member prefix ("" for the short name KEY.EXT, else
 // "<name>." for KEY.<name>.EXT), skipping the key field (-1).
-func memberNames(fields []manifest.FieldDesc, key, image, label int) ([]string, map[string]string, error) {
+func memberNames(fields []mldf.FieldDesc, key, image, label int) ([]string, map[string]string, error) {
 	count := map[string]int{}
 	for k, fd := range fields {
-		if k != key && fd.Type != manifest.TypeFloat {
+		if k != key && fd.Type != mldf.TypeFloat {
 			count[extension(fd.Type)]++
 		}
 	}
@@ -84,7 +83,7 @@ func memberNames(fields []manifest.FieldDesc, key, image, label int) ([]string, 
 			continue
 		}
 		ext := extension(fd.Type)
-		short := fd.Type != manifest.TypeFloat && (count[ext] == 1 || k == image || k == label)
+		short := fd.Type != mldf.TypeFloat && (count[ext] == 1 || k == image || k == label)
 		if !short {
 			// A '/' would make a directory in the tar; names are otherwise kept.
 			prefix[k] = strings.NewReplacer("/", "_", "\\", "_").Replace(fd.Name) + "."
@@ -112,7 +111,7 @@ func memberNames(fields []manifest.FieldDesc, key, image, label int) ([]string, 
 // omitted for the others (it marks a missing optional value). dir must be absent or empty.
 // Each shard is written to a temporary file, synced and renamed into place when complete; an
 // error leaves the shards completed before it.
-func WebDataset(ctx context.Context, r *reader.Reader, dir string, o WebDatasetOptions) (Result, error) {
+func WebDataset(ctx context.Context, r *mldf.Reader, dir string, o WebDatasetOptions) (Result, error) {
 	var res Result
 	if o.ShardSize < 0 || o.ShardSamples < 0 {
 		return res, fmt.Errorf("%w: shard size %d, shard samples %d", ErrOption, o.ShardSize, o.ShardSamples)
@@ -124,8 +123,8 @@ func WebDataset(ctx context.Context, r *reader.Reader, dir string, o WebDatasetO
 	key, img, lab := -1, -1, -1
 	var err error
 	if o.Key != "" {
-		if key, err = pickField(r, o.Key, "", "TEXT_RAW or BYTES", "--key", func(t manifest.TypeID) bool {
-			return t == manifest.TypeTextRaw || t == manifest.TypeBytes
+		if key, err = pickField(r, o.Key, "", "TEXT_RAW or BYTES", "--key", func(t mldf.TypeID) bool {
+			return t == mldf.TypeTextRaw || t == mldf.TypeBytes
 		}); err != nil {
 			return res, err
 		}
@@ -136,7 +135,7 @@ func WebDataset(ctx context.Context, r *reader.Reader, dir string, o WebDatasetO
 		}
 	}
 	if o.Label != "" {
-		if lab, err = pickField(r, o.Label, "", "INT", "--label", func(t manifest.TypeID) bool { return t == manifest.TypeInt }); err != nil {
+		if lab, err = pickField(r, o.Label, "", "INT", "--label", func(t mldf.TypeID) bool { return t == mldf.TypeInt }); err != nil {
 			return res, err
 		}
 	}
@@ -211,13 +210,13 @@ func WebDataset(ctx context.Context, r *reader.Reader, dir string, o WebDatasetO
 // reader's accessors, which apply the field rules F1..F10 of docs/FORMAT.md: a value whose
 // metadata contradicts its payload, or names an unknown mode, codec or encoding, is an error
 // naming the file, sample, field and rule.
-func value(r *reader.Reader, i, f int, fd manifest.FieldDesc) ([]byte, string, error) {
+func value(r *mldf.Reader, i, f int, fd mldf.FieldDesc) ([]byte, string, error) {
 	wrap := func(err error) error { return fmt.Errorf("%s: %w", where(r, i, f), err) }
 	switch t := fd.Type; {
-	case t == manifest.TypeInt:
+	case t == mldf.TypeInt:
 		v, err := r.Int(i, f)
 		return strconv.AppendInt(nil, v, 10), "", err
-	case t == manifest.TypeFloat:
+	case t == mldf.TypeFloat:
 		v, err := r.Float(i, f)
 		return formatFloat(v), "", err
 	case isImage(t):
@@ -230,14 +229,14 @@ func value(r *reader.Reader, i, f int, fd manifest.FieldDesc) ([]byte, string, e
 			return nil, "", wrap(err)
 		}
 		return b, ext, nil
-	case t == manifest.TypeAudioWaveform || t == manifest.TypeAudioCompressed:
+	case t == mldf.TypeAudioWaveform || t == mldf.TypeAudioCompressed:
 		// r.Audio applies rules F5..F7: the codec is the one of the field's type (PCM for
 		// AUDIO_WAVEFORM, FLAC for AUDIO_COMPRESSED), never guessed from anything else.
 		m, p, err := r.Audio(i, f)
 		if err != nil || len(p) == 0 {
 			return nil, "", err
 		}
-		if m.Codec == manifest.AudioCodecFLAC {
+		if m.Codec == mldf.AudioCodecFLAC {
 			return p, "", nil
 		}
 		b, err := wavFile(fd.Arguments, m, p)
@@ -245,21 +244,21 @@ func value(r *reader.Reader, i, f int, fd manifest.FieldDesc) ([]byte, string, e
 			return nil, "", wrap(err)
 		}
 		return b, "", nil
-	case t == manifest.TypeTextTokenized || t == manifest.TypeTextPacked:
+	case t == mldf.TypeTextTokenized || t == mldf.TypeTextPacked:
 		m, p, err := r.Text(i, f)
 		if err != nil {
 			return nil, "", err
 		}
-		if len(p) == 0 && m.Encoding == manifest.TextUTF8 {
+		if len(p) == 0 && m.Encoding == mldf.TextUTF8 {
 			// An empty payload's encoding may be unset: write an empty 32-bit id array.
-			m.Encoding = manifest.TextTokens32
+			m.Encoding = mldf.TextTokens32
 		}
 		b, err := tokensFile(m, p)
 		if err != nil {
 			return nil, "", wrap(err)
 		}
 		return b, "", nil
-	case t == manifest.TypeNDArray:
+	case t == mldf.TypeNDArray:
 		p, err := r.Payload(i, f)
 		if err != nil || len(p) == 0 {
 			return nil, "", err
@@ -275,7 +274,7 @@ func value(r *reader.Reader, i, f int, fd manifest.FieldDesc) ([]byte, string, e
 		return nil, "", err
 	}
 	if len(p) == 0 {
-		if fd.Type == manifest.TypeTextRaw || fd.Type == manifest.TypeBytes {
+		if fd.Type == mldf.TypeTextRaw || fd.Type == mldf.TypeBytes {
 			return []byte{}, "", nil
 		}
 		return nil, "", nil

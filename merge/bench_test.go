@@ -9,8 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/mldf"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // writeBigParts writes n parts of about perPart bytes each: payloads of 20..200 KB cut from
@@ -34,7 +33,7 @@ func writeBigParts(b *testing.B, out string, n int, perPart int64) (parts []stri
 				size := 20<<10 + rng.IntN(180<<10)
 				off := rng.IntN(len(src) - size)
 				row := make([]byte, w.RowSize())
-				manifest.PutInt(row, int64(k))
+				mldf.PutInt(row, int64(k))
 				if err := bt.Append(row, [][]byte{nil, src[off : off+size]}); err != nil {
 					b.Fatal(err)
 				}

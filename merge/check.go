@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // castagnoli is the CRC-32C table of the payload checks (docs/FORMAT.md §8).
@@ -25,8 +24,8 @@ type entryStream struct {
 }
 
 // entry returns entry k = s.next and advances; ok is false at the end of the table.
-func (s *entryStream) entry() (e manifest.AllocEntry, k int64, ok bool, err error) {
-	const es = manifest.AllocEntrySize
+func (s *entryStream) entry() (e mldf.AllocEntry, k int64, ok bool, err error) {
+	const es = mldf.AllocEntrySize
 	k = s.next
 	if k >= s.p.entries {
 		return e, k, false, nil
@@ -38,7 +37,7 @@ func (s *entryStream) entry() (e manifest.AllocEntry, k int64, ok bool, err erro
 		}
 		s.at, s.have = k, n
 	}
-	e = manifest.DecodeAllocEntry(s.buf[(k-s.at)*es:])
+	e = mldf.DecodeAllocEntry(s.buf[(k-s.at)*es:])
 	s.next++
 	lo, hi := s.p.hdr.DataPtr, s.p.hdr.MetadataPtr
 	switch {
@@ -59,7 +58,7 @@ func (s *entryStream) entry() (e manifest.AllocEntry, k int64, ok bool, err erro
 // copy reads every byte once; memory is two fixed buffers.
 func (c *copier) copyChecked(ctx context.Context, p *part, dstOff int64) error {
 	es := &entryStream{p: p, buf: make([]byte, chunkSize)}
-	checksummed := p.hdr.Flags&manifest.FlagChecksummed != 0
+	checksummed := p.hdr.Flags&mldf.FlagChecksummed != 0
 	if !checksummed {
 		// Nothing to compute: the checks must be zero (V6), then the data is copied as is.
 		for {
@@ -120,9 +119,9 @@ func (c *copier) copyChecked(ctx context.Context, p *part, dstOff int64) error {
 }
 
 // payloadErr names the part, the sample and field of allocation entry k, and rule V6.
-func (p *part) payloadErr(k int64, e manifest.AllocEntry, msg string) error {
+func (p *part) payloadErr(k int64, e mldf.AllocEntry, msg string) error {
 	where := fmt.Sprintf("allocation entry %d", k)
-	if rd, err := reader.Open(p.path); err == nil {
+	if rd, err := mldf.Open(p.path); err == nil {
 		if i, f, ok := rd.PayloadOwner(e.Ptr); ok {
 			where = fmt.Sprintf("sample %d, field %d %q, allocation entry %d", i, f, rd.Fields()[f].Name, k)
 		}

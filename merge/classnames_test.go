@@ -8,15 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // TestMergeKeepsClassNames: parts whose label field holds its class names in the file
 // (MLDF 1.1) merge into a file that holds them too.
 func TestMergeKeepsClassNames(t *testing.T) {
 	names := []string{"ant", "bee", "cat & dog"}
-	fields := []manifest.FieldDesc{{Name: "label", Type: manifest.TypeInt, ClassNames: names}, {Name: "data", Type: manifest.TypeBytes}}
+	fields := []mldf.FieldDesc{{Name: "label", Type: mldf.TypeInt, ClassNames: names}, {Name: "data", Type: mldf.TypeBytes}}
 	samples := genSamples(90, 3)
 	for i := range samples {
 		samples[i].label = int64(i % 3)
@@ -34,7 +33,7 @@ func TestMergeKeepsClassNames(t *testing.T) {
 	if _, err := MergeWith(context.Background(), out, parts, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := reader.Open(out)
+	r, err := mldf.Open(out)
 	if err != nil {
 		t.Fatal(err)
 	}

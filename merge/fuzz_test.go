@@ -7,8 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // FuzzMergePart merges a valid part 0 with fuzzed bytes as part 1. The fuzzed part's header
@@ -40,19 +39,19 @@ func FuzzMergePart(f *testing.F) {
 			t.Fatal(err)
 		}
 		var sum, samples uint64
-		if len(part1) >= manifest.PreambleSize {
-			h := part1[manifest.HeaderOffset:]
+		if len(part1) >= mldf.PreambleSize {
+			h := part1[mldf.HeaderOffset:]
 			samples = binary.LittleEndian.Uint64(h[8:])
-			sum = binary.LittleEndian.Uint64(h[manifest.HeaderChecksumOffset:])
+			sum = binary.LittleEndian.Uint64(h[mldf.HeaderChecksumOffset:])
 		}
 		writeRecord(t, p1, Record{Shard: 1, Shards: 2, RecipeSHA256: "r", Samples: int64(samples & (1<<62 - 1)), Checksum: fmt.Sprintf("%016x", sum)})
 		if _, err := Merge(out, []string{p0, p1}); err != nil {
 			return
 		}
-		if _, err := reader.Verify(p1); err != nil {
+		if _, err := mldf.Verify(p1); err != nil {
 			return
 		}
-		if _, err := reader.Verify(out); err != nil {
+		if _, err := mldf.Verify(out); err != nil {
 			t.Fatalf("merged a verified part into a file that does not verify: %v", err)
 		}
 	})
@@ -60,16 +59,16 @@ func FuzzMergePart(f *testing.F) {
 
 // fixChecksum rewrites the header checksum of b when b opens as an MLDF file.
 func fixChecksum(b []byte) []byte {
-	r, err := reader.FromBytes("fuzz", b)
+	r, err := mldf.FromBytes("fuzz", b)
 	if err != nil {
 		return b
 	}
 	h := r.Header()
 	defer r.Close()
-	hdr := b[manifest.HeaderOffset : manifest.HeaderOffset+manifest.HeaderSize]
-	descEnd := h.FieldDescPtr + uint64(h.NumFields)*manifest.FieldDescSize
-	sum := manifest.HeaderChecksum(hdr, b[h.FieldDescPtr:descEnd], b[h.MetadataPtr:h.AllocTablePtr], b[h.AllocTablePtr:])
+	hdr := b[mldf.HeaderOffset : mldf.HeaderOffset+mldf.HeaderSize]
+	descEnd := h.FieldDescPtr + uint64(h.NumFields)*mldf.FieldDescSize
+	sum := mldf.HeaderChecksum(hdr, b[h.FieldDescPtr:descEnd], b[h.MetadataPtr:h.AllocTablePtr], b[h.AllocTablePtr:])
 	out := append([]byte(nil), b...)
-	binary.LittleEndian.PutUint64(out[manifest.HeaderOffset+manifest.HeaderChecksumOffset:], sum)
+	binary.LittleEndian.PutUint64(out[mldf.HeaderOffset+mldf.HeaderChecksumOffset:], sum)
 	return out
 }

@@ -25,11 +25,10 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/inputfile"
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pagewriter"
-	"github.com/mldf/convert/reader"
 )
 
 // Errors returned by Merge, wrapped with the file they concern.
@@ -119,7 +118,7 @@ type part struct {
 	f       *os.File           // a local part
 	obj     *objstore.ReaderAt // a part in a bucket
 	r       io.ReaderAt        // f or obj
-	hdr     manifest.Header
+	hdr     mldf.Header
 	rec     Record
 	descs   []byte
 	names   []byte // the class-names blocks after the descriptors (MLDF 1.1), to their end
@@ -258,7 +257,7 @@ func firstKey(m map[int]*part) int {
 
 // checkPart opens p, validates it, reads its record and checks that they match.
 func checkPart(p *part, opt Options) error {
-	rd, err := reader.Open(p.path)
+	rd, err := mldf.Open(p.path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("part %d: %w: %s does not exist; re-run task %d", p.index, ErrMissingPart, p.path, p.index)
@@ -271,7 +270,7 @@ func checkPart(p *part, opt Options) error {
 	p.entries = int64(rd.NumAllocEntries())
 	for k, d := range rd.Fields() {
 		p.refs = append(p.refs, -1)
-		if _, has := manifest.MetaSize(d.Type); has {
+		if _, has := mldf.MetaSize(d.Type); has {
 			p.refs[k] = layout.Offsets[k]
 		}
 	}
@@ -291,7 +290,7 @@ func checkPart(p *part, opt Options) error {
 	if st.Size() != size {
 		return fmt.Errorf("part %d: %w: %s changed while being read", p.index, ErrCorruptPart, p.path)
 	}
-	p.descs = make([]byte, int(p.hdr.NumFields)*manifest.FieldDescSize)
+	p.descs = make([]byte, int(p.hdr.NumFields)*mldf.FieldDescSize)
 	p.r = p.f
 	if _, err := p.f.ReadAt(p.descs, int64(p.hdr.FieldDescPtr)); err != nil {
 		return fmt.Errorf("part %d: read descriptors of %s: %w", p.index, p.path, err)
@@ -326,7 +325,7 @@ func checkRecord(p *part, read func(string) (Record, error)) (err error) {
 		return fmt.Errorf("part %d: %w: %s has header checksum %016x, its record %s says %s: the part was replaced or rewritten after the task finished; re-run task %d",
 			p.index, ErrMismatch, p.path, p.hdr.Checksum, recPath, r.Checksum, p.index)
 	}
-	if p.hdr.Flags&manifest.FlagChecksummed != 0 {
+	if p.hdr.Flags&mldf.FlagChecksummed != 0 {
 		if got, err := tableChecksum(p); err != nil {
 			return err
 		} else if got != p.hdr.Checksum {
@@ -342,14 +341,14 @@ const chunkSize = 1 << 20
 
 // tableChecksum recomputes p's header checksum from the file, streaming its tables.
 func tableChecksum(p *part) (uint64, error) {
-	hdr := make([]byte, manifest.HeaderSize)
-	if _, err := p.r.ReadAt(hdr, manifest.HeaderOffset); err != nil {
+	hdr := make([]byte, mldf.HeaderSize)
+	if _, err := p.r.ReadAt(hdr, mldf.HeaderOffset); err != nil {
 		return 0, fmt.Errorf("part %d: read header of %s: %w", p.index, p.path, err)
 	}
 	d := xxhash.New()
-	d.Write(hdr[:manifest.HeaderChecksumOffset])
+	d.Write(hdr[:mldf.HeaderChecksumOffset])
 	d.Write(p.descs)
-	end := int64(p.hdr.AllocTablePtr) + p.entries*manifest.AllocEntrySize
+	end := int64(p.hdr.AllocTablePtr) + p.entries*mldf.AllocEntrySize
 	buf := make([]byte, chunkSize)
 	for off := int64(p.hdr.MetadataPtr); off < end; {
 		n := min(end-off, chunkSize)
@@ -394,7 +393,7 @@ func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
 // plan lays the parts out: each part's data region on the next page boundary (p.shift), then
 // the rows and the allocation entries of all parts. It returns the merged header (checksum
 // 0), its rows, entries and size.
-func plan(ps []*part) (h manifest.Header, rows, entries, size int64) {
+func plan(ps []*part) (h mldf.Header, rows, entries, size int64) {
 	a := ps[0]
 	page := int64(a.hdr.PageSize)
 	cursor := int64(a.hdr.DataPtr)
@@ -409,7 +408,7 @@ func plan(ps []*part) (h manifest.Header, rows, entries, size int64) {
 	}
 	meta := cursor
 	alloc := meta + rows*a.rowSize
-	size = alloc + entries*manifest.AllocEntrySize
+	size = alloc + entries*mldf.AllocEntrySize
 	h = a.hdr
 	h.NumSamples = uint64(rows)
 	h.MetadataPtr, h.AllocTablePtr, h.Checksum = uint64(meta), uint64(alloc), 0
@@ -419,10 +418,10 @@ func plan(ps []*part) (h manifest.Header, rows, entries, size int64) {
 // preamble returns the merged file's bytes before its data region's first payload: the
 // signature, h, the field descriptors and the class-names blocks after them (the rest up to
 // data_ptr is zero).
-func preamble(h manifest.Header, descs, names []byte) []byte {
+func preamble(h mldf.Header, descs, names []byte) []byte {
 	pre := make([]byte, int(h.FieldDescPtr)+len(descs)+len(names))
-	copy(pre, manifest.Signature)
-	h.Put(pre[manifest.HeaderOffset:])
+	copy(pre, mldf.Signature)
+	h.Put(pre[mldf.HeaderOffset:])
 	copy(pre[h.FieldDescPtr:], descs)
 	copy(pre[int(h.FieldDescPtr)+len(descs):], names)
 	return pre
@@ -433,26 +432,26 @@ func preamble(h manifest.Header, descs, names []byte) []byte {
 // parts' descriptors, and so the blocks' places, are equal).
 func readNames(p *part, ra io.ReaderAt) error {
 	h := p.hdr
-	if h.VersionMinor < manifest.VersionMinorClassNames {
+	if h.VersionMinor < mldf.VersionMinorClassNames {
 		return nil
 	}
 	descEnd := h.FieldDescPtr + uint64(len(p.descs))
 	end := descEnd
-	for k := 0; k+manifest.FieldDescSize <= len(p.descs); k += manifest.FieldDescSize {
-		var a [manifest.ArgumentsSize]byte
-		copy(a[:], p.descs[k+76:k+76+manifest.ArgumentsSize])
-		c, ok := manifest.ParseClassLabelArgs(a)
+	for k := 0; k+mldf.FieldDescSize <= len(p.descs); k += mldf.FieldDescSize {
+		var a [mldf.ArgumentsSize]byte
+		copy(a[:], p.descs[k+76:k+76+mldf.ArgumentsSize])
+		c, ok := mldf.ParseClassLabelArgs(a)
 		if !ok || c.NamesSize == 0 {
 			continue
 		}
 		e := c.NamesPtr + uint64(c.NamesSize)
-		if c.NamesPtr < descEnd || e < c.NamesPtr || e > h.DataPtr || c.NamesSize > manifest.MaxClassNamesBlock {
+		if c.NamesPtr < descEnd || e < c.NamesPtr || e > h.DataPtr || c.NamesSize > mldf.MaxClassNamesBlock {
 			return fmt.Errorf("part %d: %w: %s: class-names block [%d, %d+%d) outside [%d, %d)",
 				p.index, ErrCorruptPart, p.path, c.NamesPtr, c.NamesPtr, c.NamesSize, descEnd, h.DataPtr)
 		}
 		end = max(end, e)
 	}
-	if end-descEnd > uint64(len(p.descs)/manifest.FieldDescSize)*manifest.MaxClassNamesBlock+uint64(len(p.descs)) {
+	if end-descEnd > uint64(len(p.descs)/mldf.FieldDescSize)*mldf.MaxClassNamesBlock+uint64(len(p.descs)) {
 		return fmt.Errorf("part %d: %w: %s: class-names blocks too large", p.index, ErrCorruptPart, p.path)
 	}
 	p.names = make([]byte, end-descEnd)
@@ -512,11 +511,11 @@ func write(ctx context.Context, out string, ps []*part, opt Options, rep *Report
 	if end != size {
 		return fmt.Errorf("merge: internal error: tables end at %d, want %d", end, size)
 	}
-	if h.Flags&manifest.FlagChecksummed != 0 {
+	if h.Flags&mldf.FlagChecksummed != 0 {
 		h.Checksum = d.Sum64()
-		h.Put(pre[manifest.HeaderOffset:])
+		h.Put(pre[mldf.HeaderOffset:])
 	}
-	if _, err := o.WriteAt(pre[:manifest.PreambleSize], 0); err != nil {
+	if _, err := o.WriteAt(pre[:mldf.PreambleSize], 0); err != nil {
 		return fmt.Errorf("merge: write header of %s: %w", tmp, err)
 	}
 	syncStart := time.Now()
@@ -534,7 +533,7 @@ func write(ctx context.Context, out string, ps []*part, opt Options, rep *Report
 // tables end. The local and the bucket merge share it.
 func writeTables(ps []*part, out func([]byte, int64) (int, error), meta int64, pre, descs []byte, name string) (*xxhash.Digest, int64, error) {
 	d := xxhash.New()
-	d.Write(pre[manifest.HeaderOffset : manifest.HeaderOffset+manifest.HeaderChecksumOffset])
+	d.Write(pre[mldf.HeaderOffset : mldf.HeaderOffset+mldf.HeaderChecksumOffset])
 	d.Write(descs)
 	tw := tableWriter{out: out, off: meta, d: d, buf: make([]byte, 0, chunkSize), name: name}
 	in := make([]byte, chunkSize)
@@ -605,7 +604,7 @@ func rebaseRows(p *part, tw *tableWriter, in []byte) error {
 				if off < 0 {
 					continue
 				}
-				ref := manifest.GetRef(row[off:])
+				ref := mldf.GetRef(row[off:])
 				if ref.Size == 0 {
 					continue
 				}
@@ -614,7 +613,7 @@ func rebaseRows(p *part, tw *tableWriter, in []byte) error {
 						ErrCorruptPart, p.path, first+i, f, ref.Ptr, ref.Ptr, ref.Size, lo, hi)
 				}
 				ref.Ptr = uint64(int64(ref.Ptr) + p.shift)
-				manifest.PutRef(row[off:], ref)
+				mldf.PutRef(row[off:], ref)
 			}
 		}
 		if err := tw.write(b); err != nil {
@@ -627,7 +626,7 @@ func rebaseRows(p *part, tw *tableWriter, in []byte) error {
 // rebaseEntries streams p's allocation entries into tw with their pointers moved by p.shift.
 // The checks (CRC-32C) stay: the payload bytes are the same.
 func rebaseEntries(p *part, tw *tableWriter, in []byte) error {
-	const es = manifest.AllocEntrySize
+	const es = mldf.AllocEntrySize
 	per := int64(len(in)) / es
 	lo, hi := p.hdr.DataPtr, p.hdr.MetadataPtr
 	for first := int64(0); first < p.entries; first += per {
@@ -637,7 +636,7 @@ func rebaseEntries(p *part, tw *tableWriter, in []byte) error {
 			return fmt.Errorf("merge: read allocation table of %s: %w", p.path, err)
 		}
 		for k := range n {
-			e := manifest.DecodeAllocEntry(b[k*es:])
+			e := mldf.DecodeAllocEntry(b[k*es:])
 			if e.Ptr < lo || e.Ptr > hi || uint64(e.Size) > hi-e.Ptr {
 				return fmt.Errorf("merge: %w: %s allocation entry %d: payload [%d, %d+%d) lies outside the data region [%d, %d)",
 					ErrCorruptPart, p.path, first+k, e.Ptr, e.Ptr, e.Size, lo, hi)

@@ -14,10 +14,8 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/mldf"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/pagewriter"
-	"github.com/mldf/convert/reader"
 )
 
 type testSample struct {
@@ -49,10 +47,10 @@ func genSamples(n int, seed uint64) []testSample {
 	return s
 }
 
-var testFields = []manifest.FieldDesc{{Name: "label", Type: manifest.TypeInt}, {Name: "data", Type: manifest.TypeBytes}}
+var testFields = []mldf.FieldDesc{{Name: "label", Type: mldf.TypeInt}, {Name: "data", Type: mldf.TypeBytes}}
 
 // writeFile writes samples as an MLDF file with the project's writer.
-func writeFile(t testing.TB, path string, page int64, fields []manifest.FieldDesc, samples []testSample) pagewriter.Result {
+func writeFile(t testing.TB, path string, page int64, fields []mldf.FieldDesc, samples []testSample) pagewriter.Result {
 	t.Helper()
 	w, err := mldf.Create(path, mldf.Options{PageSize: page, Fields: fields, Checksums: true})
 	if err != nil {
@@ -62,7 +60,7 @@ func writeFile(t testing.TB, path string, page int64, fields []manifest.FieldDes
 		b := w.NewBatch()
 		for _, s := range samples[lo:min(lo+64, len(samples))] {
 			row := make([]byte, w.RowSize())
-			manifest.PutInt(row, s.label)
+			mldf.PutInt(row, s.label)
 			if err := b.Append(row, [][]byte{nil, s.data}); err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +105,7 @@ func writeRecord(t testing.TB, part string, r Record) {
 // digests returns one digest per sample: the INT value and the payload bytes.
 func digests(t testing.TB, path string) []uint64 {
 	t.Helper()
-	r, err := reader.Open(path)
+	r, err := mldf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +145,7 @@ func TestMergeMatchesSingleFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			vr, err := reader.Verify(out)
+			vr, err := mldf.Verify(out)
 			if err != nil {
 				t.Fatalf("verify merged: %v", err)
 			}
@@ -213,7 +211,7 @@ func TestMergeEmptyParts(t *testing.T) {
 	if _, err := Merge(out, parts); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := reader.Verify(out); err != nil {
+	if _, err := mldf.Verify(out); err != nil {
 		t.Fatal(err)
 	}
 	if got := digests(t, out); len(got) != 3 {
@@ -247,7 +245,7 @@ func TestMergeRefuses(t *testing.T) {
 			return parts
 		}, ErrMismatch, "header checksum"},
 		{"tables altered", func(t *testing.T, out string, parts []string) []string {
-			r, err := reader.Open(parts[0])
+			r, err := mldf.Open(parts[0])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -264,7 +262,7 @@ func TestMergeRefuses(t *testing.T) {
 			return parts
 		}, ErrIncompatible, "different recipes"},
 		{"different fields", func(t *testing.T, out string, parts []string) []string {
-			fields := []manifest.FieldDesc{{Name: "label", Type: manifest.TypeInt}, {Name: "blob", Type: manifest.TypeBytes}}
+			fields := []mldf.FieldDesc{{Name: "label", Type: mldf.TypeInt}, {Name: "blob", Type: mldf.TypeBytes}}
 			res := writeFile(t, parts[3], 4096, fields, genSamples(25, 3))
 			writeRecord(t, parts[3], Record{Part: parts[3], Shard: 3, Shards: 4, RecipeSHA256: "r1", Samples: res.Samples, Checksum: fmt.Sprintf("%016x", res.Checksum)})
 			return parts
@@ -400,7 +398,7 @@ func FuzzParseRecord(f *testing.F) {
 // returns the payload's size.
 func flipPayloadBit(t *testing.T, path string, i int, off func(size int) int) int {
 	t.Helper()
-	r, err := reader.Open(path)
+	r, err := mldf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,7 +468,7 @@ func TestMergeChecksPayloads(t *testing.T) {
 			if _, err := MergeWith(context.Background(), out, parts, Options{TrustParts: true}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := reader.Verify(out); !errors.Is(err, reader.ErrChecksum) {
+			if _, err := mldf.Verify(out); !errors.Is(err, mldf.ErrChecksum) {
 				t.Fatalf("verify of the trusted merge: %v", err)
 			}
 		})
@@ -480,7 +478,7 @@ func TestMergeChecksPayloads(t *testing.T) {
 		out := filepath.Join(dir, "o.mldf")
 		parts := writeParts(t, out, 2, 4096, samples, "r")
 		f, _ := os.OpenFile(parts[0], os.O_RDWR, 0)
-		f.WriteAt([]byte{byte(manifest.FlagLittleEndian)}, manifest.HeaderOffset+4)
+		f.WriteAt([]byte{byte(mldf.FlagLittleEndian)}, mldf.HeaderOffset+4)
 		f.Close()
 		if _, err := Merge(out, parts); !errors.Is(err, ErrCorruptPart) || !strings.Contains(err.Error(), "rule R4") {
 			t.Fatalf("err = %v, want ErrCorruptPart naming rule R4", err)

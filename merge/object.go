@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/objstore"
 )
 
@@ -53,42 +53,42 @@ func checkObjectPart(ctx context.Context, p *part, opt Options) error {
 		return fmt.Errorf("part %d: %w: %s: %s", p.index, ErrCorruptPart, p.path, fmt.Sprintf(format, a...))
 	}
 	size := uint64(obj.Size())
-	pre := make([]byte, manifest.PreambleSize)
+	pre := make([]byte, mldf.PreambleSize)
 	if size < uint64(len(pre)) {
 		return corrupt("%d bytes, shorter than an MLDF header", size)
 	}
 	if _, err := obj.ReadAt(pre, 0); err != nil {
 		return fmt.Errorf("part %d: read header of %s: %w", p.index, p.path, err)
 	}
-	if string(pre[:manifest.SignatureSize]) != manifest.Signature {
+	if string(pre[:mldf.SignatureSize]) != mldf.Signature {
 		return corrupt("not an MLDF file (bad signature)")
 	}
-	if p.hdr, err = manifest.DecodeHeader(pre[manifest.HeaderOffset:]); err != nil {
+	if p.hdr, err = mldf.DecodeHeader(pre[mldf.HeaderOffset:]); err != nil {
 		return corrupt("%v", err)
 	}
 	h := p.hdr
-	descEnd := h.FieldDescPtr + uint64(h.NumFields)*manifest.FieldDescSize
-	if h.NumFields == 0 || h.FieldDescPtr < manifest.PreambleSize || descEnd > h.DataPtr || h.DataPtr > h.MetadataPtr ||
-		h.MetadataPtr > h.AllocTablePtr || h.AllocTablePtr > size || (size-h.AllocTablePtr)%manifest.AllocEntrySize != 0 {
+	descEnd := h.FieldDescPtr + uint64(h.NumFields)*mldf.FieldDescSize
+	if h.NumFields == 0 || h.FieldDescPtr < mldf.PreambleSize || descEnd > h.DataPtr || h.DataPtr > h.MetadataPtr ||
+		h.MetadataPtr > h.AllocTablePtr || h.AllocTablePtr > size || (size-h.AllocTablePtr)%mldf.AllocEntrySize != 0 {
 		return corrupt("inconsistent pointers (fields at %d, data %d, metadata %d, allocation table %d, size %d)",
 			h.FieldDescPtr, h.DataPtr, h.MetadataPtr, h.AllocTablePtr, size)
 	}
-	p.descs = make([]byte, int(h.NumFields)*manifest.FieldDescSize)
+	p.descs = make([]byte, int(h.NumFields)*mldf.FieldDescSize)
 	if _, err := obj.ReadAt(p.descs, int64(h.FieldDescPtr)); err != nil {
 		return fmt.Errorf("part %d: read descriptors of %s: %w", p.index, p.path, err)
 	}
 	if err := readNames(p, obj); err != nil {
 		return err
 	}
-	types := make([]manifest.TypeID, h.NumFields)
+	types := make([]mldf.TypeID, h.NumFields)
 	for k := range types {
-		d, err := manifest.DecodeFieldDesc(p.descs[k*manifest.FieldDescSize:])
+		d, err := mldf.DecodeFieldDesc(p.descs[k*mldf.FieldDescSize:])
 		if err != nil {
 			return corrupt("field %d: %v", k, err)
 		}
 		types[k] = d.Type
 	}
-	layout, err := manifest.Layout(types)
+	layout, err := mldf.Layout(types)
 	if err != nil {
 		return corrupt("%v", err)
 	}
@@ -98,11 +98,11 @@ func checkObjectPart(ctx context.Context, p *part, opt Options) error {
 	}
 	for k, t := range types {
 		p.refs = append(p.refs, -1)
-		if _, has := manifest.MetaSize(t); has {
+		if _, has := mldf.MetaSize(t); has {
 			p.refs[k] = layout.Offsets[k]
 		}
 	}
-	p.entries = int64(size-h.AllocTablePtr) / manifest.AllocEntrySize
+	p.entries = int64(size-h.AllocTablePtr) / mldf.AllocEntrySize
 	return checkRecord(p, func(path string) (Record, error) { return readObjectRecord(ctx, opt.Store, path) })
 }
 
@@ -341,10 +341,10 @@ func writeObject(ctx context.Context, out string, ps []*part, opt Options, rep *
 		return fmt.Errorf("merge: %w", err)
 	}
 	rep.CopyTime = time.Since(copyStart)
-	if h.Flags&manifest.FlagChecksummed != 0 {
+	if h.Flags&mldf.FlagChecksummed != 0 {
 		h.Checksum = d.Sum64()
 	}
-	h.Put(asm.first[manifest.HeaderOffset:])
+	h.Put(asm.first[mldf.HeaderOffset:])
 	syncStart := time.Now()
 	if err := up.UploadPart(ctx, 1, asm.first); err != nil {
 		return fmt.Errorf("merge: %w", err)

@@ -10,8 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/mldf"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/pagewriter"
 )
 
@@ -53,7 +52,7 @@ func payloadBytes(p [][]byte) (n int64) {
 // without and with the write-behind (the default), and with preallocation.
 func BenchmarkPageWriter(b *testing.B) {
 	pays := benchPayloads()
-	fields := []manifest.FieldDesc{{Name: "label", Type: manifest.TypeInt}, {Name: "image", Type: manifest.TypeImageJPEG}}
+	fields := []mldf.FieldDesc{{Name: "label", Type: mldf.TypeInt}, {Name: "image", Type: mldf.TypeImageJPEG}}
 	for _, workers := range []int{1, 2} {
 		for _, opt := range []pagewriter.FileOptions{{NoWriteBehind: true}, {}, {Preallocate: true}} {
 			b.Run(fmt.Sprintf("workers=%d/prealloc=%v/writebehind=%v", workers, opt.Preallocate, !opt.NoWriteBehind), func(b *testing.B) {
@@ -89,7 +88,7 @@ func BenchmarkPageWriter(b *testing.B) {
 							for t := range q {
 								bt.Reset()
 								for i := t.Seq * chunk; i < min(int64(len(pays)), (t.Seq+1)*chunk); i++ {
-									manifest.PutInt(row, i)
+									mldf.PutInt(row, i)
 									pp[1] = pays[i]
 									if err := bt.Append(row, pp); err != nil {
 										return err

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/mldf/convert/manifest"
 )
 
 // A Container is an output format seen from the page writer: where payloads go and how they
@@ -49,17 +47,6 @@ type Layout struct {
 	MaxRows int64
 	TooMany error
 }
-
-// Spec is what a container is created from (by the pipeline).
-type Spec struct {
-	PageSize  int64 // 0: the container's default
-	Fields    []manifest.FieldDesc
-	Checksums bool
-	Samples   int64 // the source's Len(): -1 when it streams
-}
-
-// NewContainer creates a container from a Spec: mldf.NewContainer, beton.NewContainer.
-type NewContainer func(Spec) (Container, error)
 
 // An Item is one payload of a batch as its container records it.
 type Item struct {

@@ -5,8 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/mldf"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/pagewriter/pwtest"
 )
@@ -32,7 +31,7 @@ func (b broken) Finish(f *pagewriter.Final) (pagewriter.Result, error) {
 // The coverage rule is checked, not assumed: a finalizer that writes a byte twice, or
 // declares a size with a byte nobody delivered, fails Finish, and the sink is aborted.
 func TestCoverageChecked(t *testing.T) {
-	fields := []manifest.FieldDesc{{Name: "label", Type: manifest.TypeInt}, {Name: "b", Type: manifest.TypeBytes}}
+	fields := []mldf.FieldDesc{{Name: "label", Type: mldf.TypeInt}, {Name: "b", Type: mldf.TypeBytes}}
 	for _, twice := range []bool{true, false} {
 		c, err := mldf.New(mldf.Options{PageSize: 4096, Fields: fields})
 		if err != nil {
@@ -45,7 +44,7 @@ func TestCoverageChecked(t *testing.T) {
 		}
 		err = pwtest.Drive(context.Background(), w, 2, 10, func(k int, b *pagewriter.Batch) error {
 			row := make([]byte, w.RowSize())
-			manifest.PutInt(row, int64(k))
+			mldf.PutInt(row, int64(k))
 			return b.Append(row, [][]byte{nil, make([]byte, 1000+k*700)})
 		})
 		if err != nil {
@@ -62,7 +61,7 @@ func TestCoverageChecked(t *testing.T) {
 
 // More rows than the container has room for fail the claim with the container's error.
 func TestMaxRows(t *testing.T) {
-	fields := []manifest.FieldDesc{{Name: "label", Type: manifest.TypeInt}}
+	fields := []mldf.FieldDesc{{Name: "label", Type: mldf.TypeInt}}
 	c, err := mldf.New(mldf.Options{PageSize: 4096, Fields: fields})
 	if err != nil {
 		t.Fatal(err)

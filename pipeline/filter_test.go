@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/mldf/convert/encoders"
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sample"
 )
 
@@ -40,13 +40,13 @@ func TestFilteredIsNotAnError(t *testing.T) {
 // filterField is an INT field that leaves out 3, 6 and 9 (like on_long: skip).
 type filterField struct{}
 
-func (filterField) Name() string                                { return "v" }
-func (filterField) Type() manifest.TypeID                       { return manifest.TypeInt }
-func (filterField) Arguments() (a [manifest.ArgumentsSize]byte) { return a }
+func (filterField) Name() string                            { return "v" }
+func (filterField) Type() mldf.TypeID                       { return mldf.TypeInt }
+func (filterField) Arguments() (a [mldf.ArgumentsSize]byte) { return a }
 func (filterField) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	if v.Int%3 == 0 && v.Int > 0 {
 		return nil, fmt.Errorf("value %d: %w", v.Int, encoders.ErrFiltered)
 	}
-	manifest.PutInt(meta, v.Int)
+	mldf.PutInt(meta, v.Int)
 	return nil, nil
 }

@@ -16,30 +16,30 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sample"
 )
 
 // intField is a test INT field: the value's Int.
 type intField struct{ name string }
 
-func (f intField) Name() string                                { return f.name }
-func (f intField) Type() manifest.TypeID                       { return manifest.TypeInt }
-func (f intField) Arguments() (a [manifest.ArgumentsSize]byte) { return a }
+func (f intField) Name() string                            { return f.name }
+func (f intField) Type() mldf.TypeID                       { return mldf.TypeInt }
+func (f intField) Arguments() (a [mldf.ArgumentsSize]byte) { return a }
 func (f intField) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	if v.Kind != sample.KindInt {
 		return nil, fmt.Errorf("not an int (kind %d)", v.Kind)
 	}
-	manifest.PutInt(meta, v.Int)
+	mldf.PutInt(meta, v.Int)
 	return nil, nil
 }
 
 // bytesField is a test BYTES field: the value's bytes; a value starting with "BAD" fails.
 type bytesField struct{ name string }
 
-func (f bytesField) Name() string                                { return f.name }
-func (f bytesField) Type() manifest.TypeID                       { return manifest.TypeBytes }
-func (f bytesField) Arguments() (a [manifest.ArgumentsSize]byte) { return a }
+func (f bytesField) Name() string                            { return f.name }
+func (f bytesField) Type() mldf.TypeID                       { return mldf.TypeBytes }
+func (f bytesField) Arguments() (a [mldf.ArgumentsSize]byte) { return a }
 func (f bytesField) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	b, err := v.Load()
 	if err != nil {
@@ -145,17 +145,17 @@ func testFields() []Binding {
 
 // parsed is an MLDF file decoded and checked by the tests' own reader.
 type parsed struct {
-	hdr     manifest.Header
-	fields  []manifest.FieldDesc
-	layout  manifest.RowLayout
+	hdr     mldf.Header
+	fields  []mldf.FieldDesc
+	layout  mldf.RowLayout
 	rows    [][]byte
-	entries []manifest.AllocEntry
+	entries []mldf.AllocEntry
 	raw     []byte
 }
 
 // payload returns the payload of sample i, field f.
 func (p *parsed) payload(i, f int) []byte {
-	ref := manifest.GetRef(p.rows[i][p.layout.Offsets[f]:])
+	ref := mldf.GetRef(p.rows[i][p.layout.Offsets[f]:])
 	if ref.Size == 0 {
 		return nil
 	}
@@ -171,10 +171,10 @@ func parseMLDF(t testing.TB, path string) *parsed {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(raw) < 80 || string(raw[:9]) != manifest.Signature {
+	if len(raw) < 80 || string(raw[:9]) != mldf.Signature {
 		t.Fatalf("%s: bad signature or too short (%d bytes)", path, len(raw))
 	}
-	h, err := manifest.DecodeHeader(raw[9:])
+	h, err := mldf.DecodeHeader(raw[9:])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,9 +182,9 @@ func parseMLDF(t testing.TB, path string) *parsed {
 	if h.FieldDescPtr != 80 {
 		t.Fatalf("field_desc_ptr %d", h.FieldDescPtr)
 	}
-	var types []manifest.TypeID
+	var types []mldf.TypeID
 	for i := range int(h.NumFields) {
-		d, err := manifest.DecodeFieldDesc(raw[80+208*i:])
+		d, err := mldf.DecodeFieldDesc(raw[80+208*i:])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +196,7 @@ func parseMLDF(t testing.TB, path string) *parsed {
 	if want := (descEnd + ps - 1) / ps * ps; h.DataPtr != want {
 		t.Fatalf("data_ptr %d, want %d", h.DataPtr, want)
 	}
-	if p.layout, err = manifest.Layout(types); err != nil {
+	if p.layout, err = mldf.Layout(types); err != nil {
 		t.Fatal(err)
 	}
 	rs := uint64(p.layout.Size)
@@ -210,7 +210,7 @@ func parseMLDF(t testing.TB, path string) *parsed {
 		p.rows = append(p.rows, raw[h.MetadataPtr+i*rs:h.MetadataPtr+(i+1)*rs])
 	}
 	for off := h.AllocTablePtr; off < uint64(len(raw)); off += 16 {
-		p.entries = append(p.entries, manifest.DecodeAllocEntry(raw[off:]))
+		p.entries = append(p.entries, mldf.DecodeAllocEntry(raw[off:]))
 	}
 	// Replay the placement rule over the rows: refs must be exactly where it puts them.
 	cur := h.DataPtr
@@ -218,10 +218,10 @@ func parseMLDF(t testing.TB, path string) *parsed {
 	castagnoli := crc32.MakeTable(crc32.Castagnoli)
 	for i, row := range p.rows {
 		for f, ty := range types {
-			if _, ref := manifest.MetaSize(ty); !ref {
+			if _, ref := mldf.MetaSize(ty); !ref {
 				continue
 			}
-			r := manifest.GetRef(row[p.layout.Offsets[f]:])
+			r := mldf.GetRef(row[p.layout.Offsets[f]:])
 			if r.Size == 0 {
 				if r.Ptr != 0 {
 					t.Fatalf("sample %d field %d: empty payload with ptr %d", i, f, r.Ptr)
@@ -239,7 +239,7 @@ func parseMLDF(t testing.TB, path string) *parsed {
 				t.Fatalf("sample %d field %d: allocation entry %d does not match %+v", i, f, k, r)
 			}
 			want := uint32(0)
-			if h.Flags&manifest.FlagChecksummed != 0 {
+			if h.Flags&mldf.FlagChecksummed != 0 {
 				want = crc32.Checksum(raw[r.Ptr:r.Ptr+s], castagnoli)
 			}
 			if p.entries[k].Check != want {
@@ -258,7 +258,7 @@ func parseMLDF(t testing.TB, path string) *parsed {
 	if !sort.SliceIsSorted(p.entries, func(a, b int) bool { return p.entries[a].Ptr < p.entries[b].Ptr }) {
 		t.Fatal("allocation table not sorted")
 	}
-	if h.Flags&manifest.FlagChecksummed != 0 {
+	if h.Flags&mldf.FlagChecksummed != 0 {
 		d := xxhash.New()
 		d.Write(raw[9 : 9+56])
 		d.Write(raw[80:descEnd])

@@ -25,9 +25,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/quote"
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/mldf"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/sample"
@@ -200,7 +199,7 @@ type Config struct {
 	Logger *slog.Logger
 	// Container creates the output's container; nil means MLDF (mldf.NewContainer).
 	// beton.NewContainer writes FFCV's .beton.
-	Container pagewriter.NewContainer
+	Container mldf.ContainerFunc
 	// Sink opens where the output's bytes go; nil means the local file at Output
 	// (pagewriter.LocalFile). pagewriter.Multipart uploads them to object storage; Output
 	// then only names the output in messages and the report.
@@ -251,7 +250,7 @@ type Report struct {
 // FieldStats describes what one field wrote.
 type FieldStats struct {
 	Name         string
-	Type         manifest.TypeID
+	Type         mldf.TypeID
 	Payloads     int64
 	PayloadBytes int64
 }
@@ -286,7 +285,7 @@ func reasonOf(err error, fromSource bool) string {
 	switch {
 	case errors.As(err, &r) && r.Reason() != "":
 		return r.Reason()
-	case errors.Is(err, manifest.ErrPayloadLarge):
+	case errors.Is(err, mldf.ErrPayloadLarge):
 		return "too large"
 	case errors.Is(err, ErrMissingColumn):
 		return "missing field"
@@ -368,19 +367,19 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		r.log = slog.New(slog.DiscardHandler)
 	}
 	r.total = cfg.Source.Len()
-	descs := make([]manifest.FieldDesc, len(cfg.Fields))
-	types := make([]manifest.TypeID, len(cfg.Fields))
+	descs := make([]mldf.FieldDesc, len(cfg.Fields))
+	types := make([]mldf.TypeID, len(cfg.Fields))
 	for i, b := range cfg.Fields {
 		descs[i] = encoders.Descriptor(b.Field)
 		types[i] = b.Field.Type()
 	}
-	layout, err := manifest.Layout(types)
+	layout, err := mldf.Layout(types)
 	if err != nil {
 		return Report{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	r.rowSize, r.offs = layout.Size, layout.Offsets
 	for _, t := range types {
-		size, ref := manifest.MetaSize(t)
+		size, ref := mldf.MetaSize(t)
 		r.sizes = append(r.sizes, size)
 		r.hasRef = append(r.hasRef, ref)
 	}
@@ -406,7 +405,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if newContainer == nil {
 		newContainer = mldf.NewContainer
 	}
-	c, err := newContainer(pagewriter.Spec{PageSize: int64(cfg.PageSize), Fields: descs,
+	c, err := newContainer(mldf.Spec{PageSize: int64(cfg.PageSize), Fields: descs,
 		Checksums: cfg.Checksums, Samples: r.total})
 	if err != nil {
 		return Report{}, fmt.Errorf("create %s: %w", cfg.Output, err)
@@ -848,7 +847,7 @@ func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *
 		}
 		payload, err := b.Field.Encode(v, meta)
 		if err == nil {
-			err = manifest.CheckPayloadSize(len(payload))
+			err = mldf.CheckPayloadSize(len(payload))
 		}
 		if err == nil && len(payload) > 0 && !r.hasRef[f] {
 			err = fmt.Errorf("%s field returned a %d-byte payload", b.Field.Type(), len(payload))

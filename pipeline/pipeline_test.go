@@ -20,7 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mldf/convert/encoders"
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
@@ -85,7 +85,7 @@ func checkGolden(t *testing.T, fields []Binding) {
 		t.Errorf("layout: data %d meta %d alloc %d size %d", p.hdr.DataPtr, p.hdr.MetadataPtr, p.hdr.AllocTablePtr, len(got))
 	}
 	for i, want := range []uint64{4096, 0, 8192, 13192} {
-		if r := manifest.GetRef(p.rows[i][8:]); r.Ptr != want {
+		if r := mldf.GetRef(p.rows[i][8:]); r.Ptr != want {
 			t.Errorf("sample %d data_ptr %d, want %d", i, r.Ptr, want)
 		}
 	}
@@ -145,7 +145,7 @@ func checkContent(t *testing.T, p *parsed, samples []sample.Sample) {
 		if s.Err != nil || !ok || bytes.HasPrefix(dv.Bytes, []byte("BAD")) {
 			continue
 		}
-		if got := manifest.GetInt(p.rows[row]); got != lv.Int {
+		if got := mldf.GetInt(p.rows[row]); got != lv.Int {
 			t.Fatalf("row %d (%s): label %d, want %d", row, s.Key, got, lv.Int)
 		}
 		if got := p.payload(row, 1); !bytes.Equal(got, dv.Bytes) {
@@ -178,7 +178,7 @@ func TestOptionalColumn(t *testing.T) {
 	out := outPath(t)
 	rep := mustRun(t, Config{Source: newSource(s), Fields: fields, Output: out, PageSize: 4096})
 	p := parseMLDF(t, out)
-	if rep.Samples != 2 || manifest.GetInt(p.rows[1]) != 0 || p.payload(1, 1) != nil {
+	if rep.Samples != 2 || mldf.GetInt(p.rows[1]) != 0 || p.payload(1, 1) != nil {
 		t.Fatalf("optional columns: %+v", rep)
 	}
 }
@@ -373,7 +373,7 @@ func TestTooLarge(t *testing.T) {
 	if n > math.MaxInt {
 		t.Skip("an int cannot hold 4 GiB on this system")
 	}
-	if err := manifest.CheckPayloadSize(int(n)); err == nil {
+	if err := mldf.CheckPayloadSize(int(n)); err == nil {
 		t.Fatal("4 GiB accepted")
 	}
 	s := []sample.Sample{mkSample(0, 1, []byte("ok")), mkSample(1, 2, []byte("huge"))}
@@ -384,7 +384,7 @@ func TestTooLarge(t *testing.T) {
 		t.Fatalf("skip: %v %+v", err, rep)
 	}
 	_, err = Run(context.Background(), Config{Source: newSource(s), Fields: fields, Output: outPath(t), PageSize: 4096, OnError: Fail})
-	if !errors.Is(err, manifest.ErrPayloadLarge) || !contains(err, "data/s00001.bin", `field "data"`) {
+	if !errors.Is(err, mldf.ErrPayloadLarge) || !contains(err, "data/s00001.bin", `field "data"`) {
 		t.Fatalf("fail: %v", err)
 	}
 }
@@ -395,7 +395,7 @@ type hugeField struct{ bytesField }
 func (hugeField) Name() string { return "data" }
 func (f hugeField) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	if string(v.Bytes) == "huge" {
-		return nil, fmt.Errorf("payload of %d bytes: %w", int64(1)<<32, manifest.ErrPayloadLarge)
+		return nil, fmt.Errorf("payload of %d bytes: %w", int64(1)<<32, mldf.ErrPayloadLarge)
 	}
 	return f.bytesField.Encode(v, meta)
 }

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // TestReaderRoundTrip reads a converted file back with the reader package: it must verify
@@ -13,10 +13,10 @@ func TestReaderRoundTrip(t *testing.T) {
 	samples := mixedSamples(300, 4096, true)
 	out := outPath(t)
 	mustRun(t, Config{Source: newSource(samples), Fields: testFields(), Output: out, PageSize: 4096, Checksums: true, Workers: 2, ChunkSize: 5})
-	if _, err := reader.Verify(out); err != nil {
+	if _, err := mldf.Verify(out); err != nil {
 		t.Fatalf("verify: %v", err)
 	}
-	r, err := reader.Open(out)
+	r, err := mldf.Open(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestReaderRoundTrip(t *testing.T) {
 func TestReaderEmpty(t *testing.T) {
 	out := outPath(t)
 	mustRun(t, Config{Source: newSource(nil), Fields: testFields(), Output: out, PageSize: 4096, Checksums: true, AllowEmpty: true})
-	if _, err := reader.Verify(out); err != nil {
+	if _, err := mldf.Verify(out); err != nil {
 		t.Fatalf("verify: %v", err)
 	}
 }
@@ -57,7 +57,7 @@ func TestReportFields(t *testing.T) {
 	samples := mixedSamples(500, 4096, true)
 	out := outPath(t)
 	rep := mustRun(t, Config{Source: newSource(samples), Fields: testFields(), Output: out, PageSize: 4096, Checksums: true, Workers: 2})
-	r, err := reader.Open(out)
+	r, err := mldf.Open(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mldf/convert/beton"
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/encoders/audiofield"
 	"github.com/mldf/convert/encoders/imagefield"
 	"github.com/mldf/convert/encoders/textfield"
+	"github.com/mldf/convert/format/beton"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/sample"

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mldf/convert/encoders"
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources/h5ad"
 )
@@ -91,8 +91,8 @@ func TestCellClassNames(t *testing.T) {
 	}
 	meta := make([]byte, 8)
 	for k, want := range map[string]int64{"": -1, cl.Names()[1]: 1} {
-		if _, err := cl.Encode(sample.Value{Kind: sample.KindString, Bytes: []byte(k)}, meta); err != nil || manifest.GetInt(meta) != want {
-			t.Errorf("%q: %d %v", k, manifest.GetInt(meta), err)
+		if _, err := cl.Encode(sample.Value{Kind: sample.KindString, Bytes: []byte(k)}, meta); err != nil || mldf.GetInt(meta) != want {
+			t.Errorf("%q: %d %v", k, mldf.GetInt(meta), err)
 		}
 	}
 	if _, err := cl.Encode(sample.Value{Kind: sample.KindString, Bytes: []byte("no such type")}, meta); err == nil {

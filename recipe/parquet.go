@@ -14,8 +14,8 @@ import (
 	"strings"
 
 	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/inputfile"
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/sources"
@@ -142,7 +142,7 @@ func finishParquet(p *Plan) error {
 	}
 	for i, b := range p.Bindings {
 		names, ok := p.classes[b.Field.Name()]
-		if !ok || b.Field.Type() != manifest.TypeInt {
+		if !ok || b.Field.Type() != mldf.TypeInt {
 			continue
 		}
 		f, err := encoders.NewClassLabel(b.Field.Name(), names)

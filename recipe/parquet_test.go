@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/mldf/convert/encoders"
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sources/parquet"
 )
 
@@ -79,7 +79,7 @@ func TestParquetFieldErrors(t *testing.T) {
 			t.Errorf("%s: %v, want %v with %q", tc.fields, err, tc.err, tc.msg)
 		case tc.err == nil && strings.Contains(tc.fields, "tokens"):
 			// A list column read by a tokens field holds ids: the tokenizer becomes "none".
-			if a := p.Bindings[0].Field.Arguments(); string(a[24:28]) != "none" || p.Bindings[0].Field.Type() != manifest.TypeTextTokenized {
+			if a := p.Bindings[0].Field.Arguments(); string(a[24:28]) != "none" || p.Bindings[0].Field.Type() != mldf.TypeTextTokenized {
 				t.Errorf("tokens from a list: arguments % x", a[:32])
 			}
 		}

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mldf/convert/beton"
+	"github.com/mldf/convert/format/beton"
+	"github.com/mldf/convert/format/scdl"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pipeline"
-	"github.com/mldf/convert/scdl"
 	"github.com/mldf/convert/sources"
 	"github.com/mldf/convert/sources/h5ad"
 	"github.com/mldf/convert/sources/mtx10x"

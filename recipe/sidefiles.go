@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/objstore"
-	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/sources"
 	"github.com/mldf/convert/sources/audio"
 	"github.com/mldf/convert/sources/imagefolder"
@@ -73,7 +73,7 @@ func classesOf(src sources.Source) (string, []string) {
 // file holds (MLDF 1.1, docs/FORMAT.md §14), else those of the side file FILE.classes.json
 // that older writers put beside it (read through store; names that do not match the field's
 // arguments are left out: unknown, never wrong). file is the name r was opened from.
-func ClassNames(ctx context.Context, store *objstore.Client, r *reader.Reader, file string) (map[string][]string, error) {
+func ClassNames(ctx context.Context, store *objstore.Client, r *mldf.Reader, file string) (map[string][]string, error) {
 	out := map[string][]string{}
 	var side map[string][]string
 	sideRead := false

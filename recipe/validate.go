@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/quote"
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pipeline"
 )
@@ -50,7 +50,7 @@ func (r *Recipe) Defaults() {
 		r.Format = "mldf"
 	}
 	if r.PageSize == 0 {
-		r.PageSize = manifest.DefaultPageSize
+		r.PageSize = mldf.DefaultPageSize
 		if r.Format == "beton" {
 			r.PageSize = 8 << 20
 		}
@@ -246,7 +246,7 @@ func (r *Recipe) Validate() error {
 		if f.Name != "" {
 			where = "field " + quote.Q(f.Name)
 		}
-		if err := manifest.ValidateName(f.Name); err != nil {
+		if err := mldf.ValidateName(f.Name); err != nil {
 			add(at("name"), "%s: %v", where, err)
 		} else if prev, dup := seen[f.Name]; dup {
 			add(at("name"), "%s is defined twice (also fields[%d])", where, prev)
@@ -299,7 +299,7 @@ func (r *Recipe) Validate() error {
 		case "ndarray":
 			if len(f.Shape) > 0 && f.DType == "" {
 				add(at("shape"), "%s: shape needs a dtype", where)
-			} else if f.DType != "" && manifest.ValidateName(f.Name) == nil {
+			} else if f.DType != "" && mldf.ValidateName(f.Name) == nil {
 				// The encoder's own checks: a known dtype, at most 8 dimensions, at most 4 GiB.
 				if _, err := encoders.NewNDArray(f.Name, f.DType, f.Shape); err != nil {
 					key := "shape"

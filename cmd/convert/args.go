@@ -8,27 +8,27 @@ import (
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/encoders/audiofield"
 	"github.com/mldf/convert/encoders/imagefield"
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // describeArguments decodes a field's descriptor arguments for inspect and the plan; it falls
 // back to hex for layouts it does not know.
-func describeArguments(t manifest.TypeID, a [manifest.ArgumentsSize]byte) string {
+func describeArguments(t mldf.TypeID, a [mldf.ArgumentsSize]byte) string {
 	switch {
-	case t >= manifest.TypeImageRaw && t <= manifest.TypeImagePNG:
+	case t >= mldf.TypeImageRaw && t <= mldf.TypeImagePNG:
 		if o, err := imagefield.ParseArguments(a); err == nil {
 			return fmt.Sprintf("mode=%s max_resolution=%d jpeg_quality=%d filter=%s channels=%d max_pixels=%d",
 				o.Mode, o.MaxResolution, o.JPEGQuality, o.Filter, o.Channels, o.MaxPixels)
 		}
-	case t == manifest.TypeAudioWaveform || t == manifest.TypeAudioCompressed:
+	case t == mldf.TypeAudioWaveform || t == mldf.TypeAudioCompressed:
 		if o, err := audiofield.ParseArguments(a); err == nil {
 			return fmt.Sprintf("format=%s sample_rate=%d mono=%v bit_depth=%d max_duration=%g", o.Format, o.SampleRate, o.Mono, o.BitDepth, o.MaxDuration)
 		}
-	case t == manifest.TypeInt:
+	case t == mldf.TypeInt:
 		if count, sum, ok := encoders.ParseClassLabel(a); ok {
 			return fmt.Sprintf("class_label classes=%d names_hash=%016x", count, sum)
 		}
-	case t == manifest.TypeNDArray && a[0] == 1:
+	case t == mldf.TypeNDArray && a[0] == 1:
 		if a[1] == encoders.NDArrayNPYFiles {
 			return "layout=npy-file-per-sample"
 		}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/mldf/convert/beton"
+	"github.com/mldf/convert/format/beton"
 )
 
 // betonDescription is what inspect prints for a .beton file.

@@ -10,11 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/faultproxy"
 	"github.com/mldf/convert/internal/s3test"
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/objstore"
-	"github.com/mldf/convert/reader"
 )
 
 // Inputs in a bucket (versitygw, a real S3 server): the same recipe gives the same bytes as
@@ -474,7 +473,7 @@ func TestBucketToBucketThroughFaults(t *testing.T) {
 				t.Fatalf("bucket to bucket through faults: %d bytes, local: %d bytes, not identical", len(got), len(want))
 			}
 			if tc.name == "parquet" {
-				r, err := reader.FromBytes(url, got)
+				r, err := mldf.FromBytes(url, got)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -514,7 +513,7 @@ func TestBucketReadDamagedSignature(t *testing.T) {
 		if lerr == nil || rerr == nil {
 			t.Fatalf("%s: local %v, bucket %v", cmd, lerr, rerr)
 		}
-		if !errors.Is(rerr, manifest.ErrSignature) || errors.Is(rerr, errRemoteKind) ||
+		if !errors.Is(rerr, mldf.ErrSignature) || errors.Is(rerr, errRemoteKind) ||
 			strings.ReplaceAll(rerr.Error(), url, local) != lerr.Error() {
 			t.Errorf("%s: from the bucket %q, on disk %q", cmd, rerr, lerr)
 		}

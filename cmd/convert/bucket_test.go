@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/s3test"
 	"github.com/mldf/convert/merge"
 	"github.com/mldf/convert/objstore"
-	"github.com/mldf/convert/reader"
 )
 
 // startS3 starts versitygw with a bucket "bkt", points the AWS chain at it and returns it.
@@ -245,7 +245,7 @@ func TestBucketShardedRunAndMerge(t *testing.T) {
 	if len(want) < 10<<20 || !bytes.Equal(got, want) {
 		t.Fatalf("merged object (%d bytes) differs from the local merge (%d bytes)", len(got), len(want))
 	}
-	if _, err := reader.Verify(filepath.Join(srv.Dir, "bkt", "ds", "train.mldf")); err != nil {
+	if _, err := mldf.Verify(filepath.Join(srv.Dir, "bkt", "ds", "train.mldf")); err != nil {
 		t.Errorf("merged object does not verify: %v", err)
 	}
 	// Local parts merged into a bucket: their data is uploaded, the bytes are the same.
@@ -349,7 +349,7 @@ func TestBucketKilledRunLeavesNoObject(t *testing.T) {
 	if inc, err := c.ListIncomplete(ctx, url); err != nil || len(inc) != 0 {
 		t.Errorf("the next run did not abort the killed run's upload: %v %v", inc, err)
 	}
-	if _, err := reader.Verify(filepath.Join(srv.Dir, "bkt", "run", "x.mldf")); err != nil {
+	if _, err := mldf.Verify(filepath.Join(srv.Dir, "bkt", "run", "x.mldf")); err != nil {
 		t.Errorf("the next run's object does not verify: %v", err)
 	}
 	// abort-incomplete: a killed run's upload again, removed by the command.

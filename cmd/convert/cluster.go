@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/recipe"
 	"github.com/mldf/convert/sources"
 )
@@ -140,7 +140,7 @@ func partChecksum(ctx context.Context, st *storage, path string) (string, int64,
 		}
 		return fmt.Sprintf("%016x", h.Checksum), int64(h.NumSamples), nil
 	}
-	r, err := reader.Open(plainPath(path))
+	r, err := mldf.Open(plainPath(path))
 	if err != nil {
 		return "", 0, err
 	}

@@ -18,9 +18,8 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/merge"
-	"github.com/mldf/convert/reader"
 )
 
 // buildClusterBinary builds the convert binary into a temporary folder.
@@ -79,7 +78,7 @@ func taskEnv(extra ...string) []string {
 // INT and FLOAT fields. Payload offsets are left out: they are where merging may differ.
 func contentDigests(t *testing.T, path string) []uint64 {
 	t.Helper()
-	r, err := reader.Open(path)
+	r, err := mldf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +89,7 @@ func contentDigests(t *testing.T, path string) []uint64 {
 		d := xxhash.New()
 		for f, fd := range fields {
 			meta := r.Meta(i, f)
-			if _, has := manifest.MetaSize(fd.Type); !has {
+			if _, has := mldf.MetaSize(fd.Type); !has {
 				d.Write(meta)
 				continue
 			}
@@ -263,7 +262,7 @@ poll:
 	if !strings.Contains(string(mergeOut), "merged 4 parts") {
 		t.Fatalf("merge printed %q", mergeOut)
 	}
-	if _, err := reader.Verify(out); err != nil {
+	if _, err := mldf.Verify(out); err != nil {
 		t.Fatalf("merged file: %v", err)
 	}
 	want, got := contentDigests(t, single), contentDigests(t, out)
@@ -277,7 +276,7 @@ poll:
 	}
 	var total int
 	for i := range n {
-		r, err := reader.Open(part(i))
+		r, err := mldf.Open(part(i))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/mldf/convert/export"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/objstore"
-	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/recipe"
 )
 
@@ -13,7 +13,7 @@ import (
 // its class-label fields (held in the file, or beside an older one in FILE.classes.json) as
 // ClassLabel features and the key field (--key, default a text field called path, key or
 // __key__) as the path of image and audio values.
-func exportParquet(ctx context.Context, c *objstore.Client, r *reader.Reader, file, dir, key string, fileSamples int) (export.Result, error) {
+func exportParquet(ctx context.Context, c *objstore.Client, r *mldf.Reader, file, dir, key string, fileSamples int) (export.Result, error) {
 	classes, err := recipe.ClassNames(ctx, c, r, file)
 	if err != nil {
 		return export.Result{}, err
@@ -23,7 +23,7 @@ func exportParquet(ctx context.Context, c *objstore.Client, r *reader.Reader, fi
 
 // exportFolder writes FILE's images as an image folder whose class folders are the label
 // field's class names when it has them (held in the file, or in FILE.classes.json).
-func exportFolder(ctx context.Context, c *objstore.Client, r *reader.Reader, file, dir string, o export.FolderOptions) (export.Result, error) {
+func exportFolder(ctx context.Context, c *objstore.Client, r *mldf.Reader, file, dir string, o export.FolderOptions) (export.Result, error) {
 	classes, err := recipe.ClassNames(ctx, c, r, file)
 	if err != nil {
 		return export.Result{}, err

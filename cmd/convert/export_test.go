@@ -11,8 +11,8 @@ import (
 
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/export"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/pipeline"
-	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/recipe"
 	"github.com/mldf/convert/sample"
 	pqsrc "github.com/mldf/convert/sources/parquet"
@@ -22,12 +22,12 @@ import (
 // sample.
 func samePayloads(t *testing.T, a, b string) {
 	t.Helper()
-	ra, err := reader.Open(a)
+	ra, err := mldf.Open(a)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ra.Close()
-	rb, err := reader.Open(b)
+	rb, err := mldf.Open(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestExportErrors(t *testing.T) {
 	// A file with a flipped payload byte fails the checksum check before anything is written.
 	flipped := filepath.Join(dir, "flipped.mldf")
 	raw, _ := os.ReadFile(a)
-	r, err := reader.Open(a)
+	r, err := mldf.Open(a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,8 +178,8 @@ func TestExportErrors(t *testing.T) {
 		{[]string{"export", a}, errUsage, "", ""},
 		{[]string{"export", a, filepath.Join(dir, "o3"), "--format", "folder", "--shard-samples", "3"}, errUsage, "webdataset", ""},
 		{[]string{"export", a, filepath.Join(dir, "o4"), "--format", "webdataset", "--shard-size", "lots"}, errUsage, "lots", ""},
-		{[]string{"export", bad, filepath.Join(dir, "o5"), "--format", "webdataset"}, reader.ErrSignature, "bad.mldf", "o5"},
-		{[]string{"export", flipped, filepath.Join(dir, "o6"), "--format", "folder"}, reader.ErrChecksum, "flipped.mldf", "o6"},
+		{[]string{"export", bad, filepath.Join(dir, "o5"), "--format", "webdataset"}, mldf.ErrSignature, "bad.mldf", "o5"},
+		{[]string{"export", flipped, filepath.Join(dir, "o6"), "--format", "folder"}, mldf.ErrChecksum, "flipped.mldf", "o6"},
 		{[]string{"export", a, full, "--format", "folder"}, export.ErrDirNotEmpty, "full", ""},
 		{[]string{"export", a, filepath.Join(dir, "o7"), "--format", "folder", "--label", "image"}, export.ErrField, "IMAGE_JPEG", "o7"},
 		{[]string{"export", a, filepath.Join(dir, "o8"), "--format", "webdataset", "--key", "nope"}, export.ErrField, "nope", "o8"},

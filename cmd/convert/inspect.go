@@ -10,12 +10,11 @@ import (
 	"math"
 	"strings"
 
+	"github.com/mldf/convert/format/mldf"
+	"github.com/mldf/convert/format/mldf/decode"
 	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/internal/quote"
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/objstore"
-	"github.com/mldf/convert/reader"
-	"github.com/mldf/convert/reader/decode"
 	"github.com/mldf/convert/recipe"
 )
 
@@ -36,14 +35,14 @@ func fileKind(path string) (string, error) {
 // and objects in buckets alike.
 func sniffKind(name string, head []byte) (string, error) {
 	switch {
-	case string(head) == manifest.Signature:
+	case string(head) == mldf.Signature:
 		return "mldf", nil
 	case strings.HasPrefix(string(head), "TARIDX\x00"):
 		return "taridx", nil
 	case strings.HasSuffix(name, ".beton"):
 		return "beton", nil
 	}
-	return "", fmt.Errorf("%s: %w (neither MLDF, TARIDX nor a .beton name)", name, manifest.ErrSignature)
+	return "", fmt.Errorf("%s: %w (neither MLDF, TARIDX nor a .beton name)", name, mldf.ErrSignature)
 }
 
 func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -106,7 +105,7 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
-func printDescription(w io.Writer, d *reader.Description) {
+func printDescription(w io.Writer, d *mldf.Description) {
 	fmt.Fprintf(w, "file       %s (%s)\n", d.File, human(uint64(d.FileSize)))
 	fmt.Fprintf(w, "format     MLDF %s, flags %s, header checksum %016x\n", d.Version(), strings.Join(d.FlagNames, "|"), d.Checksum)
 	fmt.Fprintf(w, "samples    %d, %d fields, %d-byte rows, page size %s\n", d.NumSamples, d.NumFields, d.RowSize, human(uint64(d.PageSize)))
@@ -156,7 +155,7 @@ func classList(names []string) string {
 
 // sideClassNames fills in the class names of the class-label fields whose names the file
 // does not hold from the side file FILE.classes.json, as older writers left them.
-func sideClassNames(ctx context.Context, c *objstore.Client, r *reader.Reader, file string, d *reader.Description) error {
+func sideClassNames(ctx context.Context, c *objstore.Client, r *mldf.Reader, file string, d *mldf.Description) error {
 	missing := false
 	for _, f := range d.Fields {
 		missing = missing || (f.NumClasses > 0 && f.ClassNames == nil && f.ClassNamesError == "")
@@ -205,7 +204,7 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case "beton":
 		return verifyBeton(stdout, pos[0])
 	}
-	opt := reader.VerifyOptions{Workers: *workers}
+	opt := mldf.VerifyOptions{Workers: *workers}
 	if *decodeAll {
 		opt.NewDecoder = decode.NewPayloadDecoder
 	}
@@ -264,13 +263,13 @@ func cmdCat(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fd := r.Fields()[f]
 	var payload []byte
 	switch fd.Type {
-	case manifest.TypeInt:
+	case mldf.TypeInt:
 		v, err := r.Int(*n, f)
 		if err != nil {
 			return err
 		}
 		payload = fmt.Appendf(nil, "%d\n", v)
-	case manifest.TypeFloat:
+	case mldf.TypeFloat:
 		v, err := r.Float(*n, f)
 		if err != nil {
 			return err
@@ -285,7 +284,7 @@ func cmdCat(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return err
 }
 
-func fieldNames(r *reader.Reader) string {
+func fieldNames(r *mldf.Reader) string {
 	var names []string
 	for _, f := range r.Fields() {
 		names = append(names, f.Name)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"context"
-	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sample"
 	pqsrc "github.com/mldf/convert/sources/parquet"
 )
@@ -15,7 +15,7 @@ import (
 // textValues returns the TEXT_RAW field's values of every sample of path.
 func textValues(t *testing.T, path, field string) []string {
 	t.Helper()
-	r, err := reader.Open(path)
+	r, err := mldf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

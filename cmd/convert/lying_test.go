@@ -19,11 +19,10 @@ import (
 	"github.com/mldf/convert/encoders/audiofield"
 	"github.com/mldf/convert/encoders/imagefield"
 	"github.com/mldf/convert/encoders/textfield"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/hostile"
 	"github.com/mldf/convert/internal/wav"
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/pipeline"
-	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/sample"
 )
 
@@ -200,7 +199,7 @@ func TestLyingHeadersEveryReader(t *testing.T) {
 		files, samples, fields = append(files, p), append(samples, s), append(fields, f)
 	}
 	names := func(f int) string {
-		r, _ := reader.Open(base)
+		r, _ := mldf.Open(base)
 		defer r.Close()
 		return r.Fields()[f].Name
 	}
@@ -227,7 +226,7 @@ func TestLyingHeadersEveryReader(t *testing.T) {
 			}
 		})
 		t.Run("reader/"+l.Name, func(t *testing.T) {
-			r, err := reader.Open(path)
+			r, err := mldf.Open(path)
 			if l.Reach == hostile.Open {
 				if !ruleIn(err, l.Rule) {
 					t.Fatalf("Open: %v, want rule %s", err, l.Rule)
@@ -243,17 +242,17 @@ func TestLyingHeadersEveryReader(t *testing.T) {
 			}
 			var aerr error
 			switch typ := r.Fields()[f].Type; {
-			case typ >= manifest.TypeImageRaw && typ <= manifest.TypeImagePNG:
+			case typ >= mldf.TypeImageRaw && typ <= mldf.TypeImagePNG:
 				_, _, aerr = r.Image(s, f)
-			case typ == manifest.TypeAudioWaveform || typ == manifest.TypeAudioCompressed:
+			case typ == mldf.TypeAudioWaveform || typ == mldf.TypeAudioCompressed:
 				_, _, aerr = r.Audio(s, f)
-			case typ >= manifest.TypeTextRaw && typ <= manifest.TypeTextPacked:
+			case typ >= mldf.TypeTextRaw && typ <= mldf.TypeTextPacked:
 				_, _, aerr = r.Text(s, f)
 			default:
 				_, aerr = r.Payload(s, f)
 			}
 			if l.Reach == hostile.Access {
-				var re *reader.RuleError
+				var re *mldf.RuleError
 				if !errors.As(aerr, &re) || re.Rule != l.Rule || re.Sample != s || re.Field != f {
 					t.Fatalf("accessor: %v, want rule %s at sample %d, field %d", aerr, l.Rule, s, f)
 				}
@@ -307,7 +306,7 @@ func TestLyingHeadersEveryReader(t *testing.T) {
 				// The Python reader decodes images (with Pillow) when it reads them; FLAC only
 				// with soundfile. It never passes a payload off as something it is not.
 				typ := l.Type
-				if typ >= manifest.TypeImageRaw && typ <= manifest.TypeImagePNG && got["access"] != l.Rule && got["access"] != "" {
+				if typ >= mldf.TypeImageRaw && typ <= mldf.TypeImagePNG && got["access"] != l.Rule && got["access"] != "" {
 					t.Errorf("%s: Python %v, want %s or nothing (Pillow missing)", l.Name, got, l.Rule)
 				}
 				if got["verify"] != "" {

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mldf/convert/beton"
+	"github.com/mldf/convert/format/beton"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/pipeline"
-	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/recipe"
 	"github.com/mldf/convert/sources/h5ad"
 )
@@ -104,7 +104,7 @@ func TestEveryConfigValidatesAndConverts(t *testing.T) {
 				}
 				return
 			}
-			rd, err := reader.Open(r.Output)
+			rd, err := mldf.Open(r.Output)
 			if err != nil {
 				t.Fatalf("output: %v (stdout %q)", err, stdout)
 			}
@@ -134,7 +134,7 @@ func TestImagesOneShotAndFlagsOverride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rd, err := reader.Open(out)
+	rd, err := mldf.Open(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestTarUnknownMembers(t *testing.T) {
 		} else if err != nil {
 			t.Fatalf("%q: %v", c.policy, err)
 		}
-		rd, err := reader.Open(out)
+		rd, err := mldf.Open(out)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/outpath"
 	"github.com/mldf/convert/merge"
 	"github.com/mldf/convert/objstore"
-	"github.com/mldf/convert/reader"
 	"github.com/mldf/convert/recipe"
 )
 
@@ -132,7 +132,7 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	verified := ""
 	if *verifyOut {
-		if _, err := reader.Verify(out); err != nil {
+		if _, err := mldf.Verify(out); err != nil {
 			return fmt.Errorf("merged file %s does not verify: %w", out, err)
 		}
 		verified = "; verified"

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/objstore"
-	"github.com/mldf/convert/reader"
 )
 
 // Inputs named by URL (s3://, gs://, az://, azblob://, file://) are read through objstore;
@@ -33,19 +33,19 @@ func localPath(arg string) (string, bool, error) {
 // openMLDF opens the MLDF file arg names: a local file is mapped (reader.Open), an object
 // in a bucket is read with ranged requests (objstore.OpenReaderAt, retried and resumed)
 // through reader.OpenReaderAt, in bounded memory and without downloading it.
-func openMLDF(ctx context.Context, c *objstore.Client, arg string) (*reader.Reader, error) {
+func openMLDF(ctx context.Context, c *objstore.Client, arg string) (*mldf.Reader, error) {
 	path, local, err := localPath(arg)
 	if err != nil {
 		return nil, err
 	}
 	if local {
-		return reader.Open(path)
+		return mldf.Open(path)
 	}
 	ra, err := c.OpenReaderAt(ctx, arg)
 	if err != nil {
 		return nil, err
 	}
-	r, err := reader.OpenReaderAt(arg, ra, ra.Size())
+	r, err := mldf.OpenReaderAt(arg, ra, ra.Size())
 	if err != nil {
 		ra.Close()
 		return nil, err

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/outpath"
-	"github.com/mldf/convert/manifest"
 )
 
 // snapshot hashes every regular file under the roots, and records every other kind of
@@ -72,10 +72,10 @@ func TestOutputAliasing(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A converted file and the two parts of a sharded run, for merge and export.
-	mldf := filepath.Join(dir, "done.mldf")
+	mldfFile := filepath.Join(dir, "done.mldf")
 	parts := filepath.Join(dir, "parts", "p.mldf")
 	for _, args := range [][]string{
-		{"images", data, mldf, "--mode", "png"},
+		{"images", data, mldfFile, "--mode", "png"},
 		{"images", data, parts, "--mode", "png", "--shards", "2", "--shard", "0"},
 		{"images", data, parts, "--mode", "png", "--shards", "2", "--shard", "1"},
 	} {
@@ -102,7 +102,7 @@ func TestOutputAliasing(t *testing.T) {
 		{"report is the recipe", []string{"run", recipePath, "--report", recipePath}, outpath.ErrAlias, "is the recipe"},
 		{"validate: rejects is the recipe", []string{"validate", recipePath, "--rejects", recipePath}, outpath.ErrAlias, "is the recipe"},
 		{"report is the output", []string{"images", data, out, "--report", out}, outpath.ErrAlias, "report " + out + " is also the output"},
-		{"report is the existing output", []string{"images", data, mldf, "--report", mldf}, outpath.ErrAlias, "is also the output"},
+		{"report is the existing output", []string{"images", data, mldfFile, "--report", mldfFile}, outpath.ErrAlias, "is also the output"},
 		{"rejects is the report", []string{"images", data, out, "--rejects", out + ".report.json"}, outpath.ErrAlias, "is also the report"},
 		{"output is /dev/null", []string{"images", data, "/dev/null"}, outpath.ErrNotRegular, "character device"},
 		{"report is /dev/null", []string{"images", data, out, "--report", "/dev/null"}, outpath.ErrNotRegular, "character device"},
@@ -111,7 +111,7 @@ func TestOutputAliasing(t *testing.T) {
 		{"index -o the shard", []string{"index", shard, "-o", shard}, outpath.ErrAlias, "is the shard " + shard},
 		{"index -o /dev/null", []string{"index", shard, "-o", "/dev/null"}, outpath.ErrNotRegular, "character device"},
 		{"merge into a part", []string{"merge", part0, part0, partPath(parts, 1, 2)}, outpath.ErrAlias, "is the part " + part0},
-		{"export into the file", []string{"export", mldf, mldf, "--format", "folder"}, nil, "not a directory"},
+		{"export into the file", []string{"export", mldfFile, mldfFile, "--format", "folder"}, nil, "not a directory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := snapshot(t, dir, "/dev/null")
@@ -140,7 +140,7 @@ func TestOutputAliasing(t *testing.T) {
 	if _, stderr, err := run(t, "images", data, out, "--report", filepath.Join(dir, "rep.json")); err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	if b, _ := os.ReadFile(out); !bytes.HasPrefix(b, []byte(manifest.Signature)) {
+	if b, _ := os.ReadFile(out); !bytes.HasPrefix(b, []byte(mldf.Signature)) {
 		t.Fatalf("output %.8q", b)
 	}
 }

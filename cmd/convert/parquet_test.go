@@ -11,21 +11,20 @@ import (
 
 	pq "github.com/parquet-go/parquet-go"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/merge"
-	"github.com/mldf/convert/reader"
 )
 
 // sameSamples checks that a and b hold the same fields (by name, with the same descriptor)
 // and, sample by sample, the same metadata structs (payload references aside) and payloads.
 func sameSamples(t *testing.T, a, b string) {
 	t.Helper()
-	ra, err := reader.Open(a)
+	ra, err := mldf.Open(a)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ra.Close()
-	rb, err := reader.Open(b)
+	rb, err := mldf.Open(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +44,7 @@ func sameSamples(t *testing.T, a, b string) {
 		for i := range ra.NumSamples() {
 			ma, mb := ra.Meta(i, ka), rb.Meta(i, kb)
 			skip := 0
-			if f.Type != manifest.TypeInt && f.Type != manifest.TypeFloat {
+			if f.Type != mldf.TypeInt && f.Type != mldf.TypeFloat {
 				skip = 12 // data_ptr and data_size differ with the layout
 			}
 			if !bytes.Equal(ma[skip:], mb[skip:]) {
@@ -254,7 +253,7 @@ func TestParquetSharded(t *testing.T) {
 // classNamesOf returns the class names the file holds for its field "label".
 func classNamesOf(t *testing.T, path string) []string {
 	t.Helper()
-	r, err := reader.Open(path)
+	r, err := mldf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

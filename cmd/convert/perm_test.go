@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // An unreadable image (permissions) is a rejected sample named in the rejects file; the run
@@ -59,7 +59,7 @@ func TestUnreadableFileIsRejected(t *testing.T) {
 	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "convert: 1 sample rejected") {
 		t.Fatalf("last line %q, want the rejected count", last)
 	}
-	r, err := reader.Open(out)
+	r, err := mldf.Open(out)
 	if err != nil {
 		t.Fatal(err)
 	}

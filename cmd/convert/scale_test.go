@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // TestScaleMemoryFlat converts 1 M and 4 M generated JSONL lines in a subprocess and checks
@@ -46,7 +46,7 @@ func TestScaleMemoryFlat(t *testing.T) {
 		}
 		var r run
 		r.convert = childPeakRSS(t, bin, "run", recipe, "--workers", "2")
-		rd, err := reader.Open(out)
+		rd, err := mldf.Open(out)
 		if err != nil {
 			t.Fatal(err)
 		}

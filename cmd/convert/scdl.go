@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mldf/convert/scdl"
+	"github.com/mldf/convert/format/scdl"
 )
 
 // localDir returns the local path arg names and true when it is a directory. The read

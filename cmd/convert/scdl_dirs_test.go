@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/mldf/convert/scdl"
+	"github.com/mldf/convert/format/scdl"
 )
 
 // TestVerifyInspectDirectories: verify and inspect on a directory read it as an SCDL

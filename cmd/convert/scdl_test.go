@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mldf/convert/scdl"
+	"github.com/mldf/convert/format/scdl"
 	"github.com/mldf/convert/sources/h5ad"
 )
 

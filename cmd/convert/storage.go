@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/inputfile"
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/pagewriter/multipart"
@@ -115,22 +115,22 @@ func (s *storage) readSmall(ctx context.Context, path string) ([]byte, error) {
 var errNotMLDF = errors.New("not an MLDF file")
 
 // objectHeader reads the MLDF header of a bucket object (one ranged read).
-func (s *storage) objectHeader(ctx context.Context, url string) (manifest.Header, error) {
+func (s *storage) objectHeader(ctx context.Context, url string) (mldf.Header, error) {
 	r, err := s.client.OpenReaderAt(ctx, url)
 	if err != nil {
-		return manifest.Header{}, err
+		return mldf.Header{}, err
 	}
 	defer r.Close()
-	b := make([]byte, manifest.PreambleSize)
+	b := make([]byte, mldf.PreambleSize)
 	if _, err := r.ReadAt(b, 0); err != nil {
-		return manifest.Header{}, fmt.Errorf("%s: %w: %w", url, errNotMLDF, err)
+		return mldf.Header{}, fmt.Errorf("%s: %w: %w", url, errNotMLDF, err)
 	}
-	if string(b[:manifest.SignatureSize]) != manifest.Signature {
-		return manifest.Header{}, fmt.Errorf("%s: %w (bad signature)", url, errNotMLDF)
+	if string(b[:mldf.SignatureSize]) != mldf.Signature {
+		return mldf.Header{}, fmt.Errorf("%s: %w (bad signature)", url, errNotMLDF)
 	}
-	h, err := manifest.DecodeHeader(b[manifest.HeaderOffset:])
+	h, err := mldf.DecodeHeader(b[mldf.HeaderOffset:])
 	if err != nil {
-		return manifest.Header{}, fmt.Errorf("%s: %w: %w", url, errNotMLDF, err)
+		return mldf.Header{}, fmt.Errorf("%s: %w: %w", url, errNotMLDF, err)
 	}
 	return h, nil
 }

@@ -8,8 +8,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mldf/convert/format/taridx"
 	"github.com/mldf/convert/objstore"
-	"github.com/mldf/convert/taridx"
 )
 
 // cmdIndex writes a TARIDX index of one or more tar shards, byte-identical to the reference

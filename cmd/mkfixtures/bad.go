@@ -12,11 +12,10 @@ import (
 	"strings"
 
 	"github.com/mldf/convert/encoders/imagefield"
+	"github.com/mldf/convert/format/mldf"
+	"github.com/mldf/convert/format/mldf/decode"
 	"github.com/mldf/convert/internal/hostile"
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/pipeline"
-	"github.com/mldf/convert/reader"
-	"github.com/mldf/convert/reader/decode"
 	"github.com/mldf/convert/sample"
 )
 
@@ -46,14 +45,14 @@ type badCase struct {
 
 // Header field offsets in the file (signature + header offset).
 const (
-	offMajor      = manifest.HeaderOffset + 0
-	offMinor      = manifest.HeaderOffset + 2
-	offNumSamples = manifest.HeaderOffset + 8
-	offNumFields  = manifest.HeaderOffset + 16
-	offPageSize   = manifest.HeaderOffset + 20
-	offMetaPtr    = manifest.HeaderOffset + 32
-	offDataPtr    = manifest.HeaderOffset + 40
-	offChecksum   = manifest.HeaderOffset + 56
+	offMajor      = mldf.HeaderOffset + 0
+	offMinor      = mldf.HeaderOffset + 2
+	offNumSamples = mldf.HeaderOffset + 8
+	offNumFields  = mldf.HeaderOffset + 16
+	offPageSize   = mldf.HeaderOffset + 20
+	offMetaPtr    = mldf.HeaderOffset + 32
+	offDataPtr    = mldf.HeaderOffset + 40
+	offChecksum   = mldf.HeaderOffset + 56
 )
 
 func writeBad(dir string) error {
@@ -62,7 +61,7 @@ func writeBad(dir string) error {
 		return err
 	}
 	le := binary.LittleEndian
-	h, err := manifest.DecodeHeader(good[manifest.HeaderOffset:])
+	h, err := mldf.DecodeHeader(good[mldf.HeaderOffset:])
 	if err != nil {
 		return err
 	}
@@ -97,20 +96,20 @@ func writeBad(dir string) error {
 		}},
 		{"bad_field_name", "field 1's name has no NUL terminator", func(b []byte) []byte {
 			for j := range 64 {
-				b[int(h.FieldDescPtr)+manifest.FieldDescSize+j] = 'x'
+				b[int(h.FieldDescPtr)+mldf.FieldDescSize+j] = 'x'
 			}
 			return b
 		}},
 		{"bad_duplicate_name", "field 1 renamed to field 0's name", func(b []byte) []byte {
 			d0 := int(h.FieldDescPtr)
-			copy(b[d0+manifest.FieldDescSize:d0+manifest.FieldDescSize+64], b[d0:d0+64])
+			copy(b[d0+mldf.FieldDescSize:d0+mldf.FieldDescSize+64], b[d0:d0+64])
 			return b
 		}},
 		{"bad_metadata_size", "field 2's metadata_size 24", func(b []byte) []byte {
-			le.PutUint32(b[int(h.FieldDescPtr)+2*manifest.FieldDescSize+68:], 24)
+			le.PutUint32(b[int(h.FieldDescPtr)+2*mldf.FieldDescSize+68:], 24)
 			return b
 		}},
-		{"bad_flags_encrypted", "encrypted flag set", func(b []byte) []byte { b[manifest.HeaderOffset+4] |= 0x08; return b }},
+		{"bad_flags_encrypted", "encrypted flag set", func(b []byte) []byte { b[mldf.HeaderOffset+4] |= 0x08; return b }},
 		{"bad_payload_bitflip", "one bit of the first payload flipped", func(b []byte) []byte { b[firstPayload+3] ^= 0x10; return b }},
 		{"bad_meta_bitflip", "one bit of a metadata row flipped (the header checksum catches it)", func(b []byte) []byte {
 			b[h.MetadataPtr+7*48] ^= 0x02
@@ -160,12 +159,12 @@ func writeBad(dir string) error {
 
 // rehash recomputes the header checksum of a file whose tables were edited on purpose.
 func rehash(b []byte) []byte {
-	h, err := manifest.DecodeHeader(b[manifest.HeaderOffset:])
+	h, err := mldf.DecodeHeader(b[mldf.HeaderOffset:])
 	if err != nil {
 		return b
 	}
-	desc := b[h.FieldDescPtr : h.FieldDescPtr+uint64(h.NumFields)*manifest.FieldDescSize]
-	sum := manifest.HeaderChecksum(b[manifest.HeaderOffset:], desc, b[h.MetadataPtr:h.AllocTablePtr], b[h.AllocTablePtr:])
+	desc := b[h.FieldDescPtr : h.FieldDescPtr+uint64(h.NumFields)*mldf.FieldDescSize]
+	sum := mldf.HeaderChecksum(b[mldf.HeaderOffset:], desc, b[h.MetadataPtr:h.AllocTablePtr], b[h.AllocTablePtr:])
 	binary.LittleEndian.PutUint64(b[offChecksum:], sum)
 	return b
 }
@@ -173,7 +172,7 @@ func rehash(b []byte) []byte {
 // judge records what the Go reader says about the file at path.
 func judge(path, name, what string) badCase {
 	c := badCase{File: name, What: what, AccessErrors: [][2]int{}}
-	r, err := reader.Open(path)
+	r, err := mldf.Open(path)
 	if err != nil {
 		c.OpenError, c.OpenRule = err.Error(), ruleOf(err)
 		return c
@@ -187,7 +186,7 @@ func judge(path, name, what string) badCase {
 	}
 	for i := range r.NumSamples() {
 		for k, f := range r.Fields() {
-			if _, has := manifest.MetaSize(f.Type); !has {
+			if _, has := mldf.MetaSize(f.Type); !has {
 				continue
 			}
 			if _, err := r.Payload(i, k); err != nil {
@@ -201,7 +200,7 @@ func judge(path, name, what string) badCase {
 
 // ruleOf returns the FORMAT.md rule a reader error names, or "".
 func ruleOf(err error) string {
-	var re *reader.RuleError
+	var re *mldf.RuleError
 	if errors.As(err, &re) {
 		return re.Rule
 	}
@@ -234,9 +233,9 @@ func writeLies(dir string, cases *[]badCase) error {
 			}
 			c := judge(path, name, l.What)
 			c.Base = base
-			if r, err := reader.Open(path); err == nil {
-				_, err := r.VerifyWith(context.Background(), reader.VerifyOptions{NewDecoder: decode.NewPayloadDecoder, Workers: 1})
-				var re *reader.RuleError
+			if r, err := mldf.Open(path); err == nil {
+				_, err := r.VerifyWith(context.Background(), mldf.VerifyOptions{NewDecoder: decode.NewPayloadDecoder, Workers: 1})
+				var re *mldf.RuleError
 				if errors.As(err, &re) && strings.HasPrefix(re.Rule, "D") {
 					c.DecodeRule, c.DecodeSample, c.DecodeField = re.Rule, re.Sample, re.Field
 				}
@@ -277,7 +276,7 @@ func writeBigPayloadBad(dir string, cases *[]badCase) error {
 	if err != nil {
 		return err
 	}
-	h, err := manifest.DecodeHeader(b[manifest.HeaderOffset:])
+	h, err := mldf.DecodeHeader(b[mldf.HeaderOffset:])
 	if err != nil {
 		return err
 	}

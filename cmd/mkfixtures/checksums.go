@@ -7,7 +7,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // checksumVector is one input of checksums.json: the checksums the Go side computes for a
@@ -34,7 +34,7 @@ func writeChecksums(dir string) error {
 		4097, 65536, 100003, 262147, 1<<20 + 5}
 	for k, n := range lens {
 		b := vectorBytes(n, k)
-		out = append(out, checksumVector{Len: n, Seed: k, CRC32C: fmt.Sprintf("%08x", manifest.PayloadChecksum(b)),
+		out = append(out, checksumVector{Len: n, Seed: k, CRC32C: fmt.Sprintf("%08x", mldf.PayloadChecksum(b)),
 			XXH64: fmt.Sprintf("%016x", xxhash.Sum64(b))})
 	}
 	data, err := json.MarshalIndent(out, "", "  ")

@@ -16,8 +16,7 @@ import (
 
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/encoders/audiofield"
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // expected is the JSON a fixture's NAME.expected.json holds: what the Go reader reads.
@@ -56,7 +55,7 @@ func export(path string) error {
 }
 
 func exportValues(path string) (*expected, error) {
-	r, err := reader.Open(path)
+	r, err := mldf.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -86,40 +85,40 @@ func exportValues(path string) (*expected, error) {
 	return e, nil
 }
 
-func exportValue(r *reader.Reader, i, k int, f manifest.FieldDesc) (map[string]any, error) {
+func exportValue(r *mldf.Reader, i, k int, f mldf.FieldDesc) (map[string]any, error) {
 	switch t := f.Type; {
-	case t == manifest.TypeInt:
+	case t == mldf.TypeInt:
 		v, err := r.Int(i, k)
 		return map[string]any{"int": v}, err
-	case t == manifest.TypeFloat:
+	case t == mldf.TypeFloat:
 		v, err := r.Float(i, k)
 		return map[string]any{"bits": fmt.Sprintf("%016x", math.Float64bits(v)),
 			"repr": strconv.FormatFloat(v, 'g', -1, 64)}, err
-	case t == manifest.TypeBytes:
+	case t == mldf.TypeBytes:
 		p, err := r.Payload(i, k)
 		return map[string]any{"b64": b64(p), "size": len(p)}, err
-	case t == manifest.TypeJSON:
+	case t == mldf.TypeJSON:
 		p, err := r.Payload(i, k)
 		return map[string]any{"text": string(p), "size": len(p)}, err
-	case t == manifest.TypeNDArray:
+	case t == mldf.TypeNDArray:
 		p, err := r.Payload(i, k)
 		if err != nil {
 			return nil, err
 		}
 		return exportNDArray(f, p)
-	case t >= manifest.TypeImageRaw && t <= manifest.TypeImagePNG:
+	case t >= mldf.TypeImageRaw && t <= mldf.TypeImagePNG:
 		m, p, err := r.Image(i, k)
 		if err != nil {
 			return nil, err
 		}
 		return exportImage(m, p)
-	case t >= manifest.TypeAudioWaveform && t <= manifest.TypeAudioCodecTokens:
+	case t >= mldf.TypeAudioWaveform && t <= mldf.TypeAudioCodecTokens:
 		m, p, err := r.Audio(i, k)
 		if err != nil {
 			return nil, err
 		}
 		return exportAudio(f, m, p)
-	case t >= manifest.TypeTextRaw && t <= manifest.TypeTextHierarchical:
+	case t >= mldf.TypeTextRaw && t <= mldf.TypeTextHierarchical:
 		m, p, err := r.Text(i, k)
 		if err != nil {
 			return nil, err
@@ -130,7 +129,7 @@ func exportValue(r *reader.Reader, i, k int, f manifest.FieldDesc) (map[string]a
 	return map[string]any{"b64": b64(p), "size": len(p)}, err
 }
 
-func exportNDArray(f manifest.FieldDesc, p []byte) (map[string]any, error) {
+func exportNDArray(f mldf.FieldDesc, p []byte) (map[string]any, error) {
 	a := f.Arguments
 	out := map[string]any{"b64": b64(p), "size": len(p), "layout": int(a[1])}
 	if len(p) == 0 {
@@ -154,14 +153,14 @@ func exportNDArray(f manifest.FieldDesc, p []byte) (map[string]any, error) {
 	return out, nil
 }
 
-func exportImage(m manifest.ImageMeta, p []byte) (map[string]any, error) {
+func exportImage(m mldf.ImageMeta, p []byte) (map[string]any, error) {
 	out := map[string]any{"height": m.Height, "width": m.Width, "channels": m.Channels, "mode": m.Mode,
 		"b64": b64(p), "size": len(p)}
 	switch {
 	case len(p) == 0:
-	case m.Mode == manifest.ImageModeRaw:
+	case m.Mode == mldf.ImageModeRaw:
 		out["pixels_b64"] = b64(p)
-	case m.Mode == manifest.ImageModePNG:
+	case m.Mode == mldf.ImageModePNG:
 		img, err := png.Decode(bytes.NewReader(p))
 		if err != nil {
 			return nil, err
@@ -198,14 +197,14 @@ func pixels(img image.Image, c int) ([]byte, error) {
 	return out, nil
 }
 
-func exportAudio(f manifest.FieldDesc, m manifest.AudioMeta, p []byte) (map[string]any, error) {
+func exportAudio(f mldf.FieldDesc, m mldf.AudioMeta, p []byte) (map[string]any, error) {
 	out := map[string]any{"num_samples": m.NumSamples, "sample_rate": m.SampleRate, "num_channels": m.NumChannels,
 		"bit_depth": m.BitDepth, "codec": m.Codec, "b64": b64(p), "size": len(p)}
 	if len(p) == 0 {
 		return out, nil
 	}
 	switch m.Codec {
-	case manifest.AudioCodecPCM:
+	case mldf.AudioCodecPCM:
 		o, err := audiofield.ParseArguments(f.Arguments)
 		if err != nil {
 			return nil, err
@@ -230,7 +229,7 @@ func exportAudio(f manifest.FieldDesc, m manifest.AudioMeta, p []byte) (map[stri
 			return nil, fmt.Errorf("waveform format %s", o.Format)
 		}
 		out["samples"] = samples
-	case manifest.AudioCodecFLAC:
+	case mldf.AudioCodecFLAC:
 		c, _, err := audiofield.DecodeFLAC(p)
 		if err != nil {
 			return nil, err
@@ -241,18 +240,18 @@ func exportAudio(f manifest.FieldDesc, m manifest.AudioMeta, p []byte) (map[stri
 	return out, nil
 }
 
-func exportText(m manifest.TextMeta, p []byte) (map[string]any, error) {
+func exportText(m mldf.TextMeta, p []byte) (map[string]any, error) {
 	out := map[string]any{"num_tokens": m.NumTokens, "encoding": m.Encoding, "b64": b64(p), "size": len(p)}
 	switch m.Encoding {
-	case manifest.TextUTF8:
+	case mldf.TextUTF8:
 		out["text"] = string(p)
-	case manifest.TextTokens32:
+	case mldf.TextTokens32:
 		ids := []int32{}
 		for j := 0; j+4 <= len(p); j += 4 {
 			ids = append(ids, int32(binary.LittleEndian.Uint32(p[j:])))
 		}
 		out["tokens"] = ids
-	case manifest.TextTokens16:
+	case mldf.TextTokens16:
 		ids := []int16{}
 		for j := 0; j+2 <= len(p); j += 2 {
 			ids = append(ids, int16(binary.LittleEndian.Uint16(p[j:])))

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/mldf/convert/reader"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // TestRun writes the fixtures and checks that every good one verifies with the Go reader and
@@ -26,7 +26,7 @@ func TestRun(t *testing.T) {
 		t.Fatalf("index lists %d fixtures", len(index.Fixtures))
 	}
 	for _, name := range index.Fixtures {
-		if _, err := reader.Verify(filepath.Join(dir, name+".mldf")); err != nil {
+		if _, err := mldf.Verify(filepath.Join(dir, name+".mldf")); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 		var e expected

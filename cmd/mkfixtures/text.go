@@ -7,7 +7,7 @@ import (
 	"github.com/mldf/convert/encoders/textfield"
 	"github.com/mldf/convert/pipeline"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sample"
 )
 
@@ -23,9 +23,9 @@ type textTokens struct {
 	large bool // add a large offset so ids need 32 bits
 }
 
-func (f textTokens) Name() string                                { return f.name }
-func (f textTokens) Type() manifest.TypeID                       { return manifest.TypeTextTokenized }
-func (f textTokens) Arguments() (a [manifest.ArgumentsSize]byte) { return a }
+func (f textTokens) Name() string                            { return f.name }
+func (f textTokens) Type() mldf.TypeID                       { return mldf.TypeTextTokenized }
+func (f textTokens) Arguments() (a [mldf.ArgumentsSize]byte) { return a }
 func (f textTokens) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	b, err := v.Load()
 	if err != nil {
@@ -55,11 +55,11 @@ func (f textTokens) Encode(v sample.Value, meta []byte) ([]byte, error) {
 			out = binary.LittleEndian.AppendUint16(out, uint16(int16(id%30000)))
 		}
 	}
-	enc := manifest.TextTokens16
+	enc := mldf.TextTokens16
 	if f.wide {
-		enc = manifest.TextTokens32
+		enc = mldf.TextTokens32
 	}
-	manifest.TextMeta{NumTokens: uint16(min(len(ids), math.MaxUint16)), Encoding: enc}.Put(meta)
+	mldf.TextMeta{NumTokens: uint16(min(len(ids), math.MaxUint16)), Encoding: enc}.Put(meta)
 	return out, nil
 }
 

@@ -4,8 +4,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/wav"
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/sample"
 )
 
@@ -29,7 +29,7 @@ func musicLike(rate, channels int, seconds float64) []int32 {
 }
 
 func benchField(b *testing.B, f *Field, data []byte, audioSeconds float64) {
-	meta := make([]byte, manifest.AudioMetaSize)
+	meta := make([]byte, mldf.AudioMetaSize)
 	v := sample.Value{Kind: sample.KindBytes, Bytes: data, Name: "bench"}
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()

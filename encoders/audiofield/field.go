@@ -15,13 +15,13 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/flacdec"
 	"github.com/mldf/convert/internal/flacenc"
 	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/internal/resample"
 	"github.com/mldf/convert/internal/wav"
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/sample"
 )
 
@@ -88,9 +88,9 @@ func EncodeFLAC(samples []int32, channels, bitsPerSample, sampleRate int) ([]byt
 // Field is an AUDIO_WAVEFORM or AUDIO_COMPRESSED field. It is safe for concurrent use.
 type Field struct {
 	name string
-	typ  manifest.TypeID
+	typ  mldf.TypeID
 	opt  Options
-	args [manifest.ArgumentsSize]byte
+	args [mldf.ArgumentsSize]byte
 
 	// pcmFLAC is set when FLAC is encoded by internal/flacenc (Options.EncodeFLAC was nil):
 	// 16- and 24-bit WAV data then goes to flacenc.AppendPCM as it is (wavToFLAC).
@@ -117,7 +117,7 @@ func NewWaveform(name string, o Options) (*Field, error) {
 	if o.Format != Int16 {
 		o.BitDepth = 32
 	}
-	return newField(name, manifest.TypeAudioWaveform, o)
+	return newField(name, mldf.TypeAudioWaveform, o)
 }
 
 // NewCompressed returns an AUDIO_COMPRESSED (FLAC) field.
@@ -132,15 +132,15 @@ func NewCompressed(name string, o Options) (*Field, error) {
 	if pcm {
 		o.EncodeFLAC = EncodeFLAC
 	}
-	f, err := newField(name, manifest.TypeAudioCompressed, o)
+	f, err := newField(name, mldf.TypeAudioCompressed, o)
 	if f != nil {
 		f.pcmFLAC = pcm
 	}
 	return f, err
 }
 
-func newField(name string, t manifest.TypeID, o Options) (*Field, error) {
-	if err := manifest.ValidateName(name); err != nil {
+func newField(name string, t mldf.TypeID, o Options) (*Field, error) {
+	if err := mldf.ValidateName(name); err != nil {
 		return nil, err
 	}
 	if o.SampleRate < 0 || o.SampleRate > MaxSampleRate {
@@ -159,10 +159,10 @@ func newField(name string, t manifest.TypeID, o Options) (*Field, error) {
 func (f *Field) Name() string { return f.name }
 
 // Type returns TypeAudioWaveform or TypeAudioCompressed.
-func (f *Field) Type() manifest.TypeID { return f.typ }
+func (f *Field) Type() mldf.TypeID { return f.typ }
 
 // Arguments returns the descriptor arguments (layout in docs/fields/audio.md).
-func (f *Field) Arguments() [manifest.ArgumentsSize]byte { return f.args }
+func (f *Field) Arguments() [mldf.ArgumentsSize]byte { return f.args }
 
 // Options returns the field's options.
 func (f *Field) Options() Options { return f.opt }
@@ -182,8 +182,8 @@ const (
 	argPassband    = 20 // u16 passband edge, thousandths of the lower Nyquist
 )
 
-func (o Options) arguments() [manifest.ArgumentsSize]byte {
-	var a [manifest.ArgumentsSize]byte
+func (o Options) arguments() [mldf.ArgumentsSize]byte {
+	var a [mldf.ArgumentsSize]byte
 	a[argVersion] = ArgsVersion
 	a[argFormat] = byte(o.Format)
 	if o.Mono {
@@ -205,7 +205,7 @@ func (o Options) arguments() [manifest.ArgumentsSize]byte {
 }
 
 // ParseArguments decodes a field's arguments back into Options (EncodeFLAC left nil).
-func ParseArguments(a [manifest.ArgumentsSize]byte) (Options, error) {
+func ParseArguments(a [mldf.ArgumentsSize]byte) (Options, error) {
 	if a[argVersion] != ArgsVersion {
 		return Options{}, fmt.Errorf("audio arguments: layout version %d (this reader knows %d)", a[argVersion], ArgsVersion)
 	}
@@ -242,15 +242,15 @@ func (f *Field) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", origin(v), err)
 	}
-	if err := manifest.CheckPayloadSize(len(p)); err != nil {
+	if err := mldf.CheckPayloadSize(len(p)); err != nil {
 		return nil, fmt.Errorf("%s: %w", origin(v), err)
 	}
 	m.Put(meta)
 	return p, nil
 }
 
-func (f *Field) encode(v sample.Value) ([]byte, manifest.AudioMeta, error) {
-	var m manifest.AudioMeta
+func (f *Field) encode(v sample.Value) ([]byte, mldf.AudioMeta, error) {
+	var m mldf.AudioMeta
 	if v.Kind != sample.KindFile && v.Kind != sample.KindBytes {
 		return nil, m, fmt.Errorf("%w (kind %d)", ErrValue, v.Kind)
 	}
@@ -308,11 +308,11 @@ func overlaps(p, buf []byte) bool {
 }
 
 // encodeData encodes the bytes of the audio file in v.
-func (f *Field) encodeData(data []byte, v sample.Value) ([]byte, manifest.AudioMeta, error) {
-	var m manifest.AudioMeta
+func (f *Field) encodeData(data []byte, v sample.Value) ([]byte, mldf.AudioMeta, error) {
+	var m mldf.AudioMeta
 	var err error
 	kind := Sniff(data)
-	if kind == ContainerWAV && f.typ == manifest.TypeAudioWaveform {
+	if kind == ContainerWAV && f.typ == mldf.TypeAudioWaveform {
 		if p, m, ok, err := f.wavFastPath(data, v); ok || err != nil {
 			return p, m, err
 		}
@@ -326,7 +326,7 @@ func (f *Field) encodeData(data []byte, v sample.Value) ([]byte, manifest.AudioM
 		ext := strings.ToLower(filepath.Ext(v.Name + v.Path))
 		return nil, m, fmt.Errorf("%w (extension %q, starts with %q)", ErrFormat, ext, data[:min(4, len(data))])
 	}
-	if kind == ContainerFLAC && f.typ == manifest.TypeAudioCompressed && !f.opt.NoPassthrough {
+	if kind == ContainerFLAC && f.typ == mldf.TypeAudioCompressed && !f.opt.NoPassthrough {
 		if m, ok, err := f.flacPassthrough(data, v); ok || err != nil {
 			return data, m, err
 		}
@@ -348,9 +348,9 @@ func (f *Field) encodeData(data []byte, v sample.Value) ([]byte, manifest.AudioM
 	if uint64(out.Frames()) > math.MaxUint32 {
 		return nil, m, fmt.Errorf("%w: %d frames (num_samples is 32-bit)", ErrTooLarge, out.Frames())
 	}
-	m = manifest.AudioMeta{NumSamples: uint32(out.Frames()), SampleRate: uint32(out.SampleRate), NumChannels: uint16(out.Channels)}
-	if f.typ == manifest.TypeAudioCompressed {
-		m.Codec = manifest.AudioCodecFLAC
+	m = mldf.AudioMeta{NumSamples: uint32(out.Frames()), SampleRate: uint32(out.SampleRate), NumChannels: uint16(out.Channels)}
+	if f.typ == mldf.TypeAudioCompressed {
+		m.Codec = mldf.AudioCodecFLAC
 		if kind == ContainerFLAC && out == clip && !f.opt.NoPassthrough && (f.opt.BitDepth == 0 || f.opt.BitDepth == clip.BitDepth) {
 			m.BitDepth = uint8(clip.BitDepth)
 			return data, m, nil // verified above: decodes, MD5 matches
@@ -363,7 +363,7 @@ func (f *Field) encodeData(data []byte, v sample.Value) ([]byte, manifest.AudioM
 		m.BitDepth = uint8(depth)
 		return p, m, nil
 	}
-	m.Codec = manifest.AudioCodecPCM
+	m.Codec = mldf.AudioCodecPCM
 	m.BitDepth = uint8(f.opt.BitDepth)
 	return pcmBytes(out, f.opt.Format), m, nil
 }
@@ -372,7 +372,7 @@ func (f *Field) encodeData(data []byte, v sample.Value) ([]byte, manifest.AudioM
 // (no segment, no downmix, no resampling, the same bit depth), checking it as DecodeFLAC
 // does (CRCs, sample count, MD5) without holding its samples. ok is false when the stream
 // must be decoded and converted instead (or its STREAMINFO does not state its length).
-func (f *Field) flacPassthrough(data []byte, v sample.Value) (m manifest.AudioMeta, ok bool, err error) {
+func (f *Field) flacPassthrough(data []byte, v sample.Value) (m mldf.AudioMeta, ok bool, err error) {
 	si, _, err := flacHeader(data)
 	if err != nil || si.TotalSamples == 0 || si.TotalSamples > math.MaxUint32 {
 		return m, false, nil // DecodeFLAC reports the error, or finds the stream's true length
@@ -388,8 +388,8 @@ func (f *Field) flacPassthrough(data []byte, v sample.Value) (m manifest.AudioMe
 	if _, err := flacdec.Verify(data, flacdec.Options{MaxSamples: MaxDecodedSamples}); err != nil {
 		return m, true, flacError(err)
 	}
-	return manifest.AudioMeta{NumSamples: uint32(frames), SampleRate: uint32(si.SampleRate), NumChannels: uint16(si.Channels),
-		Codec: manifest.AudioCodecFLAC, BitDepth: uint8(si.BitsPerSample)}, true, nil
+	return mldf.AudioMeta{NumSamples: uint32(frames), SampleRate: uint32(si.SampleRate), NumChannels: uint16(si.Channels),
+		Codec: mldf.AudioCodecFLAC, BitDepth: uint8(si.BitsPerSample)}, true, nil
 }
 
 // MaxSampleRate is the highest sample rate a source file may declare, and the highest
@@ -499,7 +499,7 @@ func (f *Field) segment(frames, rateHz int, v sample.Value) (start, end int, err
 // wavFastPath stores the bytes of a little-endian WAV data chunk directly when they already
 // are the field's sample format (16-bit PCM for int16, 32-bit PCM for int32, float32 for
 // float32) and no downmix or resampling is needed. ok is false when the general path must run.
-func (f *Field) wavFastPath(b []byte, v sample.Value) (p []byte, m manifest.AudioMeta, ok bool, err error) {
+func (f *Field) wavFastPath(b []byte, v sample.Value) (p []byte, m mldf.AudioMeta, ok bool, err error) {
 	h, data, err := wav.Header(b)
 	if err != nil {
 		return nil, m, false, err
@@ -520,8 +520,8 @@ func (f *Field) wavFastPath(b []byte, v sample.Value) (p []byte, m manifest.Audi
 	if v.Kind == sample.KindBytes {
 		p = append([]byte(nil), p...) // the value's bytes are not ours to hand on
 	}
-	m = manifest.AudioMeta{NumSamples: uint32(n), SampleRate: uint32(h.SampleRate), NumChannels: uint16(h.Channels),
-		BitDepth: uint8(f.opt.BitDepth), Codec: manifest.AudioCodecPCM}
+	m = mldf.AudioMeta{NumSamples: uint32(n), SampleRate: uint32(h.SampleRate), NumChannels: uint16(h.Channels),
+		BitDepth: uint8(f.opt.BitDepth), Codec: mldf.AudioCodecPCM}
 	return p, m, true, nil
 }
 
@@ -544,7 +544,7 @@ func (f *Field) wavSegment(data []byte, frameBytes, rate int, v sample.Value) ([
 // The stream is the one the decoding path writes. ok is false for everything else (other
 // encodings and widths, downmixing, resampling, a different bit depth, unusual headers),
 // which the decoding path handles and reports.
-func (f *Field) wavToFLAC(b []byte, v sample.Value) (p []byte, m manifest.AudioMeta, ok bool, err error) {
+func (f *Field) wavToFLAC(b []byte, v sample.Value) (p []byte, m mldf.AudioMeta, ok bool, err error) {
 	h, data, err := wav.Header(b)
 	if err != nil {
 		return nil, m, false, nil // Decode reports it
@@ -565,8 +565,8 @@ func (f *Field) wavToFLAC(b []byte, v sample.Value) (p []byte, m manifest.AudioM
 	if err != nil {
 		return nil, m, true, fmt.Errorf("FLAC encode: %w", err)
 	}
-	m = manifest.AudioMeta{NumSamples: uint32(n), SampleRate: uint32(h.SampleRate), NumChannels: uint16(h.Channels),
-		Codec: manifest.AudioCodecFLAC, BitDepth: uint8(h.BitDepth)}
+	m = mldf.AudioMeta{NumSamples: uint32(n), SampleRate: uint32(h.SampleRate), NumChannels: uint16(h.Channels),
+		Codec: mldf.AudioCodecFLAC, BitDepth: uint8(h.BitDepth)}
 	return p, m, true, nil
 }
 

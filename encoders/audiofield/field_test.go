@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/resample"
 	"github.com/mldf/convert/internal/wav"
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/sample"
 )
 
@@ -39,17 +39,17 @@ func mustField(f *Field, err error) *Field {
 	return f
 }
 
-func encode(f *Field, v sample.Value) ([]byte, manifest.AudioMeta, error) {
-	meta := make([]byte, manifest.AudioMetaSize)
+func encode(f *Field, v sample.Value) ([]byte, mldf.AudioMeta, error) {
+	meta := make([]byte, mldf.AudioMetaSize)
 	p, err := f.Encode(v, meta)
-	return p, manifest.GetAudioMeta(meta), err
+	return p, mldf.GetAudioMeta(meta), err
 }
 
 // decodePayload turns a stored payload back into samples: int16/int32 as int32, float32 as
 // float32, FLAC through DecodeFLAC.
-func decodePayload(t testing.TB, f *Field, p []byte, m manifest.AudioMeta) (ints []int32, floats []float32) {
+func decodePayload(t testing.TB, f *Field, p []byte, m mldf.AudioMeta) (ints []int32, floats []float32) {
 	t.Helper()
-	if m.Codec == manifest.AudioCodecFLAC {
+	if m.Codec == mldf.AudioCodecFLAC {
 		c, _, err := DecodeFLAC(p)
 		if err != nil {
 			t.Fatalf("stored FLAC does not decode: %v", err)
@@ -147,7 +147,7 @@ func TestRoundTripWAV(t *testing.T) {
 			}
 			got, _ = decodePayload(t, fc, p, m)
 			wantDepth := min(bits, 24)
-			if int(m.BitDepth) != wantDepth || m.Codec != manifest.AudioCodecFLAC {
+			if int(m.BitDepth) != wantDepth || m.Codec != mldf.AudioCodecFLAC {
 				t.Fatalf("FLAC meta %+v", m)
 			}
 			for i := range src {
@@ -577,7 +577,7 @@ func TestArguments(t *testing.T) {
 	if a[0] != ArgsVersion || a[argResampler] != 1 || a[argStopband] != 80 || binary.LittleEndian.Uint16(a[argPassband:]) != 900 {
 		t.Errorf("args bytes %x", a[:24])
 	}
-	var bad [manifest.ArgumentsSize]byte
+	var bad [mldf.ArgumentsSize]byte
 	if _, err := ParseArguments(bad); err == nil {
 		t.Error("version 0 accepted")
 	}
@@ -760,16 +760,16 @@ func FuzzEncode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte, off, dur float64, which uint8) {
 		fd := fields[int(which)%len(fields)]
-		meta := make([]byte, manifest.AudioMetaSize)
+		meta := make([]byte, mldf.AudioMetaSize)
 		p, err := fd.Encode(sample.Value{Kind: sample.KindBytes, Bytes: b, Name: "f.wav", Offset: off, Duration: dur}, meta)
 		if err != nil {
 			return
 		}
-		m := manifest.GetAudioMeta(meta)
+		m := mldf.GetAudioMeta(meta)
 		if m.NumSamples == 0 || m.NumChannels == 0 {
 			t.Fatalf("empty result %+v", m)
 		}
-		if m.Codec == manifest.AudioCodecPCM && len(p) != int(m.NumSamples)*int(m.NumChannels)*int(m.BitDepth/8) {
+		if m.Codec == mldf.AudioCodecPCM && len(p) != int(m.NumSamples)*int(m.NumChannels)*int(m.BitDepth/8) {
 			t.Fatalf("payload %d bytes, meta %+v", len(p), m)
 		}
 	})

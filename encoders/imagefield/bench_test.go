@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/internal/turbojpeg"
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/sample"
 )
 
@@ -45,7 +45,7 @@ func BenchmarkEncode(b *testing.B) {
 		}
 		for _, f := range fs {
 			b.Run(c.name+"/"+pathName(f), func(b *testing.B) {
-				meta := make([]byte, manifest.ImageMetaSize)
+				meta := make([]byte, mldf.ImageMetaSize)
 				v := sample.Value{Kind: sample.KindBytes, Bytes: src, Name: "bench.jpg"}
 				b.SetBytes(int64(len(src)))
 				b.ReportAllocs()
@@ -213,7 +213,7 @@ func BenchmarkEncodeParallel(b *testing.B) {
 		b.Run("jpeg256q90/"+pathName(f), func(b *testing.B) {
 			c0 := cpuTime()
 			b.RunParallel(func(pb *testing.PB) {
-				meta := make([]byte, manifest.ImageMetaSize)
+				meta := make([]byte, mldf.ImageMetaSize)
 				v := sample.Value{Kind: sample.KindBytes, Bytes: src, Name: "bench.jpg"}
 				for pb.Next() {
 					if _, err := f.Encode(v, meta); err != nil {
@@ -256,7 +256,7 @@ func BenchmarkFolder(b *testing.B) {
 				var next atomic.Int64
 				c0 := cpuTime()
 				b.RunParallel(func(pb *testing.PB) {
-					meta := make([]byte, manifest.ImageMetaSize)
+					meta := make([]byte, mldf.ImageMetaSize)
 					for pb.Next() {
 						p := files[int(next.Add(1)-1)%len(files)]
 						if _, err := f.Encode(sample.Value{Kind: sample.KindFile, Path: p}, meta); err != nil {
@@ -361,7 +361,7 @@ func BenchmarkFolderStages(b *testing.B) {
 		_, err := e.EncodeYUV(&small, 90)
 		return err
 	})
-	meta := make([]byte, manifest.ImageMetaSize)
+	meta := make([]byte, mldf.ImageMetaSize)
 	stage("field-encode", func(i int) error {
 		_, err := f.Encode(sample.Value{Kind: sample.KindFile, Path: files[i]}, meta)
 		return err

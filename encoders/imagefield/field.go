@@ -20,10 +20,10 @@ import (
 	"golang.org/x/image/webp"
 
 	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/internal/turbojpeg"
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/sample"
 )
 
@@ -45,8 +45,8 @@ var (
 type Field struct {
 	name  string
 	opts  Options
-	typ   manifest.TypeID
-	args  [manifest.ArgumentsSize]byte
+	typ   mldf.TypeID
+	args  [mldf.ArgumentsSize]byte
 	turbo bool // use libjpeg-turbo (when compiled in)
 	rgb   bool // never take the planar (YUV) path (tests compare the two paths)
 	pool  sync.Pool
@@ -79,7 +79,7 @@ func (c *codec) trim() {
 
 // New returns an image field called name with options opts (zero members take defaults).
 func New(name string, opts Options) (*Field, error) {
-	if err := manifest.ValidateName(name); err != nil {
+	if err := mldf.ValidateName(name); err != nil {
 		return nil, err
 	}
 	o, err := opts.withDefaults()
@@ -89,11 +89,11 @@ func New(name string, opts Options) (*Field, error) {
 	f := &Field{name: name, opts: o, args: o.arguments(), turbo: turbojpeg.Available()}
 	switch o.Mode {
 	case ModePNG:
-		f.typ = manifest.TypeImagePNG
+		f.typ = mldf.TypeImagePNG
 	case ModeRaw:
-		f.typ = manifest.TypeImageRaw
+		f.typ = mldf.TypeImageRaw
 	default:
-		f.typ = manifest.TypeImageJPEG
+		f.typ = mldf.TypeImageJPEG
 	}
 	f.pool.New = func() any {
 		c := &codec{}
@@ -115,10 +115,10 @@ func New(name string, opts Options) (*Field, error) {
 func (f *Field) Name() string { return f.name }
 
 // Type implements encoders.Field: IMAGE_JPEG for jpeg and smart, IMAGE_PNG, IMAGE_RAW.
-func (f *Field) Type() manifest.TypeID { return f.typ }
+func (f *Field) Type() mldf.TypeID { return f.typ }
 
 // Arguments implements encoders.Field; see ParseArguments and docs/fields/image.md.
-func (f *Field) Arguments() [manifest.ArgumentsSize]byte { return f.args }
+func (f *Field) Arguments() [mldf.ArgumentsSize]byte { return f.args }
 
 // Options returns the field's options with defaults applied.
 func (f *Field) Options() Options { return f.opts }
@@ -205,8 +205,8 @@ func (f *Field) passThrough(h Header, resized bool) bool {
 
 // encode encodes the image data with the codec c. copyIn means data is not the field's to
 // keep: a payload that is data itself is copied.
-func (f *Field) encode(c *codec, data []byte, copyIn bool) ([]byte, manifest.ImageMeta, error) {
-	var m manifest.ImageMeta
+func (f *Field) encode(c *codec, data []byte, copyIn bool) ([]byte, mldf.ImageMeta, error) {
+	var m mldf.ImageMeta
 	if len(data) == 0 {
 		return nil, m, ErrEmpty
 	}
@@ -252,7 +252,7 @@ func (f *Field) encode(c *codec, data []byte, copyIn bool) ([]byte, manifest.Ima
 		return nil, m, fmt.Errorf("%w: %dx%d exceeds 65535 pixels a side (set max_resolution)", ErrDimensions, tw, th)
 	}
 	if pass {
-		m = manifest.ImageMeta{Height: uint16(oh), Width: uint16(ow), Channels: uint8(hdr.Components), Mode: manifest.ImageModeJPEG}
+		m = mldf.ImageMeta{Height: uint16(oh), Width: uint16(ow), Channels: uint8(hdr.Components), Mode: mldf.ImageModeJPEG}
 		if copyIn {
 			data = bytes.Clone(data)
 		}
@@ -278,7 +278,7 @@ func (f *Field) encode(c *codec, data []byte, copyIn bool) ([]byte, manifest.Ima
 	if err != nil {
 		return nil, m, err
 	}
-	m = manifest.ImageMeta{Height: uint16(px.h), Width: uint16(px.w), Channels: uint8(px.c), Mode: mode}
+	m = mldf.ImageMeta{Height: uint16(px.h), Width: uint16(px.w), Channels: uint8(px.c), Mode: mode}
 	return out, m, nil
 }
 
@@ -460,13 +460,13 @@ func (f *Field) store(c *codec, px pixbuf) ([]byte, uint8, error) {
 	switch f.opts.Mode {
 	case ModeRaw:
 		// px may live in the worker's scratch buffers: the payload is a copy.
-		return bytes.Clone(px.pix), manifest.ImageModeRaw, nil
+		return bytes.Clone(px.pix), mldf.ImageModeRaw, nil
 	case ModePNG:
 		var buf bytes.Buffer
 		if err := (&png.Encoder{CompressionLevel: png.DefaultCompression}).Encode(&buf, toImage(px)); err != nil {
 			return nil, 0, fmt.Errorf("%w: PNG: %w", ErrEncode, err)
 		}
-		return buf.Bytes(), manifest.ImageModePNG, nil
+		return buf.Bytes(), mldf.ImageModePNG, nil
 	}
 	if c.enc != nil {
 		pf := turbojpeg.RGB
@@ -477,12 +477,12 @@ func (f *Field) store(c *codec, px pixbuf) ([]byte, uint8, error) {
 		if err != nil {
 			return nil, 0, fmt.Errorf("%w: JPEG: %w", ErrEncode, err)
 		}
-		return out, manifest.ImageModeJPEG, nil
+		return out, mldf.ImageModeJPEG, nil
 	}
 	var buf bytes.Buffer
 	buf.Grow(px.w * px.h / 2)
 	if err := jpeg.Encode(&buf, toImage(px), &jpeg.Options{Quality: f.opts.JPEGQuality}); err != nil {
 		return nil, 0, fmt.Errorf("%w: JPEG: %w", ErrEncode, err)
 	}
-	return buf.Bytes(), manifest.ImageModeJPEG, nil
+	return buf.Bytes(), mldf.ImageModeJPEG, nil
 }

@@ -18,8 +18,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/turbojpeg"
-	"github.com/mldf/convert/manifest"
 	"github.com/mldf/convert/sample"
 )
 
@@ -61,22 +61,22 @@ func pathName(f *Field) string {
 	return "go"
 }
 
-func encodeFile(f *Field, path string) ([]byte, manifest.ImageMeta, error) {
-	meta := make([]byte, manifest.ImageMetaSize)
+func encodeFile(f *Field, path string) ([]byte, mldf.ImageMeta, error) {
+	meta := make([]byte, mldf.ImageMetaSize)
 	out, err := f.Encode(sample.Value{Kind: sample.KindFile, Path: path, Name: filepath.Base(path)}, meta)
-	return out, manifest.GetImageMeta(meta), err
+	return out, mldf.GetImageMeta(meta), err
 }
 
 // decodePayload decodes a payload back to pixels with the Go decoders.
-func decodePayload(t testing.TB, out []byte, m manifest.ImageMeta) pixbuf {
+func decodePayload(t testing.TB, out []byte, m mldf.ImageMeta) pixbuf {
 	t.Helper()
 	switch m.Mode {
-	case manifest.ImageModeRaw:
+	case mldf.ImageModeRaw:
 		if len(out) != int(m.Height)*int(m.Width)*int(m.Channels) {
 			t.Fatalf("raw payload %d bytes for %dx%dx%d", len(out), m.Height, m.Width, m.Channels)
 		}
 		return pixbuf{pix: out, w: int(m.Width), h: int(m.Height), c: int(m.Channels)}
-	case manifest.ImageModeJPEG, manifest.ImageModePNG:
+	case mldf.ImageModeJPEG, mldf.ImageModePNG:
 		img, _, err := image.Decode(bytes.NewReader(out))
 		if err != nil {
 			t.Fatalf("decode payload (mode %d): %v", m.Mode, err)
@@ -284,10 +284,10 @@ func withOrientation(jpg []byte, o uint16, bigEndian bool) []byte {
 	return append(out, jpg[2:]...)
 }
 
-func encodeBytes(f *Field, name string, data []byte) ([]byte, manifest.ImageMeta, error) {
-	meta := make([]byte, manifest.ImageMetaSize)
+func encodeBytes(f *Field, name string, data []byte) ([]byte, mldf.ImageMeta, error) {
+	meta := make([]byte, mldf.ImageMetaSize)
 	out, err := f.Encode(sample.Value{Kind: sample.KindBytes, Bytes: data, Name: name}, meta)
-	return out, manifest.GetImageMeta(meta), err
+	return out, mldf.GetImageMeta(meta), err
 }
 
 func TestSmartPassThrough(t *testing.T) {
@@ -303,7 +303,7 @@ func TestSmartPassThrough(t *testing.T) {
 		if &out[0] == &src[0] {
 			t.Errorf("%s: payload aliases the input bytes", pathName(f))
 		}
-		if m != (manifest.ImageMeta{Height: 80, Width: 120, Channels: 3, Mode: manifest.ImageModeJPEG}) {
+		if m != (mldf.ImageMeta{Height: 80, Width: 120, Channels: 3, Mode: mldf.ImageModeJPEG}) {
 			t.Errorf("meta %+v", m)
 		}
 		// Needs a resize: re-encoded.
@@ -646,7 +646,7 @@ func TestOptionsAndArguments(t *testing.T) {
 		}
 	}
 	f, _ := New("img", Options{Mode: ModeJPEG, MaxResolution: 256, JPEGQuality: 90, Filter: FilterLanczos})
-	if f.Type() != manifest.TypeImageJPEG {
+	if f.Type() != mldf.TypeImageJPEG {
 		t.Errorf("type %s", f.Type())
 	}
 	a := f.Arguments()

@@ -11,7 +11,7 @@ import (
 	_ "image/jpeg"
 	_ "image/png"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sample"
 )
 
@@ -69,12 +69,12 @@ func FuzzEncode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for mode, fl := range fields {
-			meta := make([]byte, manifest.ImageMetaSize)
+			meta := make([]byte, mldf.ImageMetaSize)
 			out, err := fl.Encode(sample.Value{Kind: sample.KindBytes, Bytes: data, Name: "fuzz"}, meta)
 			if err != nil {
 				continue
 			}
-			m := manifest.GetImageMeta(meta)
+			m := mldf.GetImageMeta(meta)
 			if m.Width == 0 || m.Height == 0 || (mode == ModeRaw && len(out) != int(m.Width)*int(m.Height)*int(m.Channels)) {
 				t.Fatalf("%s: meta %+v with %d bytes", mode, m, len(out))
 			}

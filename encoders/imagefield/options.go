@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // Mode says how a field stores its images.
@@ -205,7 +205,7 @@ const argFlagExifOrientation = 1 << 0
 //	@9 flags u8 (bit0: EXIF orientation applied)                      @10 subsampling u8 (0 = 4:2:0)
 //	@11 reserved u8     @12 reserved u32     @16 max_pixels i64 (-1 = no limit)
 //	@24..127 reserved, zero
-func (o Options) arguments() (a [manifest.ArgumentsSize]byte) {
+func (o Options) arguments() (a [mldf.ArgumentsSize]byte) {
 	a[0] = ArgumentsVersion
 	a[1] = modeToArg[o.Mode]
 	a[2] = byte(o.JPEGQuality)
@@ -221,7 +221,7 @@ func (o Options) arguments() (a [manifest.ArgumentsSize]byte) {
 // ParseArguments decodes the descriptor arguments of an image field (the reader side) into
 // the options that wrote it, with defaults applied. It rejects unknown versions, values out
 // of range and non-zero reserved bytes.
-func ParseArguments(a [manifest.ArgumentsSize]byte) (Options, error) {
+func ParseArguments(a [mldf.ArgumentsSize]byte) (Options, error) {
 	if a[0] != ArgumentsVersion {
 		return Options{}, fmt.Errorf("%w: arguments version %d (this reader reads %d)", ErrArguments, a[0], ArgumentsVersion)
 	}

@@ -3,8 +3,8 @@ package imagefield
 import (
 	"errors"
 
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/turbojpeg"
-	"github.com/mldf/convert/manifest"
 )
 
 // The planar (YUV) path of the jpeg and smart modes: libjpeg-turbo decodes the JPEG at the DCT
@@ -40,7 +40,7 @@ func (f *Field) canYUV(c *codec, hdr Header) bool {
 // path reports or works around); warned is then the libjpeg-turbo warning, if the decode gave
 // one: its planes are not trusted, and the RGB path decides without decoding with
 // libjpeg-turbo again (see decode).
-func (f *Field) encodeYUV(c *codec, data []byte, hdr Header, sw, sh int) (out []byte, m manifest.ImageMeta, ok bool, warned error) {
+func (f *Field) encodeYUV(c *codec, data []byte, hdr Header, sw, sh int) (out []byte, m mldf.ImageMeta, ok bool, warned error) {
 	b := &c.yuv
 	num := f.dctScale(hdr, sw, sh)
 	if err := c.dec.DecodeYUV(data, num, &b.dec); err != nil {
@@ -106,7 +106,7 @@ func (f *Field) encodeYUV(c *codec, data []byte, hdr Header, sw, sh int) (out []
 	if err != nil {
 		return nil, m, false, nil
 	}
-	m = manifest.ImageMeta{Height: uint16(y.h), Width: uint16(y.w), Channels: uint8(f.opts.Channels), Mode: manifest.ImageModeJPEG}
+	m = mldf.ImageMeta{Height: uint16(y.h), Width: uint16(y.w), Channels: uint8(f.opts.Channels), Mode: mldf.ImageModeJPEG}
 	return out, m, true, nil
 }
 

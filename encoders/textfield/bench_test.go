@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources/jsonl"
 )
@@ -44,7 +44,7 @@ func BenchmarkTokenize(b *testing.B) {
 		n += len(d)
 	}
 	b.SetBytes(int64(n))
-	meta := make([]byte, manifest.TextMetaSize)
+	meta := make([]byte, mldf.TextMetaSize)
 	defer reportCPU(b, int64(n), cpuTime())
 	for b.Loop() {
 		for _, d := range docs {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sample"
 )
 
@@ -19,7 +19,7 @@ func FuzzTextFields(f *testing.F) {
 	raw, _ := NewRaw("raw")
 	tok, _ := NewTokenized("tok", TokenizedOptions{Tokenizer: "r50k_base", AppendEnd: true})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		meta := make([]byte, manifest.TextMetaSize)
+		meta := make([]byte, mldf.TextMetaSize)
 		v := sample.Value{Kind: sample.KindString, Bytes: b}
 		p, err := raw.Encode(v, meta)
 		if utf8.Valid(b) != (err == nil) {
@@ -38,7 +38,7 @@ func FuzzTextFields(f *testing.F) {
 		if err != nil {
 			return
 		}
-		ids, err := DecodeIDs(p, manifest.GetTextMeta(meta).Encoding)
+		ids, err := DecodeIDs(p, mldf.GetTextMeta(meta).Encoding)
 		if err != nil || len(ids) == 0 || ids[len(ids)-1] != 50256 {
 			t.Fatalf("ids %v err %v", ids, err)
 		}

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mldf/convert/encoders"
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
 )
@@ -107,7 +107,7 @@ var _ encoders.Field = (*Packed)(nil)
 // NewPacked returns a TEXT_PACKED field named name. Its samples must come from a source
 // wrapped by Pack with the same options (Packed.Pack does that).
 func NewPacked(name string, opt PackOptions) (*Packed, error) {
-	if err := manifest.ValidateName(name); err != nil {
+	if err := mldf.ValidateName(name); err != nil {
 		return nil, err
 	}
 	cfg, err := opt.resolve()
@@ -121,7 +121,7 @@ func NewPacked(name string, opt PackOptions) (*Packed, error) {
 func (f *Packed) Name() string { return f.name }
 
 // Type returns manifest.TypeTextPacked.
-func (f *Packed) Type() manifest.TypeID { return manifest.TypeTextPacked }
+func (f *Packed) Type() mldf.TypeID { return mldf.TypeTextPacked }
 
 // Column returns the column the field reads: PackOptions.Output.
 func (f *Packed) Column() string { return f.cfg.output }
@@ -130,7 +130,7 @@ func (f *Packed) Column() string { return f.cfg.output }
 func (f *Packed) Width() int { return f.cfg.width }
 
 // Arguments returns the descriptor arguments (docs/fields/text.md).
-func (f *Packed) Arguments() [manifest.ArgumentsSize]byte {
+func (f *Packed) Arguments() [mldf.ArgumentsSize]byte {
 	var flags uint16
 	sepID, padID := uint32(0), uint32(0)
 	if f.cfg.sep {
@@ -157,7 +157,7 @@ func (f *Packed) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	if nReal <= 0 || nReal > int64(f.cfg.seqLen) {
 		nReal = int64(f.cfg.seqLen)
 	}
-	manifest.TextMeta{NumTokens: uint16(min(nReal, MaxNumTokens)), Encoding: encodingOf(f.cfg.width)}.Put(meta)
+	mldf.TextMeta{NumTokens: uint16(min(nReal, MaxNumTokens)), Encoding: encodingOf(f.cfg.width)}.Put(meta)
 	return append([]byte(nil), v.Bytes...), nil
 }
 

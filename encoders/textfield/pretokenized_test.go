@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sample"
 )
 
@@ -24,8 +24,8 @@ func TestPretokenized(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids, _ := DecodeIDs(p, manifest.TextTokens32)
-	if len(ids) != 3 || ids[2] != 70000 || meta[12] != 3 || meta[14] != manifest.TextTokens32 {
+	ids, _ := DecodeIDs(p, mldf.TextTokens32)
+	if len(ids) != 3 || ids[2] != 70000 || meta[12] != 3 || meta[14] != mldf.TextTokens32 {
 		t.Fatalf("ids %v meta % x", ids, meta)
 	}
 	if p, err := f.Encode(sample.Value{Kind: sample.KindJSON, Bytes: []byte("[]")}, meta); err != nil || p != nil {

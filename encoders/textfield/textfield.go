@@ -15,7 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mldf/convert/encoders"
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sample"
 )
 
@@ -77,7 +77,7 @@ var _ encoders.Field = (*Raw)(nil)
 
 // NewRaw returns a TEXT_RAW field named name.
 func NewRaw(name string) (*Raw, error) {
-	if err := manifest.ValidateName(name); err != nil {
+	if err := mldf.ValidateName(name); err != nil {
 		return nil, err
 	}
 	return &Raw{name: name}, nil
@@ -87,11 +87,11 @@ func NewRaw(name string) (*Raw, error) {
 func (f *Raw) Name() string { return f.name }
 
 // Type returns manifest.TypeTextRaw.
-func (f *Raw) Type() manifest.TypeID { return manifest.TypeTextRaw }
+func (f *Raw) Type() mldf.TypeID { return mldf.TypeTextRaw }
 
 // Arguments returns the descriptor arguments: byte 0 is ArgsVersion, the rest zero.
-func (f *Raw) Arguments() [manifest.ArgumentsSize]byte {
-	var a [manifest.ArgumentsSize]byte
+func (f *Raw) Arguments() [mldf.ArgumentsSize]byte {
+	var a [mldf.ArgumentsSize]byte
 	a[0] = ArgsVersion
 	return a
 }
@@ -102,10 +102,10 @@ func (f *Raw) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := manifest.CheckPayloadSize(len(b)); err != nil {
+	if err := mldf.CheckPayloadSize(len(b)); err != nil {
 		return nil, fmt.Errorf("field %q: %w", f.name, err)
 	}
-	manifest.TextMeta{NumTokens: 0, Encoding: manifest.TextUTF8}.Put(meta)
+	mldf.TextMeta{NumTokens: 0, Encoding: mldf.TextUTF8}.Put(meta)
 	if len(b) == 0 {
 		return nil, nil
 	}
@@ -144,7 +144,7 @@ var _ encoders.Field = (*Tokenized)(nil)
 
 // NewTokenized returns a TEXT_TOKENIZED field named name.
 func NewTokenized(name string, opt TokenizedOptions) (*Tokenized, error) {
-	if err := manifest.ValidateName(name); err != nil {
+	if err := mldf.ValidateName(name); err != nil {
 		return nil, err
 	}
 	if opt.Tokenizer == Pretokenized {
@@ -192,16 +192,16 @@ func idWidth(want int, maxID uint32) (int, error) {
 
 func encodingOf(width int) uint8 {
 	if width == 2 {
-		return manifest.TextTokens16
+		return mldf.TextTokens16
 	}
-	return manifest.TextTokens32
+	return mldf.TextTokens32
 }
 
 // Name returns the field name.
 func (f *Tokenized) Name() string { return f.name }
 
 // Type returns manifest.TypeTextTokenized.
-func (f *Tokenized) Type() manifest.TypeID { return manifest.TypeTextTokenized }
+func (f *Tokenized) Type() mldf.TypeID { return mldf.TypeTextTokenized }
 
 // Width returns the bytes per token id (2 or 4).
 func (f *Tokenized) Width() int { return f.width }
@@ -210,7 +210,7 @@ func (f *Tokenized) Width() int { return f.width }
 func (f *Tokenized) Tokenizer() *Tokenizer { return f.tok }
 
 // Arguments returns the descriptor arguments (docs/fields/text.md).
-func (f *Tokenized) Arguments() [manifest.ArgumentsSize]byte {
+func (f *Tokenized) Arguments() [mldf.ArgumentsSize]byte {
 	var flags uint16
 	endID := uint32(0)
 	if f.end {
@@ -221,8 +221,8 @@ func (f *Tokenized) Arguments() [manifest.ArgumentsSize]byte {
 }
 
 // putArgs writes the argument layout shared by TEXT_TOKENIZED and TEXT_PACKED.
-func putArgs(tok *Tokenizer, width int, flags uint16, endID, seqLen, padID uint32) [manifest.ArgumentsSize]byte {
-	var a [manifest.ArgumentsSize]byte
+func putArgs(tok *Tokenizer, width int, flags uint16, endID, seqLen, padID uint32) [mldf.ArgumentsSize]byte {
+	var a [mldf.ArgumentsSize]byte
 	le := binary.LittleEndian
 	a[0] = ArgsVersion
 	a[1] = byte(width)
@@ -262,10 +262,10 @@ func (f *Tokenized) Encode(v sample.Value, meta []byte) ([]byte, error) {
 	if f.end {
 		ids = append(ids, f.endID)
 	}
-	if err := manifest.CheckPayloadSize(len(ids) * f.width); err != nil {
+	if err := mldf.CheckPayloadSize(len(ids) * f.width); err != nil {
 		return nil, fmt.Errorf("field %q: %w", f.name, err)
 	}
-	manifest.TextMeta{NumTokens: uint16(min(len(ids), MaxNumTokens)), Encoding: encodingOf(f.width)}.Put(meta)
+	mldf.TextMeta{NumTokens: uint16(min(len(ids), MaxNumTokens)), Encoding: encodingOf(f.width)}.Put(meta)
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -290,9 +290,9 @@ func putIDs(dst []byte, ids []uint32, width int) []byte {
 // (manifest.TextTokens16 or TextTokens32).
 func DecodeIDs(payload []byte, encoding uint8) ([]uint32, error) {
 	width := 4
-	if encoding == manifest.TextTokens16 {
+	if encoding == mldf.TextTokens16 {
 		width = 2
-	} else if encoding != manifest.TextTokens32 {
+	} else if encoding != mldf.TextTokens32 {
 		return nil, fmt.Errorf("%w: encoding %d holds no token ids", ErrOption, encoding)
 	}
 	if len(payload)%width != 0 {

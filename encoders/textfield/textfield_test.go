@@ -18,7 +18,7 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 	"go.uber.org/goleak"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources/jsonl"
 )
@@ -65,16 +65,16 @@ func TestRaw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Type() != manifest.TypeTextRaw || f.Arguments()[0] != ArgsVersion {
+	if f.Type() != mldf.TypeTextRaw || f.Arguments()[0] != ArgsVersion {
 		t.Fatal("type or arguments")
 	}
 	in := []byte("Привет, мир — hello\n")
-	meta := make([]byte, manifest.TextMetaSize)
+	meta := make([]byte, mldf.TextMetaSize)
 	p, err := f.Encode(sample.Value{Kind: sample.KindString, Bytes: in}, meta)
 	if err != nil || !bytes.Equal(p, in) {
 		t.Fatalf("payload %q err %v", p, err)
 	}
-	if m := manifest.GetTextMeta(meta); m.NumTokens != 0 || m.Encoding != manifest.TextUTF8 {
+	if m := mldf.GetTextMeta(meta); m.NumTokens != 0 || m.Encoding != mldf.TextUTF8 {
 		t.Fatalf("meta %+v", m)
 	}
 	if p, err := f.Encode(str(""), meta); err != nil || p != nil {
@@ -127,13 +127,13 @@ func TestTokenizedMatchesTokenizer(t *testing.T) {
 				t.Fatalf("width %d: every built-in vocabulary has ids above 32767", f.Width())
 			}
 			for _, d := range docs {
-				meta := make([]byte, manifest.TextMetaSize)
+				meta := make([]byte, mldf.TextMetaSize)
 				p, err := f.Encode(str(d), meta)
 				if err != nil {
 					t.Fatal(err)
 				}
 				want, _, _ := ref.Encode(d)
-				got, err := DecodeIDs(p, manifest.GetTextMeta(meta).Encoding)
+				got, err := DecodeIDs(p, mldf.GetTextMeta(meta).Encoding)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -145,8 +145,8 @@ func TestTokenizedMatchesTokenizer(t *testing.T) {
 						t.Fatalf("id %d: %d, want %d", i, got[i], id)
 					}
 				}
-				m := manifest.GetTextMeta(meta)
-				if m.Encoding != manifest.TextTokens32 || int(m.NumTokens) != len(got) || len(p) != 4*len(got) {
+				m := mldf.GetTextMeta(meta)
+				if m.Encoding != mldf.TextTokens32 || int(m.NumTokens) != len(got) || len(p) != 4*len(got) {
 					t.Fatalf("meta %+v for %d ids", m, len(got))
 				}
 				back, err := f.Tokenizer().Decode(got[:len(got)-1])
@@ -173,7 +173,7 @@ func TestTokenizedOptionsAndArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := f.Arguments()
-	want := make([]byte, manifest.ArgumentsSize)
+	want := make([]byte, mldf.ArgumentsSize)
 	want[0], want[1] = ArgsVersion, 4
 	binary.LittleEndian.PutUint16(want[2:], FlagEndID)
 	binary.LittleEndian.PutUint32(want[4:], 200018)
@@ -187,8 +187,8 @@ func TestTokenizedOptionsAndArguments(t *testing.T) {
 	if a := g.Arguments(); a[2] != 0 || binary.LittleEndian.Uint32(a[4:]) != 0 || string(bytes.TrimRight(a[24:56], "\x00")) != "cl100k_base" {
 		t.Fatalf("default arguments %x", a)
 	}
-	meta := make([]byte, manifest.TextMetaSize)
-	if p, err := g.Encode(str(""), meta); err != nil || p != nil || manifest.GetTextMeta(meta).Encoding != manifest.TextTokens32 {
+	meta := make([]byte, mldf.TextMetaSize)
+	if p, err := g.Encode(str(""), meta); err != nil || p != nil || mldf.GetTextMeta(meta).Encoding != mldf.TextTokens32 {
 		t.Fatalf("empty text: %v %v", p, err)
 	}
 	if _, err := g.Encode(str("\xc3\x28"), meta); !errors.Is(err, ErrUTF8) {
@@ -199,12 +199,12 @@ func TestTokenizedOptionsAndArguments(t *testing.T) {
 func TestNumTokensSaturates(t *testing.T) {
 	f, _ := NewTokenized("t", TokenizedOptions{})
 	text := strings.Repeat("a b c d e f g h ", 10000) // 80000 tokens
-	meta := make([]byte, manifest.TextMetaSize)
+	meta := make([]byte, mldf.TextMetaSize)
 	p, err := f.Encode(str(text), meta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := manifest.GetTextMeta(meta).NumTokens; n != MaxNumTokens || len(p)/4 <= MaxNumTokens {
+	if n := mldf.GetTextMeta(meta).NumTokens; n != MaxNumTokens || len(p)/4 <= MaxNumTokens {
 		t.Fatalf("num_tokens %d for %d ids", n, len(p)/4)
 	}
 }
@@ -295,16 +295,16 @@ func TestPackRowsConcatenateToStream(t *testing.T) {
 					t.Fatalf("row %d: %+v", i, r)
 				}
 				v := r.Value("tokens")
-				meta := make([]byte, manifest.TextMetaSize)
+				meta := make([]byte, mldf.TextMetaSize)
 				p, err := f.Encode(v, meta)
 				if err != nil {
 					t.Fatal(err)
 				}
-				ids, _ := DecodeIDs(p, manifest.GetTextMeta(meta).Encoding)
+				ids, _ := DecodeIDs(p, mldf.GetTextMeta(meta).Encoding)
 				if len(ids) != L {
 					t.Fatalf("row %d has %d ids", i, len(ids))
 				}
-				n := int(manifest.GetTextMeta(meta).NumTokens)
+				n := int(mldf.GetTextMeta(meta).NumTokens)
 				if i < len(rows)-1 && n != min(L, MaxNumTokens) {
 					t.Fatalf("row %d: num_tokens %d", i, n)
 				}
@@ -379,7 +379,7 @@ func TestPackedEncodeChecksRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta := make([]byte, manifest.TextMetaSize)
+	meta := make([]byte, mldf.TextMetaSize)
 	if _, err := f.Encode(sample.Value{Kind: sample.KindBytes, Bytes: make([]byte, 12)}, meta); !errors.Is(err, ErrRow) {
 		t.Errorf("short row: %v", err)
 	}
@@ -431,7 +431,7 @@ func TestPackStopsOnEmitErrorAndCancel(t *testing.T) {
 
 func TestTokenLossIsAnError(t *testing.T) {
 	f, _ := NewTokenized("t", TokenizedOptions{})
-	_, err := f.Encode(str("a\x7fb"), make([]byte, manifest.TextMetaSize))
+	_, err := f.Encode(str("a\x7fb"), make([]byte, mldf.TextMetaSize))
 	if !errors.Is(err, ErrTokenLoss) {
 		t.Skipf("tiktoken-go no longer drops U+007F (err %v): ErrTokenLoss check can stay as a guard", err)
 	}
@@ -459,7 +459,7 @@ func TestPackOverJSONLBrokenLines(t *testing.T) {
 			continue
 		}
 		good++
-		got, _ := DecodeIDs(r.Value("tokens").Bytes, manifest.TextTokens32)
+		got, _ := DecodeIDs(r.Value("tokens").Bytes, mldf.TextTokens32)
 		ids = append(ids, got[:r.Value("tokens").Int]...)
 	}
 	tok, _ := NewTokenizer("r50k_base")

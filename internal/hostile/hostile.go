@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 )
 
 // Reach says which readers can notice a lie.
@@ -35,7 +35,7 @@ type Lie struct {
 	What string
 	// Type and Nth select the field: the Nth (0-based) field of this type. Type 0 edits the
 	// header only.
-	Type manifest.TypeID
+	Type mldf.TypeID
 	Nth  int
 	// Sample is the sample whose metadata or payload is edited; it must have a payload.
 	Sample int
@@ -56,42 +56,42 @@ var le = binary.LittleEndian
 var Lies = []Lie{
 	// Issue 18 item 1: one flipped bit must not turn the checksums off.
 	{Name: "lie_flag_checksummed_cleared", What: "flag bit 2 cleared (0x05 -> 0x01) in a checksummed file",
-		Header: func(h []byte) { h[4] &^= byte(manifest.FlagChecksummed) }, Rule: "R4", Reach: Open},
+		Header: func(h []byte) { h[4] &^= byte(mldf.FlagChecksummed) }, Rule: "R4", Reach: Open},
 	{Name: "lie_flag_cleared_checksum_zeroed", What: "flag bit 2 cleared and the header checksum zeroed: the entries' checks remain",
-		Header: func(h []byte) { h[4] &^= byte(manifest.FlagChecksummed); clear(h[manifest.HeaderChecksumOffset:]) },
+		Header: func(h []byte) { h[4] &^= byte(mldf.FlagChecksummed); clear(h[mldf.HeaderChecksumOffset:]) },
 		Rule:   "V6", Reach: Verify},
 	// Issue 18 item 2: metadata that lies about the payload.
-	{Name: "lie_image_mode", What: "JPEG sample's mode is 7 (no such mode)", Type: manifest.TypeImageJPEG, Sample: 1,
+	{Name: "lie_image_mode", What: "JPEG sample's mode is 7 (no such mode)", Type: mldf.TypeImageJPEG, Sample: 1,
 		Meta: func(m []byte) { m[17] = 7 }, Rule: "F2", Reach: Access},
-	{Name: "lie_image_zero_height", What: "raw image with height 0", Type: manifest.TypeImageRaw, Sample: 1,
+	{Name: "lie_image_zero_height", What: "raw image with height 0", Type: mldf.TypeImageRaw, Sample: 1,
 		Meta: func(m []byte) { le.PutUint16(m[12:], 0) }, Rule: "F3", Reach: Access},
-	{Name: "lie_image_channels", What: "JPEG sample says 1 channel in a 3-channel field", Type: manifest.TypeImageJPEG, Sample: 0,
+	{Name: "lie_image_channels", What: "JPEG sample says 1 channel in a 3-channel field", Type: mldf.TypeImageJPEG, Sample: 0,
 		Meta: func(m []byte) { m[16] = 1 }, Rule: "F3", Reach: Access},
-	{Name: "lie_image_raw_size", What: "raw image one pixel wider than its payload", Type: manifest.TypeImageRaw, Sample: 1,
+	{Name: "lie_image_raw_size", What: "raw image one pixel wider than its payload", Type: mldf.TypeImageRaw, Sample: 1,
 		Meta: func(m []byte) { le.PutUint16(m[14:], le.Uint16(m[14:])+1) }, Rule: "F4", Reach: Access},
-	{Name: "lie_audio_codec", What: "FLAC sample names codec 9 (issue 18 item 4)", Type: manifest.TypeAudioCompressed, Sample: 1,
+	{Name: "lie_audio_codec", What: "FLAC sample names codec 9 (issue 18 item 4)", Type: mldf.TypeAudioCompressed, Sample: 1,
 		Meta: func(m []byte) { m[23] = 9 }, Rule: "F5", Reach: Access},
-	{Name: "lie_audio_waveform_flac", What: "PCM sample says codec 1 (FLAC)", Type: manifest.TypeAudioWaveform, Sample: 1,
+	{Name: "lie_audio_waveform_flac", What: "PCM sample says codec 1 (FLAC)", Type: mldf.TypeAudioWaveform, Sample: 1,
 		Meta: func(m []byte) { m[23] = 1 }, Rule: "F5", Reach: Access},
-	{Name: "lie_audio_rate", What: "PCM sample at 16777213 Hz", Type: manifest.TypeAudioWaveform, Sample: 1,
+	{Name: "lie_audio_rate", What: "PCM sample at 16777213 Hz", Type: mldf.TypeAudioWaveform, Sample: 1,
 		Meta: func(m []byte) { le.PutUint32(m[16:], 16777213) }, Rule: "F6", Reach: Access},
-	{Name: "lie_audio_zero_channels", What: "FLAC sample with 0 channels", Type: manifest.TypeAudioCompressed, Sample: 1,
+	{Name: "lie_audio_zero_channels", What: "FLAC sample with 0 channels", Type: mldf.TypeAudioCompressed, Sample: 1,
 		Meta: func(m []byte) { le.PutUint16(m[20:], 0) }, Rule: "F6", Reach: Access},
-	{Name: "lie_audio_pcm_frames", What: "PCM sample claims one frame more than its payload", Type: manifest.TypeAudioWaveform, Sample: 1,
+	{Name: "lie_audio_pcm_frames", What: "PCM sample claims one frame more than its payload", Type: mldf.TypeAudioWaveform, Sample: 1,
 		Meta: func(m []byte) { le.PutUint32(m[12:], le.Uint32(m[12:])+1) }, Rule: "F7", Reach: Access},
-	{Name: "lie_text_encoding", What: "token sample with encoding 3", Type: manifest.TypeTextTokenized, Sample: 0,
+	{Name: "lie_text_encoding", What: "token sample with encoding 3", Type: mldf.TypeTextTokenized, Sample: 0,
 		Meta: func(m []byte) { m[14] = 3 }, Rule: "F8", Reach: Access},
-	{Name: "lie_text_raw_as_tokens", What: "TEXT_RAW sample says int32 ids", Type: manifest.TypeTextRaw, Sample: 0,
+	{Name: "lie_text_raw_as_tokens", What: "TEXT_RAW sample says int32 ids", Type: mldf.TypeTextRaw, Sample: 0,
 		Meta: func(m []byte) { m[14] = 1 }, Rule: "F8", Reach: Access},
-	{Name: "lie_ndarray_shape", What: "fixed NDARRAY arguments claim one more row than every payload holds", Type: manifest.TypeNDArray, Sample: 0,
+	{Name: "lie_ndarray_shape", What: "fixed NDARRAY arguments claim one more row than every payload holds", Type: mldf.TypeNDArray, Sample: 0,
 		Args: func(a []byte) { le.PutUint64(a[24:], le.Uint64(a[24:])+1) }, Rule: "F10", Reach: Access},
 	// Issue 18 item 14: a .npy header that declares 2^40 elements.
-	{Name: "lie_npy_header_huge", What: ".npy payload whose header declares 2^40 elements", Type: manifest.TypeNDArray, Nth: 1, Sample: 0,
+	{Name: "lie_npy_header_huge", What: ".npy payload whose header declares 2^40 elements", Type: mldf.TypeNDArray, Nth: 1, Sample: 0,
 		Payload: func(p []byte) error { return setNPYShape(p, "(1099511627776,)") }, Rule: "F10", Reach: Access},
 	// Only decoding can tell.
-	{Name: "lie_jpeg_height", What: "JPEG sample claims 3 rows more than the JPEG has", Type: manifest.TypeImageJPEG, Sample: 1,
+	{Name: "lie_jpeg_height", What: "JPEG sample claims 3 rows more than the JPEG has", Type: mldf.TypeImageJPEG, Sample: 1,
 		Meta: func(m []byte) { le.PutUint16(m[12:], le.Uint16(m[12:])+3) }, Rule: "D1", Reach: Decode},
-	{Name: "lie_flac_frames", What: "FLAC sample claims 1000 frames more than the stream holds", Type: manifest.TypeAudioCompressed, Sample: 1,
+	{Name: "lie_flac_frames", What: "FLAC sample claims 1000 frames more than the stream holds", Type: mldf.TypeAudioCompressed, Sample: 1,
 		Meta: func(m []byte) { le.PutUint32(m[12:], le.Uint32(m[12:])+1000) }, Rule: "D2", Reach: Decode},
 }
 
@@ -103,17 +103,17 @@ var ErrNotApplicable = errors.New("hostile: the file has nothing this lie edits"
 // edited (-1 for a header lie).
 func Apply(b []byte, l Lie) (out []byte, sample, field int, err error) {
 	out = append([]byte(nil), b...)
-	h, err := manifest.DecodeHeader(out[manifest.HeaderOffset:])
+	h, err := mldf.DecodeHeader(out[mldf.HeaderOffset:])
 	if err != nil {
 		return nil, -1, -1, err
 	}
-	hdr := out[manifest.HeaderOffset:manifest.PreambleSize]
+	hdr := out[mldf.HeaderOffset:mldf.PreambleSize]
 	sample, field = -1, -1
 	if l.Type != 0 {
-		types := make([]manifest.TypeID, h.NumFields)
+		types := make([]mldf.TypeID, h.NumFields)
 		seen := 0
 		for k := range types {
-			d, err := manifest.DecodeFieldDesc(out[h.FieldDescPtr+uint64(k)*manifest.FieldDescSize:])
+			d, err := mldf.DecodeFieldDesc(out[h.FieldDescPtr+uint64(k)*mldf.FieldDescSize:])
 			if err != nil {
 				return nil, -1, -1, err
 			}
@@ -128,21 +128,21 @@ func Apply(b []byte, l Lie) (out []byte, sample, field int, err error) {
 		if field < 0 || uint64(l.Sample) >= h.NumSamples {
 			return nil, -1, -1, fmt.Errorf("%w: %s", ErrNotApplicable, l.Name)
 		}
-		layout, err := manifest.Layout(types)
+		layout, err := mldf.Layout(types)
 		if err != nil {
 			return nil, -1, -1, err
 		}
 		sample = l.Sample
-		size, _ := manifest.MetaSize(l.Type)
+		size, _ := mldf.MetaSize(l.Type)
 		moff := h.MetadataPtr + uint64(sample*layout.Size+layout.Offsets[field])
 		meta := out[moff : moff+uint64(size)]
-		ref := manifest.GetRef(meta)
+		ref := mldf.GetRef(meta)
 		if ref.Size == 0 {
 			return nil, -1, -1, fmt.Errorf("%w: %s: sample %d has no payload", ErrNotApplicable, l.Name, sample)
 		}
 		if l.Args != nil {
-			aoff := h.FieldDescPtr + uint64(field)*manifest.FieldDescSize + 76
-			l.Args(out[aoff : aoff+manifest.ArgumentsSize])
+			aoff := h.FieldDescPtr + uint64(field)*mldf.FieldDescSize + 76
+			l.Args(out[aoff : aoff+mldf.ArgumentsSize])
 		}
 		if l.Meta != nil {
 			l.Meta(meta)
@@ -152,10 +152,10 @@ func Apply(b []byte, l Lie) (out []byte, sample, field int, err error) {
 			if err := l.Payload(p); err != nil {
 				return nil, -1, -1, fmt.Errorf("%s: %w", l.Name, err)
 			}
-			if h.Flags&manifest.FlagChecksummed != 0 {
-				for e := h.AllocTablePtr; e < uint64(len(out)); e += manifest.AllocEntrySize {
-					if ae := manifest.DecodeAllocEntry(out[e:]); ae.Ptr == ref.Ptr {
-						ae.Check = manifest.PayloadChecksum(p)
+			if h.Flags&mldf.FlagChecksummed != 0 {
+				for e := h.AllocTablePtr; e < uint64(len(out)); e += mldf.AllocEntrySize {
+					if ae := mldf.DecodeAllocEntry(out[e:]); ae.Ptr == ref.Ptr {
+						ae.Check = mldf.PayloadChecksum(p)
 						ae.Put(out[e:])
 					}
 				}
@@ -165,10 +165,10 @@ func Apply(b []byte, l Lie) (out []byte, sample, field int, err error) {
 	if l.Header != nil {
 		l.Header(hdr)
 	}
-	if h2, err := manifest.DecodeHeader(hdr); err == nil && h2.Flags&manifest.FlagChecksummed != 0 {
-		desc := out[h.FieldDescPtr : h.FieldDescPtr+uint64(h.NumFields)*manifest.FieldDescSize]
-		sum := manifest.HeaderChecksum(hdr, desc, out[h.MetadataPtr:h.AllocTablePtr], out[h.AllocTablePtr:])
-		le.PutUint64(hdr[manifest.HeaderChecksumOffset:], sum)
+	if h2, err := mldf.DecodeHeader(hdr); err == nil && h2.Flags&mldf.FlagChecksummed != 0 {
+		desc := out[h.FieldDescPtr : h.FieldDescPtr+uint64(h.NumFields)*mldf.FieldDescSize]
+		sum := mldf.HeaderChecksum(hdr, desc, out[h.MetadataPtr:h.AllocTablePtr], out[h.AllocTablePtr:])
+		le.PutUint64(hdr[mldf.HeaderChecksumOffset:], sum)
 	}
 	return out, sample, field, nil
 }

@@ -10,17 +10,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mldf/convert/manifest"
-	"github.com/mldf/convert/mldf"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/pagewriter/multipart"
 	"github.com/mldf/convert/pagewriter/pwtest"
 )
 
-var fields = []manifest.FieldDesc{
-	{Name: "label", Type: manifest.TypeInt},
-	{Name: "data", Type: manifest.TypeBytes},
-	{Name: "img", Type: manifest.TypeImageJPEG},
+var fields = []mldf.FieldDesc{
+	{Name: "label", Type: mldf.TypeInt},
+	{Name: "data", Type: mldf.TypeBytes},
+	{Name: "img", Type: mldf.TypeImageJPEG},
 }
 
 // fill appends chunk c: 7 samples with an int and two payloads of varied sizes, some empty,
@@ -29,8 +28,8 @@ func fill(c int, b *pagewriter.Batch) error {
 	for i := range 7 {
 		id := c*7 + i
 		row := make([]byte, 48)
-		manifest.PutInt(row, int64(id))
-		manifest.ImageMeta{Height: uint16(id), Width: 3, Channels: 3, Mode: 1}.Put(row[24:])
+		mldf.PutInt(row, int64(id))
+		mldf.ImageMeta{Height: uint16(id), Width: 3, Channels: 3, Mode: 1}.Put(row[24:])
 		sizes := []int{(id * 37) % 300, (id * 7919) % 12000}
 		if id%5 == 0 {
 			sizes[0] = 0
@@ -176,7 +175,7 @@ func TestFailure(t *testing.T) {
 	boom := errors.New("503 slow down (injected)")
 	opt := multipart.Options{PartSize: 5000, MinPartSize: 5000, Buffers: 2}
 	ref := local(t, 4096, 60)
-	h, err := manifest.DecodeHeader(ref[manifest.HeaderOffset:])
+	h, err := mldf.DecodeHeader(ref[mldf.HeaderOffset:])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mldf/convert/encoders/audiofield"
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sources"
 )
 
@@ -47,11 +47,11 @@ func TestFixturesThroughFields(t *testing.T) {
 				t.Fatalf("%s: %v", name, s.Err)
 			}
 			v := s.Value(ColAudio)
-			meta := make([]byte, manifest.AudioMetaSize)
+			meta := make([]byte, mldf.AudioMetaSize)
 			if _, err := wave.Encode(v, meta); err != nil {
 				t.Fatalf("%s: %v", s.Origin, err)
 			}
-			m := manifest.GetAudioMeta(meta)
+			m := mldf.GetAudioMeta(meta)
 			if m.SampleRate != 16000 || m.NumChannels != 1 {
 				t.Fatalf("%s: %+v", s.Origin, m)
 			}

@@ -13,10 +13,10 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/mldf/convert/format/scdl"
 	"github.com/mldf/convert/internal/cellsort"
 	"github.com/mldf/convert/internal/hdf5"
 	"github.com/mldf/convert/internal/quote"
-	"github.com/mldf/convert/scdl"
 )
 
 // Errors.

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/mldf/convert/scdl"
+	"github.com/mldf/convert/format/scdl"
 )
 
 // The fixtures in testdata/scdl were written by AnnData itself (make_fixtures.py there);
@@ -214,7 +214,7 @@ func TestArchiveFromAnnData(t *testing.T) {
 	}
 	py := "/usr/bin/python3"
 	if exec.Command(py, "-c", "import numpy").Run() == nil {
-		out, err := exec.Command(py, "../../scdl/testdata/check_scdl.py", dir).Output()
+		out, err := exec.Command(py, "../../format/scdl/testdata/check_scdl.py", dir).Output()
 		if err != nil {
 			t.Fatalf("numpy check: %v", err)
 		}

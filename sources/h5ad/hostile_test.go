@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mldf/convert/format/scdl"
 	"github.com/mldf/convert/internal/hdf5"
 	"github.com/mldf/convert/internal/inputfile"
-	"github.com/mldf/convert/scdl"
 )
 
 // hostileScript writes variants of small_csr.h5ad (argv[1]) into argv[2]: each reaches for

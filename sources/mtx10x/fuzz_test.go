@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/mldf/convert/scdl"
+	"github.com/mldf/convert/format/scdl"
 )
 
 func FuzzParseEntry(f *testing.F) {

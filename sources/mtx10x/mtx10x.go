@@ -20,10 +20,10 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/mldf/convert/format/scdl"
 	"github.com/mldf/convert/internal/cellsort"
 	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/internal/quote"
-	"github.com/mldf/convert/scdl"
 )
 
 // ErrFormat wraps every error about the directory's content.

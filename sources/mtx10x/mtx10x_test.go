@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mldf/convert/format/scdl"
 	"github.com/mldf/convert/internal/inputfile"
-	"github.com/mldf/convert/scdl"
 )
 
 // testdata/scdl/tenx was written by make_fixtures.py from the matrix of other_genes.h5ad,

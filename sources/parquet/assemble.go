@@ -9,7 +9,7 @@ import (
 
 	"github.com/parquet-go/parquet-go/format"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
 )
 
 func validJSON(b []byte) bool { return json.Valid(b) }
@@ -444,5 +444,5 @@ func npyFile(descr string, shape []int, data []byte) []byte {
 	for i, d := range shape {
 		dims[i] = uint64(d)
 	}
-	return append(manifest.AppendNPYHeader(make([]byte, 0, 128+len(data)), descr, dims), data...)
+	return append(mldf.AppendNPYHeader(make([]byte, 0, 128+len(data)), descr, dims), data...)
 }

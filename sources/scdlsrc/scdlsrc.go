@@ -11,9 +11,9 @@ import (
 	"math"
 	"slices"
 
-	"github.com/mldf/convert/manifest"
+	"github.com/mldf/convert/format/mldf"
+	"github.com/mldf/convert/format/scdl"
 	"github.com/mldf/convert/sample"
-	"github.com/mldf/convert/scdl"
 	"github.com/mldf/convert/sources"
 )
 
@@ -171,7 +171,7 @@ func value(c *scdl.Column, i int) sample.Value {
 }
 
 func npyFloat32(v []float32) []byte {
-	b := manifest.AppendNPYHeader(nil, "<f4", []uint64{uint64(len(v))})
+	b := mldf.AppendNPYHeader(nil, "<f4", []uint64{uint64(len(v))})
 	for _, x := range v {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
 	}
@@ -179,7 +179,7 @@ func npyFloat32(v []float32) []byte {
 }
 
 func npyUint32(v []uint32) []byte {
-	b := manifest.AppendNPYHeader(nil, "<u4", []uint64{uint64(len(v))})
+	b := mldf.AppendNPYHeader(nil, "<u4", []uint64{uint64(len(v))})
 	for _, x := range v {
 		b = binary.LittleEndian.AppendUint32(b, x)
 	}

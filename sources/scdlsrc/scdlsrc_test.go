@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mldf/convert/format/scdl"
 	"github.com/mldf/convert/sample"
-	"github.com/mldf/convert/scdl"
 )
 
 // testdata/scdl/small.scdl was written by convert from small_csr.h5ad (AnnData-written);

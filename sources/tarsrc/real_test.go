@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/mldf/convert/taridx"
+	"github.com/mldf/convert/format/taridx"
 )
 
 // TestRealShardsAgreeWithIndex walks the real WebDataset test shards and checks every sample
