@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/mldf/convert/format"
 	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/objstore"
 )
@@ -53,31 +54,45 @@ func openMLDF(ctx context.Context, c *objstore.Client, arg string) (*mldf.Reader
 	return r, nil
 }
 
-// inputKind is fileKind for any input: for an object in a bucket it reads the first bytes
-// with one ranged request. A missing object or bucket, or refused credentials, is one
-// error naming the URL.
-func inputKind(ctx context.Context, c *objstore.Client, arg string) (string, error) {
+// openFormat opens the file arg names in its format (format.Sniff): a local file through
+// the format's OpenPath (MLDF is mapped), an object in a bucket through its Open over
+// objstore.OpenReaderAt (ranged requests, retried and resumed, in bounded memory). A
+// missing object or bucket, or refused credentials, is one error naming the URL.
+func openFormat(ctx context.Context, c *objstore.Client, arg string) (format.File, error) {
 	path, local, err := localPath(arg)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if local {
-		return fileKind(path)
+		f, err := fileKind(path)
+		if err != nil {
+			return nil, err
+		}
+		return f.OpenPath(ctx, path)
 	}
 	ra, err := c.OpenReaderAt(ctx, arg)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	defer ra.Close()
-	head := make([]byte, min(9, ra.Size()))
+	head := make([]byte, min(format.HeadSize, ra.Size()))
 	if _, err := ra.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
-		return "", err
+		ra.Close()
+		return nil, err
 	}
 	// The same classification as on disk: a damaged MLDF object is a bad signature, as its
 	// bytes would be locally; only a kind that is never read from a bucket says so.
-	kind, err := sniffKind(arg, head)
-	if kind == "beton" {
-		return "", fmt.Errorf("%s: %w: MLDF files and TARIDX indexes are read from a bucket, .beton files are not (copy it to a local disk first)", arg, errRemoteKind)
+	f, err := sniffKind(arg, head)
+	if err == nil && f.Open == nil {
+		err = fmt.Errorf("%s: %w: MLDF files and TARIDX indexes are read from a bucket, .beton files are not (copy it to a local disk first)", arg, errRemoteKind)
 	}
-	return kind, err
+	if err != nil {
+		ra.Close()
+		return nil, err
+	}
+	file, err := f.Open(ctx, arg, ra, ra.Size())
+	if err != nil {
+		ra.Close()
+		return nil, err
+	}
+	return file, nil // the file closes ra
 }
