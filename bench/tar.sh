@@ -43,4 +43,4 @@ rm -f "$recipe" "$out/bench-tar.mldf" "$out/tar.json" "$out/tar.rej"
 cat "$table"
 echo
 echo "convert index on a generated 1 GB tar (sparse payloads; 100 KB and 4 KB members):"
-go test ./taridx -run '^$' -bench Index -benchtime 3x 2>&1 | grep -E '^Benchmark'
+go test ./format/taridx -run '^$' -bench Index -benchtime 3x 2>&1 | grep -E '^Benchmark'

@@ -1,7 +1,6 @@
 package encoders
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/mldf/convert/format/mldf"
@@ -13,15 +12,14 @@ var ErrNPY = mldf.ErrNPY
 
 // NDArray layouts, stored in argument byte 1.
 const (
-	NDArrayFixed    = 0 // payload is the raw C-order array data; dtype and shape in the arguments
-	NDArrayNPYFiles = 1 // payload is a whole .npy file per sample (shape may vary)
+	NDArrayFixed    = mldf.NDArrayFixed // payload is the raw C-order array data; dtype and shape in the arguments
+	NDArrayNPYFiles = mldf.NDArrayNPY   // payload is a whole .npy file per sample (shape may vary)
 )
 
 // MaxDims is the largest number of dimensions a fixed-shape NDARRAY field records.
 const MaxDims = mldf.MaxNDArrayDims
 
-// NDArray is an NDARRAY field. Arguments (little-endian): @0 version u8 = 1, @1 layout u8,
-// @2 dtype [16]byte (numpy descr such as "<f4", NUL-padded), @18 ndim u8, @24 shape [8]u64.
+// NDArray is an NDARRAY field. Its arguments are mldf.NDArrayArgs.
 type NDArray struct {
 	base
 	layout uint8
@@ -64,15 +62,8 @@ func NewNDArray(name, dtype string, shape []uint64) (*NDArray, error) {
 }
 
 // Arguments implements Field.
-func (f *NDArray) Arguments() (a [mldf.ArgumentsSize]byte) {
-	a[0] = 1
-	a[1] = f.layout
-	copy(a[2:18], f.dtype)
-	a[18] = uint8(len(f.shape))
-	for i, d := range f.shape {
-		binary.LittleEndian.PutUint64(a[24+8*i:], d)
-	}
-	return a
+func (f *NDArray) Arguments() [mldf.ArgumentsSize]byte {
+	return mldf.NDArrayArgs{Layout: f.layout, DType: f.dtype, Shape: f.shape}.Marshal()
 }
 
 // Encode implements Field.

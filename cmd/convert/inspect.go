@@ -3,33 +3,62 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"strings"
 
+	"github.com/mldf/convert/format"
+	_ "github.com/mldf/convert/format/beton" // registers the format
 	"github.com/mldf/convert/format/mldf"
-	"github.com/mldf/convert/format/mldf/decode"
+	_ "github.com/mldf/convert/format/mldf/decode" // payload decoding and argument texts for verify and inspect
+	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/recipe"
 	"github.com/mldf/convert/runner"
 )
 
-// sniffKind tells a file's kind from its first 9 bytes (head) and its name, for local files
-// and objects in buckets alike.
-func sniffKind(name string, head []byte) (string, error) {
-	switch {
-	case string(head) == mldf.Signature:
-		return "mldf", nil
-	case strings.HasPrefix(string(head), "TARIDX\x00"):
-		return "taridx", nil
-	case strings.HasSuffix(name, ".beton"):
-		return "beton", nil
+// fileKind sniffs a local file's first bytes (format.Sniff): MLDF and TARIDX by their
+// signatures, .beton (FFCV has no signature) by its name.
+func fileKind(path string) (format.Format, error) {
+	f, _, err := inputfile.OpenRegular(path) // a named pipe is refused, never waited on
+	if err != nil {
+		return format.Format{}, err
 	}
-	return "", fmt.Errorf("%s: %w (neither MLDF, TARIDX nor a .beton name)", name, mldf.ErrSignature)
+	defer f.Close()
+	head := make([]byte, format.HeadSize)
+	n, _ := io.ReadFull(f, head)
+	return sniffKind(path, head[:n])
+}
+
+// sniffKind tells a file's format from its first bytes (head) and its name, for local files
+// and objects in buckets alike.
+func sniffKind(name string, head []byte) (format.Format, error) {
+	f, err := format.Sniff(name, head)
+	if err != nil {
+		return f, fmt.Errorf("%s: %w (neither MLDF, TARIDX nor a .beton name)", name, mldf.ErrSignature)
+	}
+	return f, nil
+}
+
+// openInput opens the file (or SCDL archive directory) arg names in the format its first
+// bytes or its name say (openFormat, open.go).
+func openInput(ctx context.Context, c *objstore.Client, arg string) (format.File, error) {
+	if dir, ok := localDir(arg); ok {
+		f, _ := format.DirFormat()
+		return f.OpenPath(ctx, dir)
+	}
+	return openFormat(ctx, c, arg)
+}
+
+// printText prints t as text, or as indented JSON.
+func printText(w io.Writer, t format.Text, asJSON bool) error {
+	if asJSON {
+		return writeJSON(w, t)
+	}
+	return t.WriteText(w)
 }
 
 func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -44,100 +73,30 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(pos) != 1 {
 		return usageErr("inspect", "inspect FILE [--sample N] [--json]")
 	}
-	if dir, ok := localDir(pos[0]); ok {
-		return inspectSCDL(stdout, dir, *sampleN, *asJSON) // scdl.go
-	}
 	c := objstore.New()
 	defer c.Close()
-	kind, err := inputKind(ctx, c, pos[0])
+	f, err := openInput(ctx, c, pos[0])
 	if err != nil {
 		return err
 	}
-	switch kind {
-	case "taridx":
-		return inspectTaridx(ctx, c, stdout, pos[0], *sampleN, *asJSON)
-	case "beton":
-		return inspectBeton(ctx, c, stdout, pos[0], *sampleN, *asJSON)
-	}
-	r, err := openMLDF(ctx, c, pos[0])
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+	defer f.Close()
 	if *sampleN >= 0 {
-		vals, err := r.Sample(*sampleN)
+		t, err := f.Sample(int64(*sampleN))
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			return writeJSON(stdout, vals)
-		}
-		fmt.Fprintf(stdout, "sample %d of %d\n", *sampleN, r.NumSamples())
-		for _, v := range vals {
-			fmt.Fprintf(stdout, "  %s\n", v)
-		}
-		return nil
+		return printText(stdout, t, *asJSON)
 	}
-	d := r.Describe()
-	if err := r.Err(); err != nil {
+	t, err := f.Describe()
+	if err != nil {
 		return err
 	}
-	if err := sideClassNames(ctx, c, r, pos[0], &d); err != nil {
-		return err
+	if mf, ok := f.(*mldf.File); ok {
+		if err := sideClassNames(ctx, c, mf.Reader, pos[0], t.(*mldf.Description)); err != nil {
+			return err
+		}
 	}
-	if *asJSON {
-		return writeJSON(stdout, d)
-	}
-	printDescription(stdout, &d)
-	return nil
-}
-
-func printDescription(w io.Writer, d *mldf.Description) {
-	fmt.Fprintf(w, "file       %s (%s)\n", d.File, human(uint64(d.FileSize)))
-	fmt.Fprintf(w, "format     MLDF %s, flags %s, header checksum %016x\n", d.Version(), strings.Join(d.FlagNames, "|"), d.Checksum)
-	fmt.Fprintf(w, "samples    %d, %d fields, %d-byte rows, page size %s\n", d.NumSamples, d.NumFields, d.RowSize, human(uint64(d.PageSize)))
-	fmt.Fprintf(w, "sections   descriptors @%d, data @%d (%s), metadata @%d (%s), alloc table @%d (%d entries)\n",
-		d.FieldDescPtr, d.DataPtr, human(d.DataRegionBytes), d.MetadataPtr, human(d.MetadataBytes), d.AllocTablePtr, d.AllocEntries)
-	fmt.Fprintf(w, "pages      %d in the data region, %d holding payload, fill %.1f%% (%s of payload)\n",
-		d.DataPages, d.PagesUsed, 100*d.PageFill, human(d.PayloadBytes))
-	fmt.Fprintln(w, "fields")
-	for _, f := range d.Fields {
-		fmt.Fprintf(w, "  #%d %-16s %-17s row @%-3d", f.Index, f.Name, f.TypeName, f.RowOffset)
-		if f.HasPayload {
-			fmt.Fprintf(w, " %d payloads, %s, largest %s", f.Payloads, human(f.PayloadBytes), human(uint64(f.MaxPayload)))
-		}
-		if a := describeArguments(f.Type, f.Arguments); a != "" {
-			fmt.Fprintf(w, "\n     arguments: %s", a)
-		}
-		switch {
-		case f.ClassNamesError != "":
-			fmt.Fprintf(w, "\n     class names: unreadable: %s", f.ClassNamesError)
-		case f.ClassNames != nil:
-			fmt.Fprintf(w, "\n     class names (%d, from the %s): %s", len(f.ClassNames), f.ClassNamesFrom, classList(f.ClassNames))
-		case f.NumClasses > 0:
-			fmt.Fprintf(w, "\n     class names: not in the file (nor in FILE%s beside it)", recipe.ClassesSuffix)
-		}
-		fmt.Fprintln(w)
-	}
-}
-
-// classListMax is how many class names inspect prints in its text form (--json prints all).
-const classListMax = 20
-
-// classList formats class names for a line: each quoted (bounded), the first classListMax.
-func classList(names []string) string {
-	var b strings.Builder
-	for i, n := range names {
-		if i == classListMax {
-			fmt.Fprintf(&b, ", …(%d more; --json lists them all)", len(names)-i)
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(quote.Q(n))
-	}
-	return b.String()
+	return printText(stdout, t, *asJSON)
 }
 
 // sideClassNames fills in the class names of the class-label fields whose names the file
@@ -157,7 +116,7 @@ func sideClassNames(ctx context.Context, c *objstore.Client, r *mldf.Reader, fil
 	for k := range d.Fields {
 		f := &d.Fields[k]
 		if n, ok := names[f.Name]; ok && f.ClassNames == nil && f.ClassNamesError == "" {
-			f.ClassNames, f.ClassNamesFrom = n, "side file "+quote.S(file+recipe.ClassesSuffix)
+			f.ClassNames, f.ClassNamesFrom = n, "side file "+quote.S(file+mldf.ClassesSuffix)
 		}
 	}
 	return nil
@@ -176,53 +135,24 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(pos) != 1 {
 		return usageErr("verify", "verify FILE [--decode] [--require-checksums] [--workers N]")
 	}
-	if dir, ok := localDir(pos[0]); ok {
-		return verifySCDL(stdout, dir) // scdl.go
-	}
 	c := objstore.New()
 	defer c.Close()
-	kind, err := inputKind(ctx, c, pos[0])
+	f, err := openInput(ctx, c, pos[0])
 	if err != nil {
 		return err
 	}
-	switch kind {
-	case "taridx":
-		return verifyTaridx(ctx, c, stdout, pos[0])
-	case "beton":
-		return verifyBeton(ctx, c, stdout, pos[0])
-	}
-	opt := mldf.VerifyOptions{Workers: *workers}
-	if *decodeAll {
-		opt.NewDecoder = decode.NewPayloadDecoder
-	}
-	r, err := openMLDF(ctx, c, pos[0])
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	rep, err := r.VerifyWith(ctx, opt)
-	if err != nil {
-		return err
-	}
-	what := "field rules hold"
-	if *decodeAll {
-		what = fmt.Sprintf("field rules hold, %d payloads decoded", rep.Decoded)
-	}
-	if !rep.Checksummed {
-		fmt.Fprintf(stdout, "%s: structure verified; file has no checksums, so changed payload bytes cannot be detected: %d samples, %d fields, %d payloads (%s), %d pages used, fill %.1f%%; %s\n",
-			rep.File, rep.Samples, rep.Fields, rep.Entries, human(rep.PayloadBytes), rep.PagesUsed, 100*rep.PageFill, what)
-		if *requireSums {
-			return fmt.Errorf("%s: %w: the file carries no checksums (written with checksums off) and --require-checksums is set", rep.File, errNoChecksums)
+	defer f.Close()
+	t, err := f.Verify(ctx, format.VerifyOptions{Workers: *workers, Decode: *decodeAll, RequireChecksums: *requireSums})
+	if t != nil {
+		if werr := t.WriteText(stdout); err == nil {
+			err = werr
 		}
-		return nil
 	}
-	fmt.Fprintf(stdout, "%s: OK: %d samples, %d fields, %d payloads (%s), %d pages used, fill %.1f%%; every CRC-32C and the header xxhash64 match; %s\n",
-		rep.File, rep.Samples, rep.Fields, rep.Entries, human(rep.PayloadBytes), rep.PagesUsed, 100*rep.PageFill, what)
-	return nil
+	return err
 }
 
 // errNoChecksums: verify --require-checksums on a file without checksums.
-var errNoChecksums = errors.New("no checksums")
+var errNoChecksums = mldf.ErrNoChecksums
 
 func cmdCat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cat", flag.ContinueOnError)
@@ -286,15 +216,4 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // human formats a byte count with a binary unit.
-func human(n uint64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := uint64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+func human(n uint64) string { return format.Size(n) }

@@ -3,33 +3,24 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 
-	"github.com/mldf/convert/format/beton"
+	"github.com/mldf/convert/format"
 	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/objstore"
 )
 
-// Inputs named by URL (s3://, gs://, az://, azblob://, file://) are read through objstore;
-// plain paths as before. This file is the one place the read commands (inspect, verify,
-// cat, export, index) tell the two apart.
+// The read commands (inspect, verify, cat, export, index) open every input through objstore:
+// a local file and an object in a bucket alike. Only objstore tells them apart; a local file
+// is then mapped or opened by path, an object read with ranged requests.
 
-// localPath returns the local path arg names (a plain path, or a file:// URL) and true, or
-// false for an object in a bucket. A malformed URL is an error naming it.
-func localPath(arg string) (string, bool, error) {
-	l, err := objstore.Parse(arg)
-	if err != nil {
-		return "", false, err
-	}
-	if l.IsLocal() {
-		return l.Key, true, nil
-	}
-	return "", false, nil
-}
+// errRemoteKind: a file kind the read commands do not read from a bucket.
+var errRemoteKind = errors.New("not readable from a bucket")
 
 // openMLDF opens the MLDF file arg names through objstore: a local file is then mapped
-// (reader.Open, at memory speed), an object in a bucket is read with ranged requests
-// (retried and resumed) through reader.OpenReaderAt, in bounded memory and without
+// (mldf.Open, at memory speed), an object in a bucket is read with ranged requests
+// (retried and resumed) through mldf.OpenReaderAt, in bounded memory and without
 // downloading it.
 func openMLDF(ctx context.Context, c *objstore.Client, arg string) (*mldf.Reader, error) {
 	ra, err := c.OpenReaderAt(ctx, arg)
@@ -49,33 +40,55 @@ func openMLDF(ctx context.Context, c *objstore.Client, arg string) (*mldf.Reader
 	return r, nil
 }
 
-// openBeton opens the .beton file arg names through objstore, a local file and an object
-// in a bucket alike (ranged reads, in bounded memory); close releases it.
-func openBeton(ctx context.Context, c *objstore.Client, arg string) (r *beton.Reader, close func() error, err error) {
+// openFormat opens the file arg names in its format (format.Sniff of its first bytes and its
+// name): a local file through the format's OpenPath (MLDF is mapped), an object in a bucket
+// through its Open over objstore.OpenReaderAt (ranged requests, retried and resumed, in
+// bounded memory). A missing object or bucket, refused credentials or a named pipe is one
+// error naming the input.
+func openFormat(ctx context.Context, c *objstore.Client, arg string) (format.File, error) {
 	ra, err := c.OpenReaderAt(ctx, arg)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if r, err = beton.NewReader(ra, ra.Size(), arg); err != nil {
+	head := make([]byte, min(format.HeadSize, ra.Size()))
+	if _, err := ra.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
 		ra.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	return r, ra.Close, nil
+	// The same classification as on disk: a damaged MLDF object is a bad signature, as its
+	// bytes would be locally; only a kind that is never read from a bucket says so.
+	f, err := sniffKind(arg, head)
+	if err != nil {
+		ra.Close()
+		return nil, err
+	}
+	if lf := ra.File(); lf != nil {
+		path := lf.Name()
+		ra.Close()
+		return f.OpenPath(ctx, path)
+	}
+	if f.Open == nil {
+		ra.Close()
+		return nil, fmt.Errorf("%s: %w: %s files are read from local disk only (copy it to a local disk first)", arg, errRemoteKind, f.Name)
+	}
+	file, err := f.Open(ctx, arg, ra, ra.Size())
+	if err != nil {
+		ra.Close()
+		return nil, err
+	}
+	return file, nil // the file closes ra
 }
 
-// inputKind is fileKind for any input, read through objstore: the first bytes with one
-// read (a ranged request in a bucket). A missing object or bucket, refused credentials or
-// a named pipe is one error naming the input.
-func inputKind(ctx context.Context, c *objstore.Client, arg string) (string, error) {
-	ra, err := c.OpenReaderAt(ctx, arg)
+// localPath returns the local path arg names (a plain path, or a file:// URL) and true, or
+// false for an object in a bucket, for the writers that need a real file (the index beside
+// its shards, an SCDL folder). A malformed URL is an error naming it.
+func localPath(arg string) (string, bool, error) {
+	l, err := objstore.Parse(arg)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	defer ra.Close()
-	head := make([]byte, min(9, ra.Size()))
-	if _, err := ra.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
-		return "", err
+	if l.IsLocal() {
+		return l.Key, true, nil
 	}
-	// A damaged MLDF file is a bad signature, in a bucket as on disk.
-	return sniffKind(arg, head)
+	return "", false, nil
 }

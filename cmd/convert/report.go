@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mldf/convert/format/mldf/decode"
 	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/recipe"
 	"github.com/mldf/convert/sources"
@@ -149,7 +150,7 @@ func printPlan(w io.Writer, p *recipe.Plan) error {
 		if b.Optional {
 			fmt.Fprint(w, " (optional)")
 		}
-		if a := describeArguments(b.Field.Type(), b.Field.Arguments()); a != "" {
+		if a := decode.ArgumentsText(b.Field.Type(), b.Field.Arguments()); a != "" {
 			fmt.Fprintf(w, "  %s", a)
 		}
 		fmt.Fprintln(w)

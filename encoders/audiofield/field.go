@@ -31,10 +31,10 @@ type SampleFormat uint8
 // Sample formats, as stored in the arguments' byte 1. FormatFLAC marks an AUDIO_COMPRESSED
 // field.
 const (
-	Int16   SampleFormat = 1 // int16 little-endian; AudioMeta.bit_depth 16
-	Int32   SampleFormat = 2 // int32 little-endian; bit_depth 32
-	Float32 SampleFormat = 3 // IEEE float32 little-endian, nominal [-1, 1]; bit_depth 32
-	FLAC    SampleFormat = 4 // AUDIO_COMPRESSED: a FLAC stream; bit_depth is its bits per sample
+	Int16   = SampleFormat(mldf.AudioInt16)   // int16 little-endian; AudioMeta.bit_depth 16
+	Int32   = SampleFormat(mldf.AudioInt32)   // int32 little-endian; bit_depth 32
+	Float32 = SampleFormat(mldf.AudioFloat32) // IEEE float32 little-endian, nominal [-1, 1]; bit_depth 32
+	FLAC    = SampleFormat(mldf.AudioFLAC)    // AUDIO_COMPRESSED: a FLAC stream; bit_depth is its bits per sample
 )
 
 // String returns the format's name as used in recipes (int16, int32, float32, flac).
@@ -53,7 +53,7 @@ func (f SampleFormat) String() string {
 }
 
 // ArgsVersion is the version of the argument layout written by this package.
-const ArgsVersion = 1
+const ArgsVersion = mldf.ArgsVersion
 
 // Options configures an audio field. The zero value keeps rate and channels, stores int16
 // (waveform) or the source depth (compressed), and has no duration limit.
@@ -167,59 +167,36 @@ func (f *Field) Arguments() [mldf.ArgumentsSize]byte { return f.args }
 // Options returns the field's options.
 func (f *Field) Options() Options { return f.opt }
 
-// Argument byte offsets (docs/fields/audio.md).
-const (
-	argVersion     = 0  // u8
-	argFormat      = 1  // u8 SampleFormat
-	argChannels    = 2  // u8 0 keep, 1 mono
-	argOnLong      = 3  // u8 0 truncate, 1 skip
-	argRate        = 4  // u32 target rate, 0 = source
-	argMaxDuration = 8  // f64 seconds, 0 = no limit
-	argBitDepth    = 16 // u8
-	argPassthrough = 17 // u8 1 = FLAC inputs needing no conversion stored as-is
-	argResampler   = 18 // u8 1 = Kaiser windowed sinc (internal/resample)
-	argStopband    = 19 // u8 stop-band attenuation in dB
-	argPassband    = 20 // u16 passband edge, thousandths of the lower Nyquist
-)
-
+// arguments encodes o as the descriptor arguments, mldf.AudioArgs (docs/fields/audio.md).
 func (o Options) arguments() [mldf.ArgumentsSize]byte {
-	var a [mldf.ArgumentsSize]byte
-	a[argVersion] = ArgsVersion
-	a[argFormat] = byte(o.Format)
-	if o.Mono {
-		a[argChannels] = 1
-	}
-	if o.SkipLong {
-		a[argOnLong] = 1
-	}
-	binary.LittleEndian.PutUint32(a[argRate:], uint32(o.SampleRate))
-	binary.LittleEndian.PutUint64(a[argMaxDuration:], math.Float64bits(o.MaxDuration))
-	a[argBitDepth] = byte(o.BitDepth)
-	if o.Format == FLAC && !o.NoPassthrough {
-		a[argPassthrough] = 1
-	}
-	a[argResampler] = 1
-	a[argStopband] = byte(resample.StopbandDB)
-	binary.LittleEndian.PutUint16(a[argPassband:], uint16(math.Round(resample.PassbandFraction*1000)))
-	return a
+	return mldf.AudioArgs{
+		Format: uint8(o.Format), Mono: o.Mono, SkipLong: o.SkipLong, SampleRate: uint32(o.SampleRate),
+		MaxDuration: o.MaxDuration, BitDepth: uint8(o.BitDepth), Passthrough: o.Format == FLAC && !o.NoPassthrough,
+		Resampler: mldf.AudioResamplerKaiser, StopbandDB: uint8(resample.StopbandDB),
+		Passband: uint16(math.Round(resample.PassbandFraction * 1000)),
+	}.Marshal()
 }
 
 // ParseArguments decodes a field's arguments back into Options (EncodeFLAC left nil).
 func ParseArguments(a [mldf.ArgumentsSize]byte) (Options, error) {
-	if a[argVersion] != ArgsVersion {
-		return Options{}, fmt.Errorf("audio arguments: layout version %d (this reader knows %d)", a[argVersion], ArgsVersion)
+	if a[0] != ArgsVersion {
+		return Options{}, fmt.Errorf("audio arguments: layout version %d (this reader knows %d)", a[0], ArgsVersion)
+	}
+	var aa mldf.AudioArgs
+	if err := aa.Unmarshal(a); err != nil {
+		return Options{}, err
 	}
 	o := Options{
-		Format:        SampleFormat(a[argFormat]),
-		Mono:          a[argChannels] == 1,
-		SkipLong:      a[argOnLong] == 1,
-		SampleRate:    int(binary.LittleEndian.Uint32(a[argRate:])),
-		MaxDuration:   math.Float64frombits(binary.LittleEndian.Uint64(a[argMaxDuration:])),
-		BitDepth:      int(a[argBitDepth]),
-		NoPassthrough: a[argFormat] == byte(FLAC) && a[argPassthrough] == 0,
+		Format:        SampleFormat(aa.Format),
+		Mono:          aa.Mono,
+		SkipLong:      aa.SkipLong,
+		SampleRate:    int(aa.SampleRate),
+		MaxDuration:   aa.MaxDuration,
+		BitDepth:      int(aa.BitDepth),
+		NoPassthrough: aa.Format == uint8(FLAC) && !aa.Passthrough,
 	}
 	if o.Format < Int16 || o.Format > FLAC {
-		return o, fmt.Errorf("audio arguments: unknown sample format %d", a[argFormat])
+		return o, fmt.Errorf("audio arguments: unknown sample format %d", aa.Format)
 	}
 	return o, nil
 }

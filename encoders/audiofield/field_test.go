@@ -574,7 +574,7 @@ func TestArguments(t *testing.T) {
 		t.Errorf("compressed args %+v", got)
 	}
 	a := c.Arguments()
-	if a[0] != ArgsVersion || a[argResampler] != 1 || a[argStopband] != 80 || binary.LittleEndian.Uint16(a[argPassband:]) != 900 {
+	if a[0] != ArgsVersion || a[18] != 1 || a[19] != 80 || binary.LittleEndian.Uint16(a[20:]) != 900 {
 		t.Errorf("args bytes %x", a[:24])
 	}
 	var bad [mldf.ArgumentsSize]byte

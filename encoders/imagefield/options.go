@@ -1,7 +1,6 @@
 package imagefield
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -179,43 +178,20 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 // ArgumentsVersion is the version of the descriptor arguments layout written by this package.
-const ArgumentsVersion = 1
+const ArgumentsVersion = mldf.ArgsVersion
 
-// Wire ids of the modes in the arguments; 0..2 equal the per-sample ImageMeta modes.
-const (
-	argModeRaw   = 0
-	argModeJPEG  = 1
-	argModePNG   = 2
-	argModeSmart = 3
-)
-
-var modeToArg = [...]byte{ModeSmart: argModeSmart, ModeJPEG: argModeJPEG, ModePNG: argModePNG, ModeRaw: argModeRaw}
+// Wire ids of the modes in the arguments (mldf.ImageArgs.Mode).
+var modeToArg = [...]byte{ModeSmart: mldf.ImageArgSmart, ModeJPEG: mldf.ImageArgJPEG, ModePNG: mldf.ImageArgPNG, ModeRaw: mldf.ImageArgRaw}
 
 // chroma subsampling of re-encoded colour JPEGs, recorded in the arguments.
 const argSubsampling420 = 0
 
-// flag bits of the arguments.
-const argFlagExifOrientation = 1 << 0
-
-// arguments encodes o (with defaults applied) as the 128-byte descriptor arguments. The
-// layout (docs/fields/image.md), little-endian:
-//
-//	@0 version u8 (1)   @1 mode u8 (0 raw, 1 jpeg, 2 png, 3 smart)   @2 jpeg_quality u8
-//	@3 channels u8      @4 max_resolution u32 (0 = keep)              @8 filter u8
-//	@9 flags u8 (bit0: EXIF orientation applied)                      @10 subsampling u8 (0 = 4:2:0)
-//	@11 reserved u8     @12 reserved u32     @16 max_pixels i64 (-1 = no limit)
-//	@24..127 reserved, zero
-func (o Options) arguments() (a [mldf.ArgumentsSize]byte) {
-	a[0] = ArgumentsVersion
-	a[1] = modeToArg[o.Mode]
-	a[2] = byte(o.JPEGQuality)
-	a[3] = byte(o.Channels)
-	binary.LittleEndian.PutUint32(a[4:], uint32(o.MaxResolution))
-	a[8] = byte(o.Filter)
-	a[9] = argFlagExifOrientation
-	a[10] = argSubsampling420
-	binary.LittleEndian.PutUint64(a[16:], uint64(o.MaxPixels))
-	return a
+// arguments encodes o (with defaults applied) as the descriptor arguments, mldf.ImageArgs
+// (docs/fields/image.md).
+func (o Options) arguments() [mldf.ArgumentsSize]byte {
+	return mldf.ImageArgs{Mode: modeToArg[o.Mode], JPEGQuality: uint8(o.JPEGQuality), Channels: uint8(o.Channels),
+		MaxResolution: uint32(o.MaxResolution), Filter: uint8(o.Filter), Flags: mldf.ImageFlagExifOrientation,
+		Subsampling: argSubsampling420, MaxPixels: o.MaxPixels}.Marshal()
 }
 
 // ParseArguments decodes the descriptor arguments of an image field (the reader side) into
@@ -225,35 +201,34 @@ func ParseArguments(a [mldf.ArgumentsSize]byte) (Options, error) {
 	if a[0] != ArgumentsVersion {
 		return Options{}, fmt.Errorf("%w: arguments version %d (this reader reads %d)", ErrArguments, a[0], ArgumentsVersion)
 	}
+	var ia mldf.ImageArgs
+	if err := ia.Unmarshal(a); err != nil {
+		return Options{}, fmt.Errorf("%w: %w", ErrArguments, err)
+	}
 	var o Options
-	switch a[1] {
-	case argModeRaw:
+	switch ia.Mode {
+	case mldf.ImageArgRaw:
 		o.Mode = ModeRaw
-	case argModeJPEG:
+	case mldf.ImageArgJPEG:
 		o.Mode = ModeJPEG
-	case argModePNG:
+	case mldf.ImageArgPNG:
 		o.Mode = ModePNG
-	case argModeSmart:
+	case mldf.ImageArgSmart:
 		o.Mode = ModeSmart
 	default:
-		return Options{}, fmt.Errorf("%w: mode byte %d", ErrArguments, a[1])
+		return Options{}, fmt.Errorf("%w: mode byte %d", ErrArguments, ia.Mode)
 	}
-	o.JPEGQuality = int(a[2])
-	o.Channels = int(a[3])
-	o.MaxResolution = int(binary.LittleEndian.Uint32(a[4:]))
-	o.Filter = Filter(a[8])
-	o.MaxPixels = int64(binary.LittleEndian.Uint64(a[16:]))
+	o.JPEGQuality = int(ia.JPEGQuality)
+	o.Channels = int(ia.Channels)
+	o.MaxResolution = int(ia.MaxResolution)
+	o.Filter = Filter(ia.Filter)
+	o.MaxPixels = ia.MaxPixels
 	if o.JPEGQuality == 0 || o.Channels == 0 || o.Filter == FilterDefault || o.MaxPixels == 0 {
 		return Options{}, fmt.Errorf("%w: quality %d, channels %d, filter %d, max_pixels %d: zero where a value is required",
 			ErrArguments, o.JPEGQuality, o.Channels, o.Filter, o.MaxPixels)
 	}
-	if a[9]&^argFlagExifOrientation != 0 || a[10] != argSubsampling420 || a[11] != 0 || binary.LittleEndian.Uint32(a[12:]) != 0 {
-		return Options{}, fmt.Errorf("%w: unknown flags %#x or subsampling %d or reserved bytes set", ErrArguments, a[9], a[10])
-	}
-	for i := 24; i < len(a); i++ {
-		if a[i] != 0 {
-			return Options{}, fmt.Errorf("%w: reserved byte %d is %#02x, want 0", ErrArguments, i, a[i])
-		}
+	if ia.Flags&^mldf.ImageFlagExifOrientation != 0 || ia.Subsampling != argSubsampling420 {
+		return Options{}, fmt.Errorf("%w: unknown flags %#x or subsampling %d or reserved bytes set", ErrArguments, ia.Flags, ia.Subsampling)
 	}
 	o2, err := o.withDefaults()
 	if err != nil {

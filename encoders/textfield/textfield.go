@@ -30,12 +30,12 @@ var (
 )
 
 // ArgsVersion is the layout version written in byte 0 of the arguments of every text field.
-const ArgsVersion = 1
+const ArgsVersion = mldf.ArgsVersion
 
 // Argument flag bits (u16 at offset 2 of the arguments).
 const (
-	FlagEndID   uint16 = 1 << 0 // TEXT_TOKENIZED: end id appended; TEXT_PACKED: separator between documents
-	FlagPadLast uint16 = 1 << 1 // TEXT_PACKED: the last partial row is padded (else dropped)
+	FlagEndID   = mldf.TextFlagEnd     // TEXT_TOKENIZED: end id appended; TEXT_PACKED: separator between documents
+	FlagPadLast = mldf.TextFlagPadLast // TEXT_PACKED: the last partial row is padded (else dropped)
 )
 
 // MaxNumTokens is where TextMeta.num_tokens saturates.
@@ -91,9 +91,7 @@ func (f *Raw) Type() mldf.TypeID { return mldf.TypeTextRaw }
 
 // Arguments returns the descriptor arguments: byte 0 is ArgsVersion, the rest zero.
 func (f *Raw) Arguments() [mldf.ArgumentsSize]byte {
-	var a [mldf.ArgumentsSize]byte
-	a[0] = ArgsVersion
-	return a
+	return mldf.TextArgs{}.Marshal()
 }
 
 // Encode validates v as UTF-8 and returns a copy of it as the payload.
@@ -222,21 +220,11 @@ func (f *Tokenized) Arguments() [mldf.ArgumentsSize]byte {
 
 // putArgs writes the argument layout shared by TEXT_TOKENIZED and TEXT_PACKED.
 func putArgs(tok *Tokenizer, width int, flags uint16, endID, seqLen, padID uint32) [mldf.ArgumentsSize]byte {
-	var a [mldf.ArgumentsSize]byte
-	le := binary.LittleEndian
-	a[0] = ArgsVersion
-	a[1] = byte(width)
-	le.PutUint16(a[2:], flags)
-	le.PutUint32(a[4:], endID)
-	le.PutUint32(a[12:], seqLen)
-	le.PutUint32(a[16:], padID)
-	if tok == nil { // pretokenized: vocabulary size unknown (0)
-		copy(a[24:56], Pretokenized)
-		return a
+	a := mldf.TextArgs{Width: uint8(width), Flags: flags, EndID: endID, SeqLen: seqLen, PadID: padID, Tokenizer: Pretokenized}
+	if tok != nil { // else pretokenized: vocabulary size unknown (0)
+		a.VocabSize, a.Tokenizer = tok.VocabSize(), tok.Name()
 	}
-	le.PutUint32(a[8:], tok.VocabSize())
-	copy(a[24:56], tok.Name())
-	return a
+	return a.Marshal()
 }
 
 // Encode tokenizes v and returns its ids (a pretokenized field parses them from v).

@@ -3,15 +3,7 @@ package beton
 import (
 	"fmt"
 
-	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/format/mldf"
-)
-
-// Image field arguments (encoders/imagefield, docs/fields/image.md): @1 mode, @3 channels.
-const (
-	imageArgMode     = 1
-	imageArgChannels = 3
-	imageArgPNG      = 2
 )
 
 // FromManifest translates the MLDF descriptor of one of our fields into FFCV's: INT → Int,
@@ -35,32 +27,27 @@ func FromManifest(d mldf.FieldDesc) (Field, error) {
 	case mldf.TypeJSON:
 		f.Type = TypeJSON
 	case mldf.TypeImageJPEG, mldf.TypeImageRaw:
-		if a[imageArgMode] == imageArgPNG {
+		var ia mldf.ImageArgs
+		if err := ia.Unmarshal(a); err != nil {
+			return f, fmt.Errorf("field %q: %w", d.Name, err)
+		}
+		if ia.Mode == mldf.ImageArgPNG {
 			return f, fmt.Errorf("%w: field %q: PNG images; use mode jpeg, smart or raw", ErrUnsupported, d.Name)
 		}
-		if a[imageArgChannels] != 3 {
+		if ia.Channels != 3 {
 			return f, fmt.Errorf("%w: field %q: %d-channel images; FFCV's RGBImageField holds 3-channel RGB (set channels: 3)",
-				ErrUnsupported, d.Name, a[imageArgChannels])
+				ErrUnsupported, d.Name, ia.Channels)
 		}
 		f.Type = TypeRGBImage
 	case mldf.TypeImagePNG:
 		return f, fmt.Errorf("%w: field %q: PNG images; use mode jpeg, smart or raw", ErrUnsupported, d.Name)
 	case mldf.TypeNDArray:
-		if a[1] != encoders.NDArrayFixed || a[18] == 0 {
+		var na mldf.NDArrayArgs
+		if err := na.Unmarshal(a); err != nil || na.Layout != mldf.NDArrayFixed || len(na.Shape) == 0 {
 			return f, fmt.Errorf("%w: field %q: an ndarray without a fixed dtype and shape; give both, or map it to bytes", ErrUnsupported, d.Name)
 		}
 		f.Type = TypeNDArray
-		n := 2
-		for n < 18 && a[n] != 0 {
-			n++
-		}
-		f.DType = string(a[2:n])
-		for i := range int(a[18]) {
-			if i >= encoders.MaxDims {
-				break
-			}
-			f.Shape = append(f.Shape, le.Uint64(a[24+8*i:]))
-		}
+		f.DType, f.Shape = na.DType, na.Shape
 	default:
 		return f, fmt.Errorf("%w: field %q is %s; map it to bytes or json instead", ErrUnsupported, d.Name, d.Type)
 	}

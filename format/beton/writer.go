@@ -11,8 +11,8 @@ import (
 type Options struct {
 	// PageSize is a power of two in [2 MiB, 2 GiB]; 0 means DefaultPageSize (8 MiB).
 	PageSize int64
-	// Fields are the MLDF descriptors of the fields (encoders.Descriptor), translated with
-	// FromManifest. Rows given to Batch.Append are in their MLDF layout (manifest.Layout).
+	// Fields are the MLDF descriptors of the fields (as the pipeline builds them), translated with
+	// FromManifest. Rows given to Batch.Append are in their MLDF layout (mldf.Layout).
 	Fields []mldf.FieldDesc
 	// Samples is the number of samples the source announces; 0 or -1 when it streams (or
 	// is empty). With a count the data region is written in place after room for that many

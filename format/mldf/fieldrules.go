@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
-	"strings"
 )
 
 // ErrFieldRule is wrapped by every *FieldError: a field's arguments, a sample's metadata
@@ -33,21 +32,17 @@ const (
 	MaxFLACChannels = 8
 )
 
-// Argument layouts the field rules read (docs/fields/*.md; the encoders write them).
+// MaxNDArrayDims is the largest ndim a fixed-layout NDARRAY field records.
+const MaxNDArrayDims = 8
+
+// The argument layouts the field rules read are the typed values of args.go.
 const (
-	argsVersion1 = 1
-
-	// audio sample formats, argument byte 1
-	audioInt16   = 1
-	audioInt32   = 2
-	audioFloat32 = 3
-	audioFLAC    = 4
-
-	// NDARRAY layouts, argument byte 1
-	ndarrayFixed = 0
-	ndarrayNPY   = 1
-	// MaxNDArrayDims is the largest ndim a fixed-layout NDARRAY field records.
-	MaxNDArrayDims = 8
+	argsVersion1 = ArgsVersion
+	audioInt16   = AudioInt16
+	audioFloat32 = AudioFloat32
+	audioFLAC    = AudioFLAC
+	ndarrayFixed = NDArrayFixed
+	ndarrayNPY   = NDArrayNPY
 )
 
 // FieldRules checks the values of one field against the field rules of docs/FORMAT.md §10.2
@@ -104,12 +99,12 @@ func NewFieldRules(d FieldDesc) *FieldRules {
 	if a[0] != argsVersion1 {
 		return bad("layout version %d (this reader knows %d)", a[0], argsVersion1)
 	}
-	le := binary.LittleEndian
 	switch {
 	case isImageType(t):
-		fr.channels, fr.maxRes, fr.maxPixels = a[3], le.Uint32(a[4:]), int64(le.Uint64(a[16:]))
-		if a[1] > 3 {
-			return bad("mode %d (want 0 raw, 1 jpeg, 2 png, 3 smart)", a[1])
+		ia := decodeImageArgs(&a)
+		fr.channels, fr.maxRes, fr.maxPixels = ia.Channels, ia.MaxResolution, ia.MaxPixels
+		if ia.Mode > ImageArgSmart {
+			return bad("mode %d (want 0 raw, 1 jpeg, 2 png, 3 smart)", ia.Mode)
 		}
 		if fr.channels != 1 && fr.channels != 3 && fr.channels != 4 {
 			return bad("channels %d (want 1, 3 or 4)", fr.channels)
@@ -117,20 +112,21 @@ func NewFieldRules(d FieldDesc) *FieldRules {
 		if fr.maxRes > math.MaxUint16 {
 			return bad("max_resolution %d (at most 65535)", fr.maxRes)
 		}
-	case t == TypeAudioWaveform:
-		fr.format = a[1]
-		if fr.format < audioInt16 || fr.format > audioFloat32 {
-			return bad("sample format %d (want 1 int16, 2 int32, 3 float32)", a[1])
+	case t == TypeAudioWaveform || t == TypeAudioCompressed:
+		var aa AudioArgs
+		_ = aa.Unmarshal(a) // the version is checked above
+		fr.format = aa.Format
+		if t == TypeAudioWaveform && (fr.format < audioInt16 || fr.format > audioFloat32) {
+			return bad("sample format %d (want 1 int16, 2 int32, 3 float32)", fr.format)
 		}
-	case t == TypeAudioCompressed:
-		fr.format = a[1]
-		if fr.format != audioFLAC {
-			return bad("sample format %d (want 4 flac)", a[1])
+		if t == TypeAudioCompressed && fr.format != audioFLAC {
+			return bad("sample format %d (want 4 flac)", fr.format)
 		}
 	case t == TypeTextRaw:
 	case t == TypeTextTokenized || t == TypeTextPacked:
-		fr.width, fr.tflags = a[1], le.Uint16(a[2:])
-		fr.endID, fr.vocab, fr.seqLen, fr.padID = le.Uint32(a[4:]), le.Uint32(a[8:]), le.Uint32(a[12:]), le.Uint32(a[16:])
+		ta := decodeTextArgs(&a)
+		fr.width, fr.tflags = ta.Width, ta.Flags
+		fr.endID, fr.vocab, fr.seqLen, fr.padID = ta.EndID, ta.VocabSize, ta.SeqLen, ta.PadID
 		if fr.width != 2 && fr.width != 4 {
 			return bad("id width %d (want 2 or 4)", fr.width)
 		}
@@ -142,23 +138,20 @@ func NewFieldRules(d FieldDesc) *FieldRules {
 			return bad("seq_len %d (want 0 for TEXT_TOKENIZED)", fr.seqLen)
 		}
 	case t == TypeNDArray:
-		fr.layout = a[1]
+		na := decodeNDArrayArgs(&a)
+		fr.layout = na.Layout
 		switch fr.layout {
 		case ndarrayNPY:
 		case ndarrayFixed:
-			fr.descr = strings.TrimRight(string(a[2:18]), "\x00")
+			fr.descr = na.DType
 			item, err := DTypeSize(fr.descr)
 			if err != nil {
 				return bad("%v", err)
 			}
-			ndim := int(a[18])
-			if ndim > MaxNDArrayDims {
+			if ndim := int(a[ndarrayNDimAt]); ndim > MaxNDArrayDims {
 				return bad("ndim %d (at most %d)", ndim, MaxNDArrayDims)
 			}
-			fr.shape = make([]uint64, ndim)
-			for i := range fr.shape {
-				fr.shape[i] = le.Uint64(a[24+8*i:])
-			}
+			fr.shape = na.Shape
 			size, ok := ArraySize(item, fr.shape)
 			if !ok || size > math.MaxUint32 {
 				return bad("shape %v of %s is %s bytes, more than a payload can hold", fr.shape, fr.descr, sizeText(size, ok))

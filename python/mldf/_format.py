@@ -114,7 +114,8 @@ def row_layout(type_ids):
     return offs, (off + META_ALIGN - 1) // META_ALIGN * META_ALIGN
 
 
-# ---- field arguments (docs/fields/*.md; the Go encoders are the reference) ----
+# ---- field arguments (docs/fields/*.md; format/mldf/args.go is the reference, and
+# python/tests/test_args.py checks these decoders against the vectors it writes) ----
 
 _IMAGE_ARG_MODES = {0: "raw", 1: "jpeg", 2: "png", 3: "smart"}
 _IMAGE_FILTERS = {1: "nearest", 2: "box", 3: "linear", 4: "catmullrom", 5: "mitchell", 6: "lanczos"}

@@ -1,6 +1,6 @@
 """Class names of class-label fields (docs/FORMAT.md §14): the golden file
 testdata/golden/classes.mldf, the rules R14, V8, V7 and F11 as the Go reader applies them
-(reader/classnames_test.go), and the side file of 1.0 files."""
+(format/mldf/read_classnames_test.go), and the side file of 1.0 files."""
 
 import json
 import os

@@ -1,4 +1,4 @@
-package main
+package decode
 
 import (
 	"encoding/binary"
@@ -11,9 +11,13 @@ import (
 	"github.com/mldf/convert/format/mldf"
 )
 
-// describeArguments decodes a field's descriptor arguments for inspect and the plan; it falls
-// back to hex for layouts it does not know.
-func describeArguments(t mldf.TypeID, a [mldf.ArgumentsSize]byte) string {
+func init() {
+	mldf.RegisterCodecs(mldf.Codecs{NewDecoder: NewPayloadDecoder, ArgumentsText: ArgumentsText})
+}
+
+// ArgumentsText decodes a field's descriptor arguments for inspect and the plan; it falls
+// back to hex for layouts it does not know, and is "" for arguments that are all zero.
+func ArgumentsText(t mldf.TypeID, a [mldf.ArgumentsSize]byte) string {
 	switch {
 	case t >= mldf.TypeImageRaw && t <= mldf.TypeImagePNG:
 		if o, err := imagefield.ParseArguments(a); err == nil {
