@@ -7,7 +7,6 @@ import (
 
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/objstore"
-	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
 )
@@ -29,11 +28,21 @@ type Plan struct {
 	Cells sources.CellSource
 	// Notes say what Build inferred (the fields of a Parquet schema), for validate to print.
 	Notes []string
+	// Pack is the packing stage the run puts Source through, nil without a packed field.
+	Pack *PackStage
 	// AllowEmpty is the run's allow_empty: the recipe's, or a shard whose slice holds no
 	// input (more shards than inputs).
 	AllowEmpty bool
 
 	classes map[string][]string // class names of class-label fields, by field name
+}
+
+// PackStage is the packing stage of a plan with a packed text field: the run puts the
+// source through it (pipeline.Pack), which tokenizes the documents in Column with Field
+// and cuts the stream into the rows the field encodes.
+type PackStage struct {
+	Field  encoders.Packer
+	Column string
 }
 
 // Binding maps a source column to an output field (pipeline.Binding).
@@ -103,9 +112,9 @@ func BuildWith(ctx context.Context, r *Recipe, store *objstore.Client) (*Plan, e
 			return nil, fmt.Errorf("%w: field %q: %w", ErrRecipe, f.Name, err)
 		}
 		if packed, ok := field.(encoders.Packer); ok {
-			// Packed rows are cut across documents: the source runs through the packing stage
-			// (the one stage a plan holds; it cuts documents into the rows the field encodes).
-			p.Source = pipeline.Pack(p.Source, f.From, packed)
+			// Packed rows are cut across documents: the run puts the source through the
+			// packing stage, whose samples are the rows the field encodes.
+			p.Pack = &PackStage{Field: packed, Column: f.From}
 			f.From = packed.PackLayout().Column
 		}
 		required := f.Required == nil || *f.Required

@@ -38,8 +38,12 @@ func Config(plan *recipe.Plan, output string) (pipeline.Config, error) {
 		fields[i] = pipeline.Binding{Field: b.Field, Column: b.Column, Optional: b.Optional}
 	}
 	checksums := r.Checksums == nil || *r.Checksums
+	src := plan.Source
+	if plan.Pack != nil {
+		src = pipeline.Pack(src, plan.Pack.Column, plan.Pack.Field)
+	}
 	return pipeline.Config{
-		Source: plan.Source, Fields: fields, Output: output,
+		Source: src, Fields: fields, Output: output,
 		PageSize: int(r.PageSize), Workers: r.Workers, ChunkSize: r.ChunkSize,
 		Checksums: checksums, OnError: policy, MaxErrors: count, MaxErrorFraction: frac, AllowEmpty: plan.AllowEmpty,
 		RejectsPath: r.Rejects,

@@ -135,7 +135,7 @@ func printPlan(w io.Writer, p *recipe.Plan) error {
 	if r.Shards > 0 {
 		fmt.Fprintf(w, ", slice %d of %d = inputs [%d, %d) of %d", r.Shard, r.Shards, p.Slice[0], p.Slice[1], p.Inputs.Len())
 	}
-	if n := p.Source.Len(); n >= 0 {
+	if n := p.Source.Len(); n >= 0 && p.Pack == nil { // packed rows are counted by the run
 		fmt.Fprintf(w, ", %d samples", n)
 	} else {
 		fmt.Fprint(w, ", sample count known after the run (streaming)")
