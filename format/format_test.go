@@ -52,8 +52,13 @@ func TestSniff(t *testing.T) {
 	if f, ok := format.DirFormat(); !ok || f.Name != "scdl" {
 		t.Errorf("DirFormat = %q, %v", f.Name, ok)
 	}
-	if f, ok := format.Lookup("beton"); !ok || f.Open != nil || f.OpenPath == nil {
-		t.Errorf("Lookup(beton) = %+v, %v; want a local-only format", f, ok)
+	for _, name := range []string{"mldf", "beton", "taridx"} { // read from buckets too
+		if f, ok := format.Lookup(name); !ok || f.Open == nil || f.OpenPath == nil {
+			t.Errorf("Lookup(%s) = %+v, %v; want a format opened from a path and a ReaderAt", name, f, ok)
+		}
+	}
+	if f, ok := format.Lookup("scdl"); !ok || f.Open != nil || !f.Dir {
+		t.Errorf("Lookup(scdl) = %+v, %v; want a local directory format", f, ok)
 	}
 }
 
