@@ -200,9 +200,10 @@ func (fi *featureIndex) extend(rows int64) { fi.cumsum[len(fi.cumsum)-1] += rows
 
 func (fi *featureIndex) rowsSoFar() int64 { return max(fi.cumsum[len(fi.cumsum)-1], 0) }
 
-// files returns the index's files as the header lists them, relative to the archive.
+// files returns the index's files as the header lists them, relative to the archive: the
+// list BioNeMo's _write_header builds (labels.npy, not labels.json, which it does not list).
 func (fi *featureIndex) files() []string {
-	files := []string{fi.name + "/" + CumSumFile, fi.name + "/" + LabelsFile, fi.name + "/" + FeatureVersionFile}
+	files := []string{fi.name + "/" + CumSumFile, fi.name + "/" + LabelsNPYFile, fi.name + "/" + FeatureVersionFile}
 	for i := range fi.labels {
 		files = append(files, fi.name+"/"+blockName(i, len(fi.labels)))
 	}
@@ -228,6 +229,11 @@ func (fi *featureIndex) finish() error {
 	}
 	// json.dump's default separators: "[\"a\", \"b\"]".
 	if err := writeFileSync(filepath.Join(fi.dir, LabelsFile), []byte("["+strings.Join(labels, ", ")+"]")); err != nil {
+		return err
+	}
+	// bionemo-scdl 0.1.x loads labels.npy (np.load, allow_pickle=True); newer BioNeMo loads
+	// labels.json when present. A '<U<n>' array holds no pickle for either to run.
+	if err := writeFileSync(filepath.Join(fi.dir, LabelsNPYFile), encodeLabelsNPY(fi.labels)); err != nil {
 		return err
 	}
 	if err := writeFileSync(filepath.Join(fi.dir, CumSumFile), encodeInt64NPY(fi.cumsum)); err != nil {

@@ -14,7 +14,8 @@
 //	var_features/              per-gene tables, one block per run of inputs with equal tables
 //	    dataframe_<i>.parquet  the block's gene table (one row per gene)
 //	    cumulative_sum_index.npy  int64 NPY: -1, then the cumulative cell count after each block
-//	    labels.json            JSON list: one label (the input's path) per block
+//	    labels.npy             NPY '<U<n>' array: one label (the input's path) per block
+//	    labels.json            the same labels as a JSON list
 //	    version.npy            NPY 0-d unicode string: the library version
 //	obs_features/              per-cell tables, same files; a block is a run of inputs whose
 //	                           tables have the same column names (one row per cell)
@@ -137,7 +138,8 @@ const (
 	ArrayColPtr = "COLPTR"
 
 	CumSumFile         = "cumulative_sum_index.npy"
-	LabelsFile         = "labels.json"
+	LabelsFile         = "labels.json" // the labels as newer BioNeMo reads them (before labels.npy)
+	LabelsNPYFile      = "labels.npy"  // the labels as bionemo-scdl 0.1.x reads them
 	FeatureVersionFile = "version.npy"
 )
 

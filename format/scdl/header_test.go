@@ -22,13 +22,13 @@ var goldenHeader = strings.Join([]string{
 	"00000002", // 2 feature indices
 	"0000000c" + hex.EncodeToString([]byte("var_features")) + "0000000000000002" + "00000008" + "00000004",
 	"00000025" + hex.EncodeToString([]byte("var_features/cumulative_sum_index.npy")),
-	"00000018" + hex.EncodeToString([]byte("var_features/labels.json")),
+	"00000017" + hex.EncodeToString([]byte("var_features/labels.npy")),
 	"00000018" + hex.EncodeToString([]byte("var_features/version.npy")),
 	"00000020" + hex.EncodeToString([]byte("var_features/dataframe_0.parquet")),
 	"00",
 	"0000000c" + hex.EncodeToString([]byte("obs_features")) + "0000000000000002" + "00000008" + "00000004",
 	"00000025" + hex.EncodeToString([]byte("obs_features/cumulative_sum_index.npy")),
-	"00000018" + hex.EncodeToString([]byte("obs_features/labels.json")),
+	"00000017" + hex.EncodeToString([]byte("obs_features/labels.npy")),
 	"00000018" + hex.EncodeToString([]byte("obs_features/version.npy")),
 	"00000020" + hex.EncodeToString([]byte("obs_features/dataframe_0.parquet")),
 	"00",
@@ -37,7 +37,7 @@ var goldenHeader = strings.Join([]string{
 
 func goldenStruct() *Header {
 	files := func(n string) []string {
-		return []string{n + "/cumulative_sum_index.npy", n + "/labels.json", n + "/version.npy", n + "/dataframe_0.parquet"}
+		return []string{n + "/cumulative_sum_index.npy", n + "/labels.npy", n + "/version.npy", n + "/dataframe_0.parquet"}
 	}
 	return &Header{Version: [3]uint8{0, 1, 0}, Backend: BackendMemmapV0, Arrays: []ArrayInfo{
 		{Name: "DATA", Length: 3, DType: Float32}, {Name: "ROWPTR", Length: 3, DType: Uint8}, {Name: "COLPTR", Length: 3, DType: Uint8},

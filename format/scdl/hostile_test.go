@@ -173,6 +173,7 @@ func TestHostileArchives(t *testing.T) {
 		{"header.sch links out", func(t *testing.T, d string) { moveOut(t, d, HeaderFile) }, ErrMember, "header.sch is a symbolic link"},
 		{"metadata.json links out", func(t *testing.T, d string) { moveOut(t, d, MetadataFile) }, ErrMember, "metadata.json is a symbolic link"},
 		{"labels.json links out", func(t *testing.T, d string) { moveOut(t, d, VarFeatures+"/"+LabelsFile) }, ErrMember, "var_features/labels.json is a symbolic link"},
+		{"labels.npy links out", func(t *testing.T, d string) { moveOut(t, d, ObsFeatures+"/"+LabelsNPYFile) }, ErrMember, "obs_features/labels.npy is a symbolic link"},
 		{"cumulative sum links out", func(t *testing.T, d string) { moveOut(t, d, ObsFeatures+"/"+CumSumFile) }, ErrMember, "obs_features/cumulative_sum_index.npy is a symbolic link"},
 		{"var table links out", func(t *testing.T, d string) { moveOut(t, d, VarFeatures+"/dataframe_0.parquet") }, ErrMember, "var_features/dataframe_0.parquet is a symbolic link"},
 		{"obs directory links out", func(t *testing.T, d string) { moveOut(t, d, ObsFeatures) }, ErrMember, "leads out of the archive"},
@@ -195,6 +196,7 @@ func TestHostileArchives(t *testing.T) {
 		{"data.npy is a FIFO", func(t *testing.T, d string) { replaceWith(t, d, DataFile, fifo) }, ErrMember, "data.npy is a named pipe"},
 		{"header.sch is a FIFO", func(t *testing.T, d string) { replaceWith(t, d, HeaderFile, fifo) }, ErrMember, "header.sch is a named pipe"},
 		{"labels.json is a FIFO", func(t *testing.T, d string) { replaceWith(t, d, ObsFeatures+"/"+LabelsFile, fifo) }, ErrMember, "labels.json is a named pipe"},
+		{"labels.npy is a FIFO", func(t *testing.T, d string) { replaceWith(t, d, VarFeatures+"/"+LabelsNPYFile, fifo) }, ErrMember, "labels.npy is a named pipe"},
 		{"var table is a FIFO", func(t *testing.T, d string) { replaceWith(t, d, VarFeatures+"/dataframe_0.parquet", fifo) }, ErrMember, "dataframe_0.parquet is a named pipe"},
 		{"col_ptr.npy is a directory", func(t *testing.T, d string) {
 			replaceWith(t, d, ColPtrFile, func(p string) error { return os.Mkdir(p, 0o755) })
@@ -203,6 +205,7 @@ func TestHostileArchives(t *testing.T) {
 		// Side files too large to read whole: refused by their size, before reading.
 		{"metadata.json huge", func(t *testing.T, d string) { replaceWith(t, d, MetadataFile, sparse(MaxSmallFile+1)) }, ErrInvalid, `metadata.json: rule "file size"`},
 		{"labels.json huge", func(t *testing.T, d string) { replaceWith(t, d, VarFeatures+"/"+LabelsFile, sparse(MaxIndexFile+1)) }, ErrInvalid, `labels.json: rule "file size"`},
+		{"labels.npy huge", func(t *testing.T, d string) { replaceWith(t, d, VarFeatures+"/"+LabelsNPYFile, sparse(MaxIndexFile+1)) }, ErrInvalid, `labels.npy: rule "file size"`},
 		{"cumulative sum huge", func(t *testing.T, d string) { replaceWith(t, d, ObsFeatures+"/"+CumSumFile, sparse(MaxIndexFile+1)) }, ErrInvalid, `cumulative_sum_index.npy: rule "file size"`},
 		{"header.sch huge", func(t *testing.T, d string) { replaceWith(t, d, HeaderFile, sparse(maxHeaderSize+1)) }, ErrInvalid, `header.sch: rule "file size"`},
 

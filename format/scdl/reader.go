@@ -353,16 +353,9 @@ func (r *Reader) openIndex(fi FeatureIndexInfo) (*FeatureIndex, error) {
 	if len(cum) == 0 || cum[0] != -1 {
 		return nil, ruleErr("cumulative sum", where, "must start with -1, got %v", cum[:min(len(cum), 3)])
 	}
-	var labels []*string
-	lb, err := readMember(r.dir, fi.Name+"/"+LabelsFile, MaxIndexFile)
+	labels, err := r.readLabels(fi.Name)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, ruleErr("feature index files", fi.Name+"/"+LabelsFile, "%v", err)
-		}
 		return nil, err
-	}
-	if err := json.Unmarshal(lb, &labels); err != nil {
-		return nil, ruleErr("labels", fi.Name+"/"+LabelsFile, "%v", err)
 	}
 	tables, err := r.listTables(fi.Name)
 	if err != nil {
@@ -399,6 +392,59 @@ func (r *Reader) openIndex(fi FeatureIndexInfo) (*FeatureIndex, error) {
 		return nil, ruleErr("feature index length", HeaderFile, "feature index %q: header says %d rows, %s says %d", fi.Name, fi.Length, CumSumFile, start)
 	}
 	return idx, nil
+}
+
+// readLabels reads a feature index's block labels: labels.json when the index has it (what
+// newer BioNeMo reads first), else labels.npy (what bionemo-scdl 0.1.x reads), decoded
+// without pickle. When both are present they must hold the same labels, so that every
+// BioNeMo version sees the same ones. A nil label is JSON's null.
+func (r *Reader) readLabels(name string) ([]*string, error) {
+	jsonPath, npyPath := name+"/"+LabelsFile, name+"/"+LabelsNPYFile
+	hasJSON, hasNPY := memberExists(r.dir, jsonPath), memberExists(r.dir, npyPath)
+	if !hasJSON && !hasNPY {
+		return nil, ruleErr("feature index files", name, "neither %s nor %s exists", LabelsFile, LabelsNPYFile)
+	}
+	var fromJSON []*string
+	if hasJSON {
+		b, err := readMember(r.dir, jsonPath, MaxIndexFile)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &fromJSON); err != nil {
+			return nil, ruleErr("labels", jsonPath, "%v", err)
+		}
+		if !hasNPY {
+			return fromJSON, nil
+		}
+	}
+	b, err := readMember(r.dir, npyPath, MaxIndexFile)
+	if err != nil {
+		return nil, err
+	}
+	fromNPY, err := decodeLabelsNPY(b, npyPath)
+	if err != nil {
+		return nil, err
+	}
+	if !hasJSON {
+		labels := make([]*string, len(fromNPY))
+		for i := range fromNPY {
+			labels[i] = &fromNPY[i]
+		}
+		return labels, nil
+	}
+	if len(fromJSON) != len(fromNPY) {
+		return nil, ruleErr("labels", name, "%s holds %d labels, %s %d", LabelsFile, len(fromJSON), LabelsNPYFile, len(fromNPY))
+	}
+	for i, l := range fromJSON {
+		if l == nil || *l != fromNPY[i] {
+			j := "null"
+			if l != nil {
+				j = quote.Q(*l)
+			}
+			return nil, ruleErr("labels", name, "block %d: %s says %s, %s says %s", i, LabelsFile, j, LabelsNPYFile, quote.Q(fromNPY[i]))
+		}
+	}
+	return fromJSON, nil
 }
 
 // open opens the block's table file (see openMember).

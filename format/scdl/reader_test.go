@@ -64,6 +64,9 @@ func TestPythonNumpyReadsArchive(t *testing.T) {
 	if var_["cumsum_dtype"] != "int64" || var_["version"] != LibraryVersion {
 		t.Fatalf("var features %v", var_)
 	}
+	if l, _ := json.Marshal(var_["labels"]); string(l) != `["a.h5ad","b.h5ad"]` {
+		t.Fatalf("var labels %s", l)
+	}
 	row := 0
 	for _, in := range inputs {
 		for i := int64(0); i < in.rows; i++ {
@@ -79,6 +82,59 @@ func TestPythonNumpyReadsArchive(t *testing.T) {
 			}
 			row++
 		}
+	}
+}
+
+// writeLabels writes labels as both label files of a feature index.
+func writeLabels(t *testing.T, dir, index string, labels ...string) {
+	t.Helper()
+	j, _ := json.Marshal(labels)
+	if err := os.WriteFile(filepath.Join(dir, index, LabelsFile), j, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, index, LabelsNPYFile), encodeLabelsNPY(labels), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// relist rewrites the header's feature index file lists: the file from becomes to ("" drops it).
+func relist(t *testing.T, dir, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, HeaderFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := ParseHeader(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range h.Features {
+		var files []string
+		for _, f := range h.Features[i].Files {
+			if f == from {
+				if to == "" {
+					continue
+				}
+				f = to
+			}
+			files = append(files, f)
+		}
+		h.Features[i].Files = files
+	}
+	if b, err = h.MarshalBinary(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, HeaderFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// listLabelsJSON makes the header list labels.json instead of labels.npy, as archives of
+// earlier versions of this package do.
+func listLabelsJSON(t *testing.T, dir string) {
+	t.Helper()
+	for _, n := range []string{VarFeatures, ObsFeatures} {
+		relist(t, dir, n+"/"+LabelsNPYFile, n+"/"+LabelsFile)
 	}
 }
 
@@ -109,7 +165,36 @@ func TestOpenVerifyBadArchives(t *testing.T) {
 		{"cumsum", "feature index length", false, func(t *testing.T, dir string) {
 			os.WriteFile(filepath.Join(dir, VarFeatures, CumSumFile), encodeInt64NPY([]int64{-1, 30, 49}), 0o644)
 		}},
-		{"labels", "blocks", false, patch(filepath.Join(VarFeatures, LabelsFile), func(b []byte) []byte { return []byte(`["a"]`) })},
+		{"labels", "blocks", false, func(t *testing.T, dir string) {
+			writeLabels(t, dir, VarFeatures, "a")
+		}},
+		{"labels.npy only, too few", "blocks", false, func(t *testing.T, dir string) {
+			writeLabels(t, dir, VarFeatures, "a")
+			os.Remove(filepath.Join(dir, VarFeatures, LabelsFile))
+		}},
+		{"labels.json only, too few", "blocks", false, func(t *testing.T, dir string) {
+			writeLabels(t, dir, VarFeatures, "a")
+			listLabelsJSON(t, dir)
+			os.Remove(filepath.Join(dir, VarFeatures, LabelsNPYFile))
+		}},
+		{"labels disagree", "labels", false, patch(filepath.Join(VarFeatures, LabelsFile), func(b []byte) []byte { return []byte(`["a.h5ad", "c.h5ad"]`) })},
+		{"labels count disagree", "labels", false, patch(filepath.Join(VarFeatures, LabelsFile), func(b []byte) []byte { return []byte(`["a.h5ad"]`) })},
+		{"labels.json null beside labels.npy", "labels", false, patch(filepath.Join(ObsFeatures, LabelsFile), func(b []byte) []byte { return []byte(`[null]`) })},
+		{"labels.json not a list", "labels", false, patch(filepath.Join(VarFeatures, LabelsFile), func(b []byte) []byte { return []byte(`{"a": 1}`) })},
+		{"labels.npy pickled", "labels", false, func(t *testing.T, dir string) {
+			// What np.save writes for a list holding None: an object array, read with pickle.
+			os.WriteFile(filepath.Join(dir, VarFeatures, LabelsNPYFile), numpyFile("{'descr': '|O', 'fortran_order': False, 'shape': (2,), }", []byte("\x80\x03cnumpy.core.multiarray\n")), 0o644)
+		}},
+		{"labels.npy int64", "npy dtype", false, func(t *testing.T, dir string) {
+			os.WriteFile(filepath.Join(dir, VarFeatures, LabelsNPYFile), encodeInt64NPY([]int64{1, 2}), 0o644)
+		}},
+		{"labels.npy truncated", "npy size", false, patch(filepath.Join(VarFeatures, LabelsNPYFile), func(b []byte) []byte { return b[:len(b)-3] })},
+		{"no labels", "feature index files", false, func(t *testing.T, dir string) {
+			listLabelsJSON(t, dir) // (the header lists labels.json, which is then removed too)
+			os.Remove(filepath.Join(dir, ObsFeatures, LabelsNPYFile))
+			os.Remove(filepath.Join(dir, ObsFeatures, LabelsFile))
+			relist(t, dir, ObsFeatures+"/"+LabelsFile, "")
+		}},
 		{"missing parquet", "index files", false, func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, ObsFeatures, "dataframe_0.parquet"))
 		}},
@@ -146,6 +231,47 @@ func TestOpenVerifyBadArchives(t *testing.T) {
 			var re *RuleError
 			if !errors.As(err, &re) || re.Rule != c.rule {
 				t.Fatalf("error %v, want rule %q", err, c.rule)
+			}
+		})
+	}
+}
+
+// TestLabelLayouts: an archive's labels are read from labels.json and labels.npy (what this
+// package writes), labels.json alone (what newer BioNeMo and earlier versions of this
+// package write) or labels.npy alone (what bionemo-scdl 0.1.x writes).
+func TestLabelLayouts(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(t *testing.T, dir string)
+	}{
+		{"both", func(t *testing.T, dir string) {}},
+		{"labels.json only", func(t *testing.T, dir string) {
+			listLabelsJSON(t, dir)
+			for _, n := range []string{VarFeatures, ObsFeatures} {
+				os.Remove(filepath.Join(dir, n, LabelsNPYFile))
+			}
+		}},
+		{"labels.npy only", func(t *testing.T, dir string) {
+			for _, n := range []string{VarFeatures, ObsFeatures} {
+				os.Remove(filepath.Join(dir, n, LabelsFile))
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir, _ := writeSmall(t)
+			c.mutate(t, dir)
+			r, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			var got []string
+			for _, b := range append(r.Var.Blocks, r.Obs.Blocks...) {
+				got = append(got, b.Label)
+			}
+			if want := []string{"a.h5ad", "b.h5ad", "a.h5ad"}; !slices.Equal(got, want) {
+				t.Fatalf("labels %q, want %q", got, want)
 			}
 		})
 	}

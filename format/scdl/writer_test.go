@@ -99,10 +99,10 @@ func TestWriteReadBackAnyWorkerCount(t *testing.T) {
 			}
 			sort.Strings(names)
 			want := []string{"col_ptr.npy", "data.npy", "header.sch", "metadata.json",
-				"obs_features/cumulative_sum_index.npy", "obs_features/dataframe_0.parquet", "obs_features/labels.json", "obs_features/version.npy",
+				"obs_features/cumulative_sum_index.npy", "obs_features/dataframe_0.parquet", "obs_features/labels.json", "obs_features/labels.npy", "obs_features/version.npy",
 				"row_ptr.npy",
 				"var_features/cumulative_sum_index.npy", "var_features/dataframe_0.parquet", "var_features/dataframe_1.parquet",
-				"var_features/labels.json", "var_features/version.npy", "version.json"}
+				"var_features/labels.json", "var_features/labels.npy", "var_features/version.npy", "version.json"}
 			if !slices.Equal(names, want) {
 				t.Fatalf("files %v\nwant %v", names, want)
 			}
@@ -140,6 +140,11 @@ func TestWriteDTypesAndMetadata(t *testing.T) {
 	if got := string(files["var_features/labels.json"]); got != `["only.h5ad"]` {
 		t.Fatalf("labels %q", got)
 	}
+	// labels.npy is what np.save(["only.h5ad"]) writes: '<U9', no pickle.
+	if got, want := files["var_features/labels.npy"], numpyFile("{'descr': '<U9', 'fortran_order': False, 'shape': (1,), }",
+		[]byte("o\x00\x00\x00n\x00\x00\x00l\x00\x00\x00y\x00\x00\x00.\x00\x00\x00h\x00\x00\x005\x00\x00\x00a\x00\x00\x00d\x00\x00\x00")); !bytes.Equal(got, want) {
+		t.Fatalf("labels.npy\n got %q\nwant %q", got, want)
+	}
 	cum, err := decodeInt64NPY(files["obs_features/cumulative_sum_index.npy"], "x")
 	if err != nil || !slices.Equal(cum, []int64{-1, 50}) {
 		t.Fatalf("cumsum %v %v", cum, err)
@@ -151,7 +156,7 @@ func TestWriteDTypesAndMetadata(t *testing.T) {
 	if h.Array(ArrayRowPtr).Length != 51 || h.Array(ArrayColPtr).DType != Uint8 || h.Feature(ObsFeatures).Length != 50 {
 		t.Fatalf("header %+v", h)
 	}
-	if want := []string{"var_features/cumulative_sum_index.npy", "var_features/labels.json", "var_features/version.npy", "var_features/dataframe_0.parquet"}; !slices.Equal(h.Feature(VarFeatures).Files, want) {
+	if want := []string{"var_features/cumulative_sum_index.npy", "var_features/labels.npy", "var_features/version.npy", "var_features/dataframe_0.parquet"}; !slices.Equal(h.Feature(VarFeatures).Files, want) {
 		t.Fatalf("var files %v", h.Feature(VarFeatures).Files)
 	}
 	if _, err := os.Stat(filepath.Join(dir, rowSpill)); !errors.Is(err, fs.ErrNotExist) {

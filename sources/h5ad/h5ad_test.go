@@ -302,7 +302,7 @@ func TestGoldenArchive(t *testing.T) {
 	golden := filepath.Join(fixtures, "small.scdl")
 	n := 0
 	err = filepath.WalkDir(golden, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == scdl.LabelsFile {
+		if err != nil || d.IsDir() || d.Name() == scdl.LabelsFile || d.Name() == scdl.LabelsNPYFile {
 			return err
 		}
 		rel, _ := filepath.Rel(golden, p)

@@ -4,8 +4,11 @@ only (no bionemo install is possible here), and prints what it found as JSON.
 
 It parses header.sch itself (big-endian, per the schema), maps DATA, ROWPTR and COLPTR with
 np.memmap using the header's dtypes and the FileNames mapping, reads metadata.json, and the
-feature indices' cumulative_sum_index.npy and version.npy with np.load and labels.json with
-json. Parquet tables are not read: this machine has no pyarrow.
+feature indices' cumulative_sum_index.npy, labels.npy and version.npy with np.load (labels.npy
+with allow_pickle=False: it must hold no pickle; bionemo-scdl 0.1.x loads it with
+allow_pickle=True, newer BioNeMo with False) and labels.json, when present, with json (newer
+BioNeMo reads it first); the two must agree. Parquet tables are not read: this machine has no
+pyarrow.
 
 Usage: check_scdl.py ARCHIVE_DIR
 """
@@ -87,8 +90,10 @@ def main(path):
     for fi in header["features"]:
         d = os.path.join(path, fi["name"])
         cum = np.load(os.path.join(d, "cumulative_sum_index.npy"))
-        with open(os.path.join(d, "labels.json")) as f:
-            labels = json.load(f)
+        labels = np.load(os.path.join(d, "labels.npy"), allow_pickle=False).tolist()
+        if os.path.exists(os.path.join(d, "labels.json")):
+            with open(os.path.join(d, "labels.json")) as f:
+                assert json.load(f) == labels, (fi["name"], labels)
         ver = np.load(os.path.join(d, "version.npy")).item()
         for p in fi["files"]:
             assert os.path.exists(os.path.join(path, p)), p
