@@ -1,19 +1,17 @@
 """BioNeMo SCDL (bionemo-scdl 0.1.3 from the test venv) against the archives convert writes
 (`format: scdl`) from the fixtures in testdata/scdl: CSR, CSC and dense h5ad and a 10x folder.
-SingleCellMemMapDataset must open them cell for cell equal to anndata's view of the input,
-features equal, and BioNeMo's own h5ad converter must agree with ours where it handles the input.
+SingleCellMemMapDataset must open them as they are, header included, cell for cell equal to
+anndata's view of the input, features equal, and BioNeMo's own h5ad converter must agree
+with ours where it handles the input.
 
-Found: bionemo-scdl 0.1.3 reads each feature directory's labels from `labels.npy` (a pickled
-object array) and our archives hold `labels.json` (what docs/SCDL.md took from newer BioNeMo
-source), so 0.1.3 cannot open them: test_bionemo_opens_our_archive is an xfail(strict) that
-records it. The other tests add a labels.npy beside our labels.json (nothing else changed) to
-check that everything else loads equal. A missing categorical obs value is None in BioNeMo's
-archive and NaN in ours."""
+bionemo-scdl 0.1.3 reads each feature directory's block labels from `labels.npy`
+(np.load, allow_pickle=True); newer BioNeMo reads `labels.json` first. Our archives hold
+both; labels.npy must be a plain unicode array that loads without pickle. A missing
+categorical obs value is None in BioNeMo's archive and NaN in ours."""
 
 import gzip
 import json
 import os
-import shutil
 import warnings
 
 import numpy as np
@@ -66,18 +64,6 @@ def missing(x):
     return None if x is None or (isinstance(x, float) and x != x) else x
 
 
-def with_labels_npy(src, dst):
-    """A copy of our archive with each feature directory's labels.json also as labels.npy."""
-    shutil.copytree(src, dst)
-    for sub in ("var_features", "obs_features"):
-        p = os.path.join(dst, sub, "labels.json")
-        if os.path.exists(p):
-            with open(p) as f:
-                np.save(os.path.join(dst, sub, "labels.npy"), np.array(json.load(f), dtype=object),
-                        allow_pickle=True)
-    return str(dst)
-
-
 def open_ds(path, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -95,20 +81,34 @@ def assert_cells_equal(ds, m, what):
                                       err_msg=f"{what}: cell {i} values")
 
 
-@pytest.mark.xfail(strict=True, reason="defect (reported): bionemo-scdl 0.1.3 loads var_features/labels.npy; "
-                   "our archives hold labels.json only")
 @pytest.mark.parametrize("kind", KINDS)
 def test_bionemo_opens_our_archive(ours, kind):
+    """BioNeMo opens the archive as written, parses its header (a header it cannot parse is
+    only a warning, after which it would map the arrays with default dtypes) and reads the
+    labels our labels.json holds, from labels.npy."""
     _, out = ours
-    open_ds(out[kind])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "Failed to load SCDL header", no legacy-format warning
+        ds = SingleCellMemMapDataset(str(out[kind]))
+    assert ds.header is not None
+    assert [a.name for a in ds.header.arrays] == ["DATA", "ROWPTR", "COLPTR"]
+    assert [f.name for f in ds.header.feature_indices] == ["var_features", "obs_features"]
+    for sub, index in (("var_features", ds.var_features()), ("obs_features", ds.obs_features())):
+        with open(os.path.join(out[kind], sub, "labels.json")) as f:
+            labels = json.load(f)
+        assert labels, sub
+        assert [str(x) for x in index._labels] == labels, sub
+        # labels.npy holds no pickle: the strict loader newer BioNeMo uses reads it too.
+        npy = np.load(os.path.join(out[kind], sub, "labels.npy"), allow_pickle=False)
+        assert npy.dtype.kind == "U" and npy.tolist() == labels, sub
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_bionemo_reads_our_archive_cell_for_cell(ours, kind, tmp_path):
+def test_bionemo_reads_our_archive_cell_for_cell(ours, kind):
     _, out = ours
     m, genes = expected(kind)
     m.sort_indices()
-    ds = open_ds(with_labels_npy(out[kind], tmp_path / "a"))
+    ds = open_ds(out[kind])
     assert_cells_equal(ds, m, f"our {kind} archive")
     (_, _), var, _ = ds.get_row(0, return_var_features=True)
     if genes is not None:
@@ -122,7 +122,7 @@ def test_bionemo_converter_agrees_with_ours(ours, tmp_path):
     m, _ = expected("csr")
     m.sort_indices()
     theirs = open_ds(tmp_path / "theirs", h5ad_path=os.path.join(FIX, "small_csr.h5ad"), use_X_not_raw=True)
-    mine = open_ds(with_labels_npy(out["csr"], tmp_path / "a"))
+    mine = open_ds(out["csr"])
     assert_cells_equal(theirs, m, "BioNeMo's archive of small_csr.h5ad")
     for i in range(len(theirs)):
         (a, b), av, ao = theirs.get_row(i, return_var_features=True, return_obs_features=True)
@@ -133,6 +133,20 @@ def test_bionemo_converter_agrees_with_ours(ours, tmp_path):
         # A missing categorical value is None in BioNeMo's archive and NaN in ours (both
         # read as missing by pandas); every other value is equal.
         assert [missing(x) for x in ao] == [missing(x) for x in co], f"cell {i}: obs features"
+
+
+def test_convert_reads_bionemo_archive(convert_bin, tmp_path):
+    """BioNeMo 0.1.3's own archive (labels.npy only, no labels.json) passes `convert verify`,
+    and its labels are those BioNeMo wrote."""
+    theirs = tmp_path / "theirs"
+    open_ds(theirs, h5ad_path=os.path.join(FIX, "small_csr.h5ad"), use_X_not_raw=True)
+    assert not (theirs / "var_features" / "labels.json").exists()
+    labels = np.load(theirs / "var_features" / "labels.npy", allow_pickle=False)
+    assert labels.dtype.kind == "U"
+    out = run(convert_bin, "verify", theirs).stdout
+    assert "OK: SCDL archive, 60 cells" in out, out
+    out = run(convert_bin, "inspect", theirs).stdout
+    assert "cells [0, 60) %s:" % labels[0] in out, out
 
 
 @pytest.mark.parametrize("kind,why", [
