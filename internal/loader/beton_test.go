@@ -42,10 +42,16 @@ func (s sliceSource) Run(ctx context.Context, emit func(sample.Sample) error) er
 // project's pipeline into an .mldf and a .beton, and returns their paths.
 func convertBoth(t testing.TB, n int) (mldfPath, betonPath string) {
 	t.Helper()
+	return convertBothSized(t, n, 60, 44)
+}
+
+// convertBothSized is convertBoth with images of about w×h pixels.
+func convertBothSized(t testing.TB, n, w, h int) (mldfPath, betonPath string) {
+	t.Helper()
 	var src sliceSource
 	for i := range n {
 		var b bytes.Buffer
-		if err := jpeg.Encode(&b, testPhoto(60+i%17, 44+i%11, uint32(i)), &jpeg.Options{Quality: 90}); err != nil {
+		if err := jpeg.Encode(&b, testPhoto(w+i%17, h+i%11, uint32(i)), &jpeg.Options{Quality: 90}); err != nil {
 			t.Fatal(err)
 		}
 		arr := make([]byte, 12)
@@ -260,5 +266,42 @@ func TestBetonBucket(t *testing.T) {
 	sameBatches(t, openT(t, mp, Options{}), remote)
 	if _, misses := remote.src.cache.stats(); misses == 0 {
 		t.Fatal("no reads through the cache")
+	}
+}
+
+// BenchmarkRunFormats decodes batches of 128 random-resized crops to 160 (and flips) of the
+// same photo-like ~256×192 JPEGs from the .mldf and from the .beton, reporting images/s and
+// CPU per image of each.
+func BenchmarkRunFormats(b *testing.B) {
+	mp, bp := convertBothSized(b, 256, 256, 192)
+	for _, c := range []struct{ name, path string }{{"mldf", mp}, {"beton", bp}} {
+		b.Run(c.name, func(b *testing.B) {
+			l, err := Open(context.Background(), c.path, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			var spec PlanSpec
+			jsonUnmarshal(`{"fields":[{"field":"image","ops":[{"op":"RandomResizedCrop","size":160},{"op":"RandomHorizontalFlip"}]},{"field":"label","ops":[{"op":"Int"}]}]}`, &spec)
+			p, err := l.NewPlan(spec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			o, _ := l.Order(OrderSpec{Mode: OrderRandom})
+			idx := make([]int64, 128)
+			bufs := []Buffer{{Data: make([]byte, 128*160*160*3)}, {Data: make([]byte, 128*8)}}
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			for it := 0; it < b.N; it++ {
+				o.Fill(it%2*128, idx)
+				if err := p.Run(context.Background(), idx, int64(it), bufs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*128)/b.Elapsed().Seconds(), "images/s")
+			if cpu := cpuTime() - cpu0; cpu > 0 {
+				b.ReportMetric(cpu.Seconds()*1e6/float64(b.N*128), "cpu-us/image")
+			}
+		})
 	}
 }
