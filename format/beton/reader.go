@@ -258,6 +258,29 @@ func (r *Reader) Sample(i int64) ([]Value, error) {
 	return vals, nil
 }
 
+// Entry returns field k of sample i, checked as Sample checks it, without reading its
+// payload (a JSON field's is read, to check its NUL, and is in Data), and the allocation
+// entry that holds the payload (zero for Int and Float). Readers that keep the bytes
+// elsewhere (a mapping, a cache) read the payload at entry.Ptr themselves.
+func (r *Reader) Entry(i int64, k int) (Value, AllocEntry, error) {
+	row, err := r.Row(i)
+	if err != nil {
+		return Value{}, AllocEntry{}, err
+	}
+	if k < 0 || k >= len(r.fields) {
+		return Value{}, AllocEntry{}, fmt.Errorf("%s: sample %d: field %d out of range (%d fields)", r.name, i, k, len(r.fields))
+	}
+	var v Value
+	idx, err := r.value(i, k, row, &v, false)
+	if err != nil {
+		return v, AllocEntry{}, fmt.Errorf("%s: sample %d: %w", r.name, i, err)
+	}
+	if idx < 0 {
+		return v, AllocEntry{}, nil
+	}
+	return v, r.alloc[idx], nil
+}
+
 // value decodes field k of sample i from its row; with load it reads the payload too. It
 // returns the index of the field's allocation, or -1.
 func (r *Reader) value(i int64, k int, row []byte, v *Value, load bool) (int, error) {

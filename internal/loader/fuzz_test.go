@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// FuzzPlan compiles arbitrary plans against a file with every kind of field and runs those
-// that compile on two samples: errors, never a panic.
+// FuzzPlan compiles arbitrary plans against files with every kind of field (MLDF, and a
+// .beton of every FFCV type) and runs those that compile on two samples: errors, never a
+// panic.
 func FuzzPlan(f *testing.F) {
 	for _, s := range []string{scalarPlan, rrcPlan,
 		`{"fields":[{"field":"arr","ops":[{"op":"NDArray","dtype":"<f4","shape":[2,3]}]}]}`,
@@ -17,14 +18,18 @@ func FuzzPlan(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	for _, s := range betonPlans {
+		f.Add(s)
+	}
 	img := imageFile(f, 2, 16, 12, 1)
 	scal := scalarFile(f, 4)
+	_, bet := convertBoth(f, 2)
 	f.Fuzz(func(t *testing.T, plan string) {
 		var spec PlanSpec
 		if json.Unmarshal([]byte(plan), &spec) != nil {
 			return
 		}
-		for _, path := range []string{img, scal} {
+		for _, path := range []string{img, scal, bet} {
 			l, err := Open(context.Background(), path, Options{Threads: 2})
 			if err != nil {
 				t.Fatal(err)

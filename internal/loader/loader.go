@@ -1,6 +1,6 @@
-// Package loader is the engine of the batch training loader: it opens an MLDF file (a local
-// path or a bucket URL), computes the order of the samples of an epoch for one rank, and
-// decodes batches of samples through per-field pipelines of ops, in parallel, into buffers
+// Package loader is the engine of the batch training loader: it opens an MLDF or FFCV .beton
+// file (a local path or a bucket URL), computes the order of the samples of an epoch for one
+// rank, and decodes batches of samples through per-field pipelines of ops, in parallel, into buffers
 // the caller owns. cmd/libmldf exports it as a C library; python/mldf drives it.
 //
 // Every random choice (the order, a crop box, a flip, an audio offset) is a pure function of
@@ -68,7 +68,8 @@ type Loader struct {
 	pool   []*worker
 }
 
-// Open opens the MLDF file at path (a local path, or an s3://, gs://, az:// URL).
+// Open opens the MLDF or FFCV .beton file at path (a local path, or an s3://, gs://, az://
+// URL); the format is sniffed as format.Sniff does (MLDF by its signature, .beton by its name).
 func Open(ctx context.Context, path string, opt Options) (*Loader, error) {
 	if opt.CacheBytes < 0 || opt.ReadaheadBytes < 0 || opt.Threads < 0 {
 		return nil, fmt.Errorf("%w: negative cache_bytes, readahead_bytes or threads", ErrOptions)
@@ -77,9 +78,9 @@ func Open(ctx context.Context, path string, opt Options) (*Loader, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opt.VerifyChecksums && !src.checked {
+	if opt.VerifyChecksums && !src.checked() {
 		src.close()
-		return nil, fmt.Errorf("%s: %w: verify_checksums is set but the file carries no checksums", src.name, ErrOptions)
+		return nil, fmt.Errorf("%s: %w: verify_checksums is set but the %s file carries no checksums", src.name, ErrOptions, src.c.format())
 	}
 	return &Loader{src: src, opt: opt}, nil
 }
@@ -109,9 +110,9 @@ func (l *Loader) PageSamples() int {
 	_, region := l.src.dataRegion()
 	n := int64(l.src.numSamples())
 	if region <= 0 || n == 0 {
-		return max(l.src.pageSize/64, 1)
+		return max(l.src.pageSize()/64, 1)
 	}
-	return int(max(min(int64(l.src.pageSize)*n/region, n), 1))
+	return int(max(min(int64(l.src.pageSize())*n/region, n), 1))
 }
 
 // Order returns the order of spec on this file.
@@ -122,6 +123,7 @@ func (l *Loader) Order(spec OrderSpec) (*Order, error) {
 // Description is what mldf_describe returns.
 type Description struct {
 	Path          string              `json:"path"`
+	Format        string              `json:"format"` // MLDF, FFCV .beton
 	NumSamples    int                 `json:"num_samples"`
 	FormatVersion string              `json:"format_version"`
 	PageSize      int                 `json:"page_size"`
@@ -151,10 +153,10 @@ type FieldDescription struct {
 // Describe describes the file.
 func (l *Loader) Describe() Description {
 	s := l.src
-	d := Description{Path: s.name, NumSamples: s.numSamples(), FormatVersion: s.version(),
-		PageSize: s.pageSize, PageSamples: l.PageSamples(), Checksummed: s.checked}
+	d := Description{Path: s.name, Format: s.c.format(), NumSamples: s.numSamples(), FormatVersion: s.version(),
+		PageSize: s.pageSize(), PageSamples: l.PageSamples(), Checksummed: s.checked()}
 	for _, f := range s.fields {
-		fd := FieldDescription{Name: f.Name, Type: f.TypeName, Channels: f.Channels, MaxRes: f.MaxRes,
+		fd := FieldDescription{Name: f.Name, Type: f.TypeName, Codec: f.Codec, Channels: f.Channels, MaxRes: f.MaxRes,
 			TokenWidth: f.TokenWidth, NumClasses: len(f.ClassNames), Ops: []string{}}
 		switch f.Kind {
 		case kindInt:
@@ -176,12 +178,11 @@ func (l *Loader) Describe() Description {
 			}
 		case kindImage:
 			fd.Ops = []string{"RandomResizedCrop", "CenterCrop", "Resize", "Bytes"}
-			fd.Codec = map[string]string{"IMAGE_RAW": "raw", "IMAGE_JPEG": "jpeg", "IMAGE_PNG": "png"}[f.TypeName]
 		case kindAudioPCM:
-			fd.Ops, fd.Codec = []string{"Audio", "Bytes"}, "pcm"
+			fd.Ops = []string{"Audio", "Bytes"}
 			fd.SampleFormat = map[int]string{pcmInt16: "int16", pcmInt32: "int32", pcmFloat32: "float32"}[f.PCMFormat]
 		case kindAudioFLAC:
-			fd.Ops, fd.Codec = []string{"Audio", "Bytes"}, "flac"
+			fd.Ops = []string{"Audio", "Bytes"}
 		default:
 			if f.Payload {
 				fd.Ops = []string{"Bytes"}

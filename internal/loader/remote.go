@@ -24,7 +24,7 @@ const (
 	fetchConcurrency = 16
 )
 
-// openRemote opens an object in a bucket: the reader reads the tables and payloads through
+// openRemote opens an object in a bucket: the format's reader reads the tables and payloads through
 // a bounded LRU cache of 1 MiB blocks, which Run fills ahead of decoding (prefetch).
 func openRemote(ctx context.Context, url string, opt Options) (*source, error) {
 	c := objstore.New()
@@ -38,11 +38,10 @@ func openRemote(ctx context.Context, url string, opt Options) (*source, error) {
 		capBytes = DefaultCacheBytes
 	}
 	bc := newBlockCache(ra, ra.Size(), capBytes, func() error { return errors.Join(ra.Close(), c.Close()) })
-	s, err := openReaderAt(url, bc, ra.Size())
+	s, err := openCached(url, bc, ra.Size())
 	if err != nil {
 		return nil, err
 	}
-	s.cache = bc
 	s.readahead = opt.ReadaheadBytes
 	if s.readahead == 0 {
 		s.readahead = capBytes / 2
@@ -63,8 +62,11 @@ func (s *source) prefetch(ctx context.Context, idx []int64, fields []int) error 
 		if i < 0 || i >= int64(s.numSamples()) {
 			continue
 		}
-		off := int64(s.metaPtr) + i*int64(s.layout.Size)
-		rows = append(rows, off/cacheBlockSize, (off+int64(s.layout.Size)-1)/cacheBlockSize)
+		off, n := s.c.rowRange(int(i))
+		if n == 0 {
+			continue // the rows are in memory
+		}
+		rows = append(rows, off/cacheBlockSize, (off+n-1)/cacheBlockSize)
 	}
 	sort.Slice(rows, func(a, b int) bool { return rows[a] < rows[b] })
 	if err := s.cache.fetch(ctx, compactInts(rows)); err != nil {

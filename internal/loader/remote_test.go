@@ -87,8 +87,8 @@ func TestBucket(t *testing.T) {
 		t.Fatalf("index 200: %v", err)
 	}
 	// a corrupt payload in the bucket is named
-	ref, _ := sl.src.ref(18, 2)
-	b[ref.Ptr] ^= 0x55
+	off, _ := sl.src.payloadRange(18, 2)
+	b[off] ^= 0x55
 	if err := os.WriteFile(filepath.Join(srv.Dir, "bkt", "bad.mldf"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}

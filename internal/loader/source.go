@@ -1,18 +1,17 @@
 package loader
 
-// This file is the only one that imports the reader and the manifest: the rest of the
-// package sees a file through the types below.
+// The rest of the package sees a file through the types of this file: a container (one per
+// file format, chosen by sniffing: source_mldf.go, source_beton.go) wrapped in a source.
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"sort"
-	"strings"
 
-	"github.com/mldf/convert/format/mldf"
-	"github.com/mldf/convert/internal/quote"
+	"github.com/mldf/convert/format"
+	_ "github.com/mldf/convert/format/beton" // registers .beton for format.Sniff
+	_ "github.com/mldf/convert/format/mldf"  // registers MLDF for format.Sniff
+	"github.com/mldf/convert/internal/inputfile"
 )
 
 // kind is what a field holds, as the loader's ops see it.
@@ -31,8 +30,12 @@ const (
 	kindText
 )
 
-// Image payload codecs (the IMAGE_* metadata mode).
-const codecRaw = 0
+// Image payload codecs (value.Codec): raw pixels, or an encoded image (JPEG, PNG) that
+// imgdec recognises by its bytes.
+const (
+	codecRaw     = 0
+	codecEncoded = 1
+)
 
 // PCM sample formats of an AUDIO_WAVEFORM field's arguments.
 const (
@@ -48,7 +51,8 @@ type fieldInfo struct {
 	Name     string
 	TypeName string
 	Kind     kind
-	Payload  bool // the field has a payload reference
+	Codec    string // what Describe reports: raw, jpeg, png, pcm, flac ("" when none)
+	Payload  bool   // the field has a payload reference
 
 	// images: the channels the arguments record (0 = not recorded), max side
 	Channels int
@@ -83,323 +87,137 @@ type value struct {
 	Frames, AudioChannels, Rate, BitDepth int
 }
 
-// source is an opened MLDF file.
-type source struct {
-	r        *mldf.Reader
-	name     string
-	fields   []fieldInfo
-	pageSize int
-	checked  bool // the file carries payload checksums
+// container is one opened file of a format the loader reads: its fields and, per sample and
+// field, the value with its payload. Methods are safe for concurrent use.
+type container interface {
+	// format names the format in messages ("MLDF", "FFCV .beton").
+	format() string
+	version() string
+	numSamples() int
+	// pageSize is the file's page size; checked says whether payloads carry checksums.
+	pageSize() int
+	checked() bool
+	// fieldInfos describes the fields (computed once, when the file is opened).
+	fieldInfos() []fieldInfo
+	// get reads field f of sample i (i and f in range), checking the payload's checksum when
+	// verify is set. Errors name the file, the sample and the field.
+	get(i, f int, verify bool) (value, error)
+	// payloadSize is the length of get's Payload, without reading the payload.
+	payloadSize(i, f int) (int, error)
+	// payloadRange is where sample i's payload of field f lies in the file (0, 0 when empty
+	// or unknown); rowRange the bytes of sample i's metadata row a read needs from the file
+	// (0, 0 when the rows are in memory). prefetch fetches both ahead of a batch.
+	payloadRange(i, f int) (off, n int64)
+	rowRange(i int) (off, n int64)
+	// dataRegion is where the payloads lie.
+	dataRegion() (off, n int64)
+	close() error
+}
 
-	cache     *blockCache // a bucket's block cache, nil for a mapped file
+// source is an opened file: its container, and a bucket's block cache.
+type source struct {
+	c      container
+	name   string
+	fields []fieldInfo
+
+	cache     *blockCache // a bucket's block cache, nil for a local file
 	readahead int64       // bytes a batch may prefetch
-	layout    mldf.RowLayout
-	metaPtr   uint64
+}
+
+// ErrFormat: a file of a format the loader does not read.
+var ErrFormat = errors.New("loader: not a format the loader reads (MLDF or FFCV .beton)")
+
+// sniff returns the registered format of the file named name whose first bytes ra holds.
+func sniff(name string, ra io.ReaderAt, size int64) (string, error) {
+	head := make([]byte, min(size, format.HeadSize))
+	if _, err := ra.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("%s: reading the first %d bytes: %w", name, len(head), err)
+	}
+	f, err := format.Sniff(name, head)
+	if err != nil {
+		return "", nil // not sniffed: MLDF's reader says what is wrong with the signature
+	}
+	return f.Name, nil
 }
 
 // openLocal opens a local file, memory-mapped.
 func openLocal(path string) (*source, error) {
-	r, err := mldf.Open(path)
+	f, fi, err := inputfile.OpenRegular(path) // a named pipe is refused, never waited on
 	if err != nil {
 		return nil, err
 	}
-	s, err := newSource(r)
+	kind, err := sniff(path, f, fi.Size())
+	f.Close()
 	if err != nil {
-		r.Close()
 		return nil, err
 	}
+	var c container
+	switch kind {
+	case "beton":
+		c, err = openBetonLocal(path)
+	case "mldf", "":
+		c, err = openMLDFLocal(path)
+	default:
+		err = fmt.Errorf("%s: %w: it is a %s file", path, ErrFormat, kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return newSource(c, path), nil
+}
+
+// openCached opens the size bytes of an object that the block cache bc reads; bc is closed
+// with the source (or now, when opening fails).
+func openCached(name string, bc *blockCache, size int64) (*source, error) {
+	kind, err := sniff(name, bc, size)
+	var c container
+	switch {
+	case err != nil:
+	case kind == "beton":
+		c, err = openBetonReaderAt(name, bc, size)
+	case kind == "mldf" || kind == "":
+		c, err = openMLDFCached(name, bc, size)
+	default:
+		err = fmt.Errorf("%s: %w: it is a %s file", name, ErrFormat, kind)
+	}
+	if err != nil {
+		bc.Close()
+		return nil, err
+	}
+	s := newSource(c, name)
+	s.cache = bc
 	return s, nil
 }
 
-// openReaderAt opens the size bytes of a file that ra reads; ra is closed with the source
-// (or now, when opening fails).
-func openReaderAt(name string, ra interface {
-	io.ReaderAt
-	io.Closer
-}, size int64) (*source, error) {
-	r, err := mldf.OpenReaderAt(name, ra, size)
-	if err != nil {
-		ra.Close()
-		return nil, err
-	}
-	s, err := newSource(r)
-	if err != nil {
-		r.Close()
-		return nil, err
-	}
-	return s, nil
+func newSource(c container, name string) *source {
+	return &source{c: c, name: name, fields: c.fieldInfos()}
 }
 
-func (s *source) version() string {
-	h := s.r.Header()
-	return fmt.Sprintf("%d.%d", h.VersionMajor, h.VersionMinor)
-}
+func (s *source) version() string { return s.c.version() }
+func (s *source) numSamples() int { return s.c.numSamples() }
+func (s *source) pageSize() int   { return s.c.pageSize() }
+func (s *source) checked() bool   { return s.c.checked() }
 
-func newSource(r *mldf.Reader) (*source, error) {
-	s := &source{r: r, name: r.Name()}
-	h := r.Header()
-	s.pageSize = int(h.PageSize)
-	s.checked = h.Flags&mldf.FlagChecksummed != 0
-	s.layout, s.metaPtr = r.Layout(), h.MetadataPtr
-	for k, d := range r.Fields() {
-		fi := fieldInfo{Index: k, Name: d.Name, TypeName: d.Type.String(), MetaSize: int(d.MetadataSize)}
-		if n, ok := r.NumClasses(k); ok {
-			fi.NumClasses = n
-		}
-		_, fi.Payload = mldf.MetaSize(d.Type)
-		a := d.Arguments
-		for _, c := range a {
-			if c != 0 {
-				fi.Recorded = true
-				break
-			}
-		}
-		le := binary.LittleEndian
-		switch t := d.Type; {
-		case t == mldf.TypeInt:
-			fi.Kind = kindInt
-			names, err := r.ClassNames(k)
-			if err != nil {
-				return nil, err
-			}
-			fi.ClassNames = names
-		case t == mldf.TypeFloat:
-			fi.Kind = kindFloat
-		case t == mldf.TypeBytes:
-			fi.Kind = kindBytes
-		case t == mldf.TypeJSON:
-			fi.Kind = kindJSON
-		case t == mldf.TypeNDArray:
-			fi.Kind = kindNDArray
-			if fi.Recorded {
-				if err := r.FieldRules(k).Arguments(); err != nil {
-					return nil, fmt.Errorf("%s: field %s: %w", s.name, quote.Q(d.Name), err)
-				}
-				fi.Layout = int(a[1])
-				if fi.Layout == 0 {
-					fi.DType = strings.TrimRight(string(a[2:18]), "\x00")
-					for i := range int(a[18]) {
-						fi.Shape = append(fi.Shape, int(le.Uint64(a[24+8*i:])))
-					}
-				}
-			}
-		case t >= mldf.TypeImageRaw && t <= mldf.TypeImagePNG:
-			fi.Kind = kindImage
-			if fi.Recorded {
-				fi.Channels, fi.MaxRes = int(a[3]), int(le.Uint32(a[4:]))
-			}
-		case t == mldf.TypeAudioWaveform:
-			fi.Kind = kindAudioPCM
-			if fi.Recorded {
-				fi.PCMFormat = int(a[1])
-			}
-		case t == mldf.TypeAudioCompressed:
-			fi.Kind = kindAudioFLAC
-		case t == mldf.TypeTextRaw:
-			fi.Kind = kindText
-		case t == mldf.TypeTextTokenized || t == mldf.TypeTextPacked:
-			fi.Kind = kindText
-			if fi.Recorded {
-				fi.TokenWidth = int(a[1])
-			}
-		}
-		s.fields = append(s.fields, fi)
+// close closes the file, then the bucket's cache and its object.
+func (s *source) close() error {
+	err := s.c.close()
+	if s.cache != nil {
+		err = errors.Join(err, s.cache.Close())
 	}
-	return s, nil
+	return err
 }
 
-func (s *source) numSamples() int { return s.r.NumSamples() }
-
-func (s *source) close() error { return s.r.Close() }
+// readerAtOnly hides a reader's Close from a format reader that would close it.
+type readerAtOnly struct{ io.ReaderAt }
 
 // payloadSize returns the size of sample i's payload in field f without reading it.
-func (s *source) payloadSize(i, f int) (int, error) {
-	ref, err := s.ref(i, f)
-	if err != nil {
-		return 0, err
-	}
-	return int(ref.Size), nil
-}
+func (s *source) payloadSize(i, f int) (int, error) { return s.c.payloadSize(i, f) }
 
 // payloadRange returns the byte range of sample i's payload in field f (0, 0 when empty).
-func (s *source) payloadRange(i, f int) (off, n int64) {
-	ref, err := s.ref(i, f)
-	if err != nil || ref.Size == 0 {
-		return 0, 0
-	}
-	return int64(ref.Ptr), int64(ref.Size)
-}
-
-// ref returns the payload reference of sample i, field f, unchecked.
-func (s *source) ref(i, f int) (mldf.PayloadRef, error) {
-	if s.cache == nil {
-		return s.r.Ref(i, f)
-	}
-	m, err := s.metaCached(i, f)
-	if err != nil {
-		return mldf.PayloadRef{}, err
-	}
-	return mldf.GetRef(m), nil
-}
-
-// metaCached reads the metadata struct of sample i, field f from the block cache.
-func (s *source) metaCached(i, f int) ([]byte, error) {
-	if i < 0 || i >= s.r.NumSamples() || f < 0 || f >= len(s.fields) {
-		return nil, fmt.Errorf("%s: sample %d, field %d: %w", s.name, i, f, mldf.ErrOutOfRange)
-	}
-	m := make([]byte, s.fields[f].MetaSize)
-	off := s.metaPtr + uint64(i)*uint64(s.layout.Size) + uint64(s.layout.Offsets[f])
-	if _, err := s.cache.ReadAt(m, int64(off)); err != nil {
-		return nil, fmt.Errorf("%s: sample %d, field %s: reading the metadata row: %w", s.name, i, quote.Q(s.fields[f].Name), err)
-	}
-	return m, nil
-}
+func (s *source) payloadRange(i, f int) (off, n int64) { return s.c.payloadRange(i, f) }
 
 // dataRegion returns the offset and size of the data region.
-func (s *source) dataRegion() (off, n int64) {
-	h := s.r.Header()
-	return int64(h.DataPtr), int64(h.MetadataPtr) - int64(h.DataPtr)
-}
+func (s *source) dataRegion() (off, n int64) { return s.c.dataRegion() }
 
-// get reads field f of sample i. When verify is set it checks the payload's CRC-32C.
-func (s *source) get(i, f int, verify bool) (value, error) {
-	var v value
-	fi := &s.fields[f]
-	if s.cache != nil {
-		return s.getCached(i, f, verify)
-	}
-	var err error
-	switch fi.Kind {
-	case kindInt:
-		v.Int, err = s.r.Int(i, f)
-		return v, err
-	case kindFloat:
-		v.Float, err = s.r.Float(i, f)
-		return v, err
-	case kindImage:
-		var m mldf.ImageMeta
-		m, v.Payload, err = s.r.Image(i, f)
-		v.W, v.H, v.C, v.Codec = int(m.Width), int(m.Height), int(m.Channels), int(m.Mode)
-	case kindAudioPCM, kindAudioFLAC:
-		var m mldf.AudioMeta
-		m, v.Payload, err = s.r.Audio(i, f)
-		v.Frames, v.AudioChannels, v.Rate, v.BitDepth = int(m.NumSamples), int(m.NumChannels), int(m.SampleRate), int(m.BitDepth)
-	case kindText:
-		_, v.Payload, err = s.r.Text(i, f)
-	default:
-		v.Payload, err = s.r.Payload(i, f)
-	}
-	if err != nil {
-		return v, err
-	}
-	if verify && len(v.Payload) > 0 {
-		if err := s.checkCRC(i, f, v.Payload); err != nil {
-			return v, err
-		}
-	}
-	return v, nil
-}
-
-// getCached is get for a file in a bucket: the row comes through the reader, the payload
-// straight from the block cache (the reader's own small cache of 1 MiB blocks would copy a
-// whole block per payload read in random order), checked by the reader's rules (R13, F1..F10).
-func (s *source) getCached(i, f int, verify bool) (value, error) {
-	var v value
-	fi := &s.fields[f]
-	m, err := s.metaCached(i, f)
-	if err != nil {
-		return v, err
-	}
-	bad := func(rule string, err error) error {
-		return fmt.Errorf("%s: sample %d, field %s: %w: %w (rule %s)", s.name, i, quote.Q(fi.Name), mldf.ErrCorrupt, err, rule)
-	}
-	switch fi.Kind {
-	case kindInt:
-		v.Int = mldf.GetInt(m)
-		if fi.NumClasses > 0 && (v.Int < -1 || v.Int >= int64(fi.NumClasses)) {
-			return v, bad("F11", fmt.Errorf("class label %d outside -1..%d", v.Int, fi.NumClasses-1))
-		}
-		return v, nil
-	case kindFloat:
-		v.Float = mldf.GetFloat(m)
-		return v, nil
-	}
-	if !fi.Payload {
-		return v, nil
-	}
-	ref := mldf.GetRef(m)
-	h := s.r.Header()
-	if ref.Size > 0 {
-		end := ref.Ptr + uint64(ref.Size)
-		if ref.Ptr < h.DataPtr || end < ref.Ptr || end > h.MetadataPtr {
-			return v, bad("R13", fmt.Errorf("payload [%d, %d+%d) lies outside the data region [%d, %d)", ref.Ptr, ref.Ptr, ref.Size, h.DataPtr, h.MetadataPtr))
-		}
-		v.Payload = make([]byte, ref.Size)
-		if _, err := s.cache.ReadAt(v.Payload, int64(ref.Ptr)); err != nil {
-			return v, fmt.Errorf("%s: sample %d, field %s: reading payload: %w", s.name, i, quote.Q(fi.Name), err)
-		}
-	}
-	if err := s.r.FieldRules(f).Check(m, v.Payload); err != nil {
-		var fe *mldf.FieldError
-		rule := "F"
-		if errors.As(err, &fe) {
-			rule = fe.Rule
-		}
-		return v, bad(rule, err)
-	}
-	switch fi.Kind {
-	case kindImage:
-		im := mldf.GetImageMeta(m)
-		v.W, v.H, v.C, v.Codec = int(im.Width), int(im.Height), int(im.Channels), int(im.Mode)
-	case kindAudioPCM, kindAudioFLAC:
-		am := mldf.GetAudioMeta(m)
-		v.Frames, v.AudioChannels, v.Rate, v.BitDepth = int(am.NumSamples), int(am.NumChannels), int(am.SampleRate), int(am.BitDepth)
-	}
-	if verify && len(v.Payload) > 0 {
-		if err := s.checkCRC(i, f, v.Payload); err != nil {
-			return v, err
-		}
-	}
-	return v, nil
-}
-
-// errNoEntry: a payload has no allocation entry (the file breaks rule V5).
-var errNoEntry = errors.New("no allocation entry for the payload")
-
-// checkCRC compares the payload's CRC-32C with its allocation entry, found by binary search
-// (entries are in file order, rule V2).
-func (s *source) checkCRC(i, f int, payload []byte) error {
-	ref, err := s.r.Ref(i, f)
-	if err != nil {
-		return err
-	}
-	n := s.r.NumAllocEntries()
-	k := sort.Search(n, func(k int) bool { return s.r.AllocEntry(k).Ptr >= ref.Ptr })
-	if err := s.r.Err(); err != nil {
-		return err
-	}
-	if k == n || s.r.AllocEntry(k).Ptr != ref.Ptr {
-		return fmt.Errorf("%s: sample %d, field %s: %w (%w)", s.name, i, quote.Q(s.fields[f].Name), errNoEntry, mldf.ErrCorrupt)
-	}
-	e := s.r.AllocEntry(k)
-	if got := mldf.PayloadChecksum(payload); got != e.Check {
-		return fmt.Errorf("%s: sample %d, field %s: %w: payload CRC-32C %08x, allocation entry %d says %08x",
-			s.name, i, quote.Q(s.fields[f].Name), mldf.ErrChecksum, got, k, e.Check)
-	}
-	return nil
-}
-
-// ndarrayNPY parses a .npy payload.
-func parseNPY(b []byte) (descr string, shape []uint64, data []byte, err error) {
-	a, err := mldf.ParseNPY(b)
-	if err != nil {
-		return "", nil, nil, err
-	}
-	return a.Descr, a.Shape, a.Data, nil
-}
-
-// dtypeSize returns the item size of a numpy descr.
-func dtypeSize(descr string) (int, error) {
-	n, err := mldf.DTypeSize(descr)
-	return int(n), err
-}
+// get reads field f of sample i. When verify is set it checks the payload's checksum.
+func (s *source) get(i, f int, verify bool) (value, error) { return s.c.get(i, f, verify) }

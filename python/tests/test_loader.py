@@ -615,3 +615,71 @@ def test_bucket_matches_local(fx, tmp_path):
         proc.kill()
         proc.wait()
         log.close()
+
+
+# ---- FFCV .beton files
+
+
+@pytest.fixture(scope="module")
+def beton_pair(native_lib, tmp_path_factory):
+    """The same 40 photo-like JPEGs (two classes, sizes vary) converted by `convert images` to an
+    .mldf and to a .beton (--format beton), as bench/loader.sh does."""
+    import subprocess
+
+    from PIL import Image
+
+    from interop_util import REPO
+
+    go = shutil.which("go")
+    if go is None:
+        pytest.skip("go is not on PATH: the test converts with cmd/convert")
+    d = tmp_path_factory.mktemp("beton")
+    rng = np.random.default_rng(7)
+    for i in range(40):
+        h, w = 90 + i % 13, 120 + (7 * i) % 31
+        y, x = np.mgrid[0:h, 0:w]
+        img = np.stack([(x * 2 + i) % 256, (y * 3 + 2 * i) % 256, (x + y + 5 * i) % 256], -1).astype(np.int16)
+        img = np.clip(img + rng.integers(-12, 12, img.shape), 0, 255).astype(np.uint8)
+        cls = d / "src" / ("cat", "dog")[i % 2]
+        cls.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(img).save(cls / ("%02d.jpg" % i), quality=90)
+    out = {}
+    for ext, extra in (("mldf", []), ("beton", ["--format", "beton"])):
+        out[ext] = str(d / ("d." + ext))
+        proc = subprocess.run([go, "run", "./cmd/convert", "images", str(d / "src"), out[ext], "--mode", "jpeg",
+                               "--max-resolution", "96", "--workers", "2"] + extra, cwd=REPO, capture_output=True,
+                              text=True, timeout=1800)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out
+
+
+def beton_pipes(size=48):
+    return {"image": [D.RandomResizedCrop(size), T.RandomHorizontalFlip(),
+                      T.Normalize(T.IMAGENET_MEAN, T.IMAGENET_STD, dtype="float16"), T.ToCHW()],
+            "label": [D.Int()]}
+
+
+@pytest.mark.parametrize("order", ["random", "sequential"])
+def test_beton_gives_the_batches_of_the_mldf(beton_pair, order):
+    """mldf.Loader reads our .beton: the same batches as from the .mldf of the same images, for a
+    random-resized crop with flip and Normalize, and a center crop."""
+    for pipes in (beton_pipes(), {"image": [D.CenterCrop(40)], "label": [D.Int()]}):
+        with mldf.Loader(beton_pair["mldf"], batch_size=16, pipelines=pipes, order=order, seed=3) as a, \
+                mldf.Loader(beton_pair["beton"], batch_size=16, pipelines=pipes, order=order, seed=3, threads=2) as b:
+            assert len(a) == len(b) == 3 and a.num_samples == b.num_samples == 40
+            n = 0
+            for x, y in zip(a, b):
+                assert set(x) == set(y) == {"image", "label"}
+                assert x["image"].dtype == y["image"].dtype and x["image"].shape == y["image"].shape
+                assert np.array_equal(x["image"], y["image"]) and np.array_equal(x["label"], y["label"])
+                n += len(x["label"])
+            assert n == 40
+
+
+def test_beton_describes_itself_and_refuses_verify(beton_pair):
+    with mldf.Loader(beton_pair["beton"], batch_size=8, pipelines=beton_pipes()) as b:
+        types = {f["name"]: f["type"] for f in b.fields}
+        assert types == {"image": "RGBImage", "label": "Int"}
+        assert sorted(np.concatenate([x["label"] for x in b]).tolist()) == [0] * 20 + [1] * 20
+    with pytest.raises(mldf.LoaderError, match=r"d\.beton.*FFCV \.beton file carries no checksums"):
+        mldf.Loader(beton_pair["beton"], pipelines=beton_pipes(), verify_checksums=True)
