@@ -377,7 +377,7 @@ class _Iterator:
 
 
 class Loader:
-    """Batches of the MLDF file at ``path`` (a local path, or an s3://, gs://, az:// URL), one
+    """Batches of the MLDF file (or FFCV ``.beton`` file) at ``path`` (a local path, or an s3://, gs://, az:// URL), one
     epoch per ``iter()``: dicts {field: array} (a list for Bytes/Text/JSON fields).
 
     ``pipelines``: {field: [decoder, transforms...]} from ``mldf.decoders`` and
