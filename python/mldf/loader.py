@@ -377,8 +377,8 @@ class _Iterator:
 
 
 class Loader:
-    """Batches of the MLDF file (or FFCV ``.beton`` file) at ``path`` (a local path, or an s3://, gs://, az:// URL), one
-    epoch per ``iter()``: dicts {field: array} (a list for Bytes/Text/JSON fields).
+    """Batches of the MLDF file (or FFCV ``.beton`` file) at ``path`` (a local path, or an
+    s3://, gs://, az:// URL), one epoch per ``iter()``: dicts {field: array} (a list for Bytes/Text/JSON fields).
 
     ``pipelines``: {field: [decoder, transforms...]} from ``mldf.decoders`` and
     ``mldf.transforms`` (fields not named are not read). ``order``: "random" (a uniform
