@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mldf/convert/internal/atomicfile"
 	"iter"
 	"os"
 	"path/filepath"
@@ -67,13 +68,13 @@ func (c *Client) CheckWrite(ctx context.Context, raw string) error {
 		if fi, err := os.Stat(l.Key); err == nil && !fi.Mode().IsRegular() {
 			return newErr(op, raw, ErrBadURL, "exists and is not a regular file")
 		}
-		dir := filepath.Dir(l.Key)
-		f, err := os.CreateTemp(dir, "."+filepath.Base(l.Key)+".tmp-*")
+		// The probe is the write's own temporary file, discarded: unnamed where the system
+		// has O_TMPFILE, so a process killed right here leaves nothing behind.
+		f, err := atomicfile.Create(l.Key, 0o644)
 		if err != nil {
 			return c.wrap(ctx, op, raw, err)
 		}
-		f.Close()
-		os.Remove(f.Name())
+		f.Abort()
 		return nil
 	}
 	var ok bool
