@@ -1,12 +1,16 @@
 package recipe
 
 import (
+	"bytes"
 	"errors"
+	"image"
+	"image/png"
 	"strings"
 	"testing"
 
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/format/mldf"
+	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources/parquet"
 )
 
@@ -94,5 +98,65 @@ func TestParquetNoInputs(t *testing.T) {
 	_, err = buildYAML(t, "source:\n  type: parquet\n  inputs: [nosuch-*.parquet]\noutput: x.mldf\n")
 	if err == nil || !strings.Contains(err.Error(), "nosuch") {
 		t.Fatal(err)
+	}
+}
+
+// TestParquetImagePNGStaysPNG: a Hugging Face Image column mapped without fields keeps PNG
+// bytes as they are (docs/PARQUET.md), in a .mldf; a .beton or MDS output, whose image
+// columns hold one format, gets smart mode's JPEG; keep_png is refused where it cannot hold.
+func TestParquetImagePNGStaysPNG(t *testing.T) {
+	img := image.NewNRGBA(image.Rect(0, 0, 12, 10))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i * 13)
+		if i%4 == 3 {
+			img.Pix[i] = 255 // opaque: an RGB PNG
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	src := buf.Bytes()
+	const images = "source:\n  type: parquet\n  inputs: [../testdata/parquet/hf-images.parquet]\n"
+	for _, tc := range []struct {
+		extra string
+		mode  uint8
+	}{
+		{"output: x.mldf\n", mldf.ImageModePNG},
+		{"format: beton\noutput: x.beton\n", mldf.ImageModeJPEG},
+		{"format: mds\noutput: x.mds\n", mldf.ImageModeJPEG},
+	} {
+		p, err := buildYAML(t, images+tc.extra)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.extra, err)
+		}
+		var f encoders.Field
+		for _, b := range p.Bindings {
+			if b.Column == "image" {
+				f = b.Field
+			}
+		}
+		if f == nil || f.Type() != mldf.TypeImageJPEG {
+			t.Fatalf("%s: no image field (%v)", tc.extra, f)
+		}
+		meta := make([]byte, mldf.ImageMetaSize)
+		out, err := f.Encode(sample.Value{Kind: sample.KindBytes, Bytes: src, Name: "a.png"}, meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := mldf.GetImageMeta(meta)
+		if m.Mode != tc.mode || bytes.Equal(out, src) != (tc.mode == mldf.ImageModePNG) {
+			t.Errorf("%s: a PNG row stored in mode %d (want %d), as its bytes: %v", tc.extra, m.Mode, tc.mode, bytes.Equal(out, src))
+		}
+	}
+	for _, tc := range []struct{ field, extra, msg string }{
+		{"mode: smart, keep_png: true", "format: beton\noutput: x.beton\n", "drop keep_png"},
+		{"mode: smart, keep_png: true", "format: mds\noutput: x.mds\n", "drop keep_png"},
+		{"mode: jpeg, keep_png: true", "output: x.mldf\n", "keep_png needs mode smart"},
+	} {
+		_, err := buildYAML(t, images+"fields:\n  - {name: image, type: image, "+tc.field+"}\n"+tc.extra)
+		if err == nil || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s, %s: %v, want %q", tc.field, tc.extra, err, tc.msg)
+		}
 	}
 }

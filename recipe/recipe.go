@@ -91,6 +91,7 @@ type Field struct {
 	Filter        string `yaml:"filter"`
 	Channels      string `yaml:"channels"` // image: 1|3|4; audio: mono|keep
 	MaxPixels     int64  `yaml:"max_pixels"`
+	KeepPNG       bool   `yaml:"keep_png"` // smart: PNGs stay PNG (as they are when they need no change)
 
 	// audio
 	SampleRate  int     `yaml:"sample_rate"`

@@ -39,7 +39,10 @@ func buildTable(ctx context.Context, r *Recipe, p *Plan, spec *sources.Spec, sto
 			rf := Field{Name: f.Name, Type: f.Type, From: f.From, DType: f.DType, Shape: f.Shape}
 			switch f.Type {
 			case "image":
-				rf.Mode = "smart" // JPEG and PNG bytes kept as they are
+				// JPEG and PNG bytes kept as they are (a PNG that needs a change stays PNG);
+				// FFCV .beton and MDS image columns hold one format, so they get smart's JPEG.
+				rf.Mode = "smart"
+				rf.KeepPNG = r.Format == "" || r.Format == "mldf"
 			case "tokens":
 				rf.Tokenizer = "none"
 			}

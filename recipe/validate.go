@@ -179,6 +179,9 @@ func (r *Recipe) Validate() error {
 				if f.Mode == "png" {
 					add(r.line("fields", "#"+strconv.Itoa(i), "mode"), "field %s: FFCV .beton stores images as JPEG or raw RGB: use mode jpeg, smart or raw", quote.Q(f.Name))
 				}
+				if f.KeepPNG {
+					add(r.line("fields", "#"+strconv.Itoa(i), "keep_png"), "field %s: FFCV .beton stores images as JPEG or raw RGB: drop keep_png", quote.Q(f.Name))
+				}
 				if f.Channels != "3" {
 					add(r.line("fields", "#"+strconv.Itoa(i), "channels"), "field %s: FFCV .beton images are 3-channel RGB (channels: 3)", quote.Q(f.Name))
 				}
@@ -187,6 +190,13 @@ func (r *Recipe) Validate() error {
 			}
 			if len(f.Name) > 16 {
 				add(r.line("fields", "#"+strconv.Itoa(i), "name"), "field %s: FFCV .beton field names are at most 16 bytes", quote.Q(f.Name))
+			}
+		}
+	}
+	if r.Format == "mds" {
+		for i, f := range r.Fields {
+			if f.KeepPNG {
+				add(r.line("fields", "#"+strconv.Itoa(i), "keep_png"), "field %s: an MDS image column holds one format (smart mode's JPEG here): drop keep_png", quote.Q(f.Name))
 			}
 		}
 	}

@@ -187,9 +187,16 @@ func (f *Field) target(w, h int) (int, int) {
 	return max(1, int(float64(w)*float64(m)/float64(h)+0.5)), m
 }
 
-// passThrough reports whether smart mode may store the JPEG as is.
-func (f *Field) passThrough(h Header, resized bool) bool {
-	if f.opts.Mode != ModeSmart || h.Format != FormatJPEG || resized || !h.EndsWithEOI {
+// passThrough reports whether smart mode may store the image (data, with header h) as is: a
+// JPEG, or with KeepPNG a PNG (see pngPassable).
+func (f *Field) passThrough(h Header, data []byte, resized bool) bool {
+	if f.opts.Mode != ModeSmart || resized {
+		return false
+	}
+	if h.Format == FormatPNG {
+		return f.opts.KeepPNG && pngPassable(data, f.opts.Channels)
+	}
+	if h.Format != FormatJPEG || !h.EndsWithEOI {
 		return false
 	}
 	if h.Orientation > 1 || h.Precision != 8 {
@@ -231,7 +238,7 @@ func (f *Field) encode(c *codec, data []byte, copyIn bool) ([]byte, mldf.ImageMe
 	if hdr.Orientation >= 5 {
 		sw, sh = th, tw
 	}
-	pass := f.passThrough(hdr, tw != ow || th != oh)
+	pass := f.passThrough(hdr, data, tw != ow || th != oh)
 	// The pixel budget, from the header and before anything is decoded: what decoding this
 	// image costs (see decodeCost); a JPEG stored as it is costs its size, which a reader
 	// decodes.
@@ -253,6 +260,9 @@ func (f *Field) encode(c *codec, data []byte, copyIn bool) ([]byte, mldf.ImageMe
 	}
 	if pass {
 		m = mldf.ImageMeta{Height: uint16(oh), Width: uint16(ow), Channels: uint8(hdr.Components), Mode: mldf.ImageModeJPEG}
+		if hdr.Format == FormatPNG {
+			m.Channels, m.Mode = uint8(f.opts.Channels), mldf.ImageModePNG
+		}
 		if copyIn {
 			data = bytes.Clone(data)
 		}
@@ -274,7 +284,7 @@ func (f *Field) encode(c *codec, data []byte, copyIn bool) ([]byte, mldf.ImageMe
 	av := axis{full: hdr.Height, num: num, sub: 1, src: px.h, target: sh, outSub: 1, dst: sh}
 	px = resizeAxes(px, ah, av, f.opts.Filter, &c.buf)
 	px = orient(px, hdr.Orientation)
-	out, mode, err := f.store(c, px)
+	out, mode, err := f.store(c, px, f.opts.KeepPNG && hdr.Format == FormatPNG)
 	if err != nil {
 		return nil, m, err
 	}
@@ -455,13 +465,14 @@ func decodeGo(data []byte, f Format) (img image.Image, err error) {
 	return img, err
 }
 
-// store encodes px in the field's mode and returns the payload and the per-sample mode.
-func (f *Field) store(c *codec, px pixbuf) ([]byte, uint8, error) {
-	switch f.opts.Mode {
-	case ModeRaw:
+// store encodes px in the field's mode (as PNG when asPNG) and returns the payload and the
+// per-sample mode.
+func (f *Field) store(c *codec, px pixbuf, asPNG bool) ([]byte, uint8, error) {
+	switch {
+	case f.opts.Mode == ModeRaw:
 		// px may live in the worker's scratch buffers: the payload is a copy.
 		return bytes.Clone(px.pix), mldf.ImageModeRaw, nil
-	case ModePNG:
+	case f.opts.Mode == ModePNG || asPNG:
 		var buf bytes.Buffer
 		if err := (&png.Encoder{CompressionLevel: png.DefaultCompression}).Encode(&buf, toImage(px)); err != nil {
 			return nil, 0, fmt.Errorf("%w: PNG: %w", ErrEncode, err)

@@ -9,7 +9,7 @@ import (
 
 	_ "image/gif"
 	_ "image/jpeg"
-	_ "image/png"
+	"image/png"
 
 	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/sample"
@@ -25,6 +25,7 @@ func fuzzSeeds(f *testing.F) {
 	src := jpegBytes(f, 32, 24, 9)
 	f.Add(src)
 	f.Add(withOrientation(src, 6, true))
+	f.Add(pngOf(f, photo(12, 9, 2)))
 	f.Add(pngHeader(100000, 100000))
 	f.Add(jpegHeader(65000, 65000))
 	f.Add([]byte("GIF89a\x10\x00\x10\x00"))
@@ -59,16 +60,18 @@ func FuzzSniffHeader(f *testing.F) {
 // an error or a payload consistent with its metadata, and never panic.
 func FuzzEncode(f *testing.F) {
 	fuzzSeeds(f)
-	fields := map[Mode]*Field{}
-	for _, m := range []Mode{ModeSmart, ModeRaw} {
-		fl, err := New("image", Options{Mode: m, MaxResolution: 32, MaxPixels: 1 << 20})
+	var fields []*Field
+	for _, o := range []Options{{Mode: ModeSmart}, {Mode: ModeRaw}, {Mode: ModeSmart, KeepPNG: true}} {
+		o.MaxResolution, o.MaxPixels = 32, 1<<20
+		fl, err := New("image", o)
 		if err != nil {
 			f.Fatal(err)
 		}
-		fields[m] = fl
+		fields = append(fields, fl)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for mode, fl := range fields {
+		for _, fl := range fields {
+			mode := fl.Options().Mode
 			meta := make([]byte, mldf.ImageMetaSize)
 			out, err := fl.Encode(sample.Value{Kind: sample.KindBytes, Bytes: data, Name: "fuzz"}, meta)
 			if err != nil {
@@ -77,6 +80,13 @@ func FuzzEncode(f *testing.F) {
 			m := mldf.GetImageMeta(meta)
 			if m.Width == 0 || m.Height == 0 || (mode == ModeRaw && len(out) != int(m.Width)*int(m.Height)*int(m.Channels)) {
 				t.Fatalf("%s: meta %+v with %d bytes", mode, m, len(out))
+			}
+			if m.Mode == mldf.ImageModePNG && bytes.Equal(out, data) {
+				// A PNG stored as it is (keep_png): its header says the metadata's size.
+				c, err := png.DecodeConfig(bytes.NewReader(out))
+				if err != nil || c.Width != int(m.Width) || c.Height != int(m.Height) {
+					t.Fatalf("PNG stored as is: meta %+v, header %+v, %v", m, c, err)
+				}
 			}
 		}
 	})

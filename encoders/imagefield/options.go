@@ -13,7 +13,7 @@ type Mode uint8
 // Storage modes. The zero value is ModeSmart.
 const (
 	// ModeSmart stores a JPEG that needs no change as its original bytes and re-encodes
-	// everything else to JPEG.
+	// everything else to JPEG (with Options.KeepPNG, PNGs stay PNG).
 	ModeSmart Mode = iota
 	// ModeJPEG re-encodes every image to JPEG.
 	ModeJPEG
@@ -134,12 +134,21 @@ type Options struct {
 	// progressive JPEG that Go's decoder decodes. It bounds each worker's memory to about
 	// MaxPixels × BytesPerPixel bytes.
 	MaxPixels int64
+	// KeepPNG (smart mode only) stores PNG images as PNG, losslessly: a PNG that needs no
+	// change (8-bit RGB, or gray for 1 channel, no transparency, no resize, intact) as its
+	// original bytes, any other PNG re-encoded to PNG; other formats are stored as smart mode
+	// stores them. The field then mixes per-sample modes 1 (JPEG) and 2 (PNG) under
+	// IMAGE_JPEG. It is not recorded in the arguments: each sample's mode says what it holds.
+	KeepPNG bool
 }
 
 // withDefaults validates o and fills in its defaults.
 func (o Options) withDefaults() (Options, error) {
 	if o.Mode > ModeRaw {
 		return o, fmt.Errorf("%w: mode %d", ErrOptions, o.Mode)
+	}
+	if o.KeepPNG && o.Mode != ModeSmart {
+		return o, fmt.Errorf("%w: keep_png needs mode smart, not %s", ErrOptions, o.Mode)
 	}
 	if o.MaxResolution < 0 || o.MaxResolution > 65535 {
 		return o, fmt.Errorf("%w: max_resolution %d (want 0..65535)", ErrOptions, o.MaxResolution)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/internal/quote"
 )
 
 // The choices and ranges of the image field's recipe options.
@@ -28,7 +29,7 @@ var _ encoders.Field = (*Field)(nil)
 func init() {
 	encoders.Register(encoders.FieldSpec{
 		Type: "image",
-		Keys: []string{"mode", "max_resolution", "jpeg_quality", "filter", "channels", "max_pixels"},
+		Keys: []string{"mode", "max_resolution", "jpeg_quality", "filter", "channels", "max_pixels", "keep_png"},
 		Defaults: func(o *encoders.Options) {
 			o.SetDefault("mode", "jpeg")
 			if o.Int("jpeg_quality") == 0 && !o.Given("jpeg_quality") {
@@ -46,6 +47,9 @@ func init() {
 			}
 			c.In("max_resolution", o.Int("max_resolution"), 1, MaxResolutionLimit, "0 = keep")
 			c.In("max_pixels", o.Int("max_pixels"), 1, MaxPixelsLimit, "0 = the default limit")
+			if o.Bool("keep_png") && o.String("mode") != "smart" {
+				c.Add("keep_png", "%s: keep_png needs mode smart (mode %s)", c.Where, quote.Q(o.String("mode")))
+			}
 		},
 		New: func(name string, o *encoders.Options) (encoders.Field, error) {
 			mode, err := ParseMode(o.String("mode"))
@@ -58,7 +62,8 @@ func init() {
 			}
 			ch, _ := strconv.Atoi(o.String("channels"))
 			return New(name, Options{Mode: mode, MaxResolution: int(o.Int("max_resolution")),
-				JPEGQuality: int(o.Int("jpeg_quality")), Filter: filter, Channels: ch, MaxPixels: o.Int("max_pixels")})
+				JPEGQuality: int(o.Int("jpeg_quality")), Filter: filter, Channels: ch, MaxPixels: o.Int("max_pixels"),
+				KeepPNG: o.Bool("keep_png")})
 		},
 	})
 }
