@@ -13,25 +13,11 @@ import (
 	_ "github.com/mldf/convert/format/beton" // registers the format
 	"github.com/mldf/convert/format/mldf"
 	_ "github.com/mldf/convert/format/mldf/decode" // payload decoding and argument texts for verify and inspect
-	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/recipe"
 	"github.com/mldf/convert/runner"
 )
-
-// fileKind sniffs a local file's first bytes (format.Sniff): MLDF and TARIDX by their
-// signatures, .beton (FFCV has no signature) by its name.
-func fileKind(path string) (format.Format, error) {
-	f, _, err := inputfile.OpenRegular(path) // a named pipe is refused, never waited on
-	if err != nil {
-		return format.Format{}, err
-	}
-	defer f.Close()
-	head := make([]byte, format.HeadSize)
-	n, _ := io.ReadFull(f, head)
-	return sniffKind(path, head[:n])
-}
 
 // sniffKind tells a file's format from its first bytes (head) and its name, for local files
 // and objects in buckets alike.
