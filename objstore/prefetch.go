@@ -4,13 +4,18 @@ import (
 	"context"
 	"io"
 
+	"github.com/mldf/convert/internal/inputfile"
+
 	"golang.org/x/sync/errgroup"
 )
 
 // Prefetcher opens the inputs of a list ahead of the one being read: while the caller
 // reads input i, inputs i+1..i+depth are being stat'ed and their first blocks fetched, so
 // a worker does not wait on the network when bandwidth allows. Memory is bounded by
-// (depth+1) readers of (readahead+1) blocks each.
+// (depth+1) readers of (readahead+1) blocks each. A local input (a path or file:// URL) is
+// opened when its turn comes, as OpenStream opens it: it may be a named pipe, whose writer
+// is waited for only then (cancelling the context ends the wait), and an error opening it
+// is the operating system's, naming the path.
 //
 // Next hands readers over in list order; the caller closes each. Close stops the opens in
 // flight and closes the readers not handed over. A Prefetcher is not safe for concurrent
@@ -28,9 +33,11 @@ type Prefetcher struct {
 }
 
 type slot struct {
-	r    *Reader
-	err  error
-	done chan struct{}
+	local bool   // a local input, opened by Next
+	path  string // its path
+	r     *Reader
+	err   error
+	done  chan struct{}
 }
 
 // Prefetch starts opening urls, depth of them ahead of the one being read (depth < 1
@@ -48,6 +55,11 @@ func (p *Prefetcher) fill(window int) {
 		u := p.urls[p.next]
 		p.next++
 		p.slots = append(p.slots, s)
+		if path, ok := inputPath(u); ok {
+			s.local, s.path, s.r = true, path, &Reader{c: p.c, raw: u}
+			close(s.done)
+			continue
+		}
 		p.g.Go(func() error {
 			defer close(s.done)
 			s.r, s.err = p.c.open(p.octx, p.ctx, u)
@@ -65,6 +77,14 @@ func (p *Prefetcher) Next() (*Reader, error) {
 	s := p.slots[0]
 	p.slots = p.slots[1:]
 	p.fill(p.depth) // the caller holds this one: depth more are opened ahead
+	if s.local {
+		rc, _, err := inputfile.OpenStream(p.ctx, s.path)
+		if err != nil {
+			return nil, err
+		}
+		s.r.lr = rc
+		return s.r, nil
+	}
 	select {
 	case <-s.done:
 	case <-p.octx.Done():
@@ -83,7 +103,7 @@ func (p *Prefetcher) Close() error {
 	p.stop()
 	p.g.Wait()
 	for _, s := range p.slots {
-		if s.r != nil {
+		if s.r != nil && !s.local { // a local input is not opened before its turn
 			s.r.Close()
 		}
 	}

@@ -161,6 +161,7 @@ type Reader struct {
 	key  string
 	a    Attrs
 	f    *os.File
+	lr   io.ReadCloser // a local stream opened by a Prefetcher (a file or a named pipe)
 	ctx  context.Context
 	stop context.CancelFunc
 	g    errgroup.Group
@@ -235,6 +236,9 @@ func (r *Reader) Read(p []byte) (int, error) {
 	if r.f != nil {
 		return r.f.Read(p)
 	}
+	if r.lr != nil {
+		return r.lr.Read(p)
+	}
 	if r.err != nil {
 		return 0, r.err
 	}
@@ -280,6 +284,10 @@ func (r *Reader) Close() error {
 	r.once.Do(func() {
 		if r.f != nil {
 			err = r.f.Close()
+			return
+		}
+		if r.lr != nil {
+			err = r.lr.Close()
 			return
 		}
 		r.stop()

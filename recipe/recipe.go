@@ -19,6 +19,7 @@ import (
 
 	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/internal/quote"
+	"github.com/mldf/convert/objstore"
 )
 
 // Recipe is one conversion: a source, the fields to write, and run options. Every key has the
@@ -250,22 +251,12 @@ func (r *Recipe) resolvePaths(dir string) {
 	if dir == "" || dir == "." {
 		return
 	}
-	rel := func(p string) string {
-		if p == "" || filepath.IsAbs(p) || hasScheme(p) {
-			return p
-		}
-		return filepath.Join(dir, p)
-	}
+	rel := func(p string) string { return objstore.Resolve(dir, p) }
 	r.Source.Path = rel(r.Source.Path)
 	for i, in := range r.Source.Inputs {
 		r.Source.Inputs[i] = rel(in)
 	}
 	r.Output, r.Rejects, r.Report = rel(r.Output), rel(r.Rejects), rel(r.Report)
-}
-
-// hasScheme reports whether p is written as a URL (scheme://...): never a local path.
-func hasScheme(p string) bool {
-	return strings.Index(p, "://") > 0
 }
 
 // Parse parses recipe YAML, expanding ${VAR} with lookup. It returns an error only when

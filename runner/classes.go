@@ -5,15 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/format/mldf"
-	"github.com/mldf/convert/internal/atomicfile"
-	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/recipe"
 )
@@ -55,12 +51,9 @@ func ClassNames(ctx context.Context, store *objstore.Client, r *mldf.Reader, fil
 	return out, nil
 }
 
-// isURL reports whether name is an object in a bucket (not a plain path or a file:// URL); a
-// malformed URL counts as one (objstore refuses it): a string with a scheme is never local.
-func isURL(name string) bool { return objstore.IsURL(name) }
-
-// WriteClasses writes class names by field to path atomically: a local file, or an object in
-// a bucket through store (it appears whole or not at all).
+// WriteClasses writes class names by field to path atomically through store (a local file,
+// a file:// URL or an object in a bucket: it appears whole or not at all; with a nil
+// store, a client of its own).
 func WriteClasses(ctx context.Context, store *objstore.Client, path string, classes map[string][]string) error {
 	names := make([]string, 0, len(classes))
 	for n := range classes {
@@ -77,14 +70,12 @@ func WriteClasses(ctx context.Context, store *objstore.Client, path string, clas
 		b.WriteString("\n  " + string(k) + ": " + string(encoders.ClassNamesJSON(classes[n])))
 	}
 	b.WriteString("\n}\n")
-	if isURL(path) {
-		if err := store.WriteFile(ctx, path, []byte(b.String())); err != nil {
-			return fmt.Errorf("class names: %w", err)
-		}
-		return nil
+	if store == nil {
+		store = objstore.New()
+		defer store.Close()
 	}
-	if err := atomicfile.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		return fmt.Errorf("class names %s: %w", path, err)
+	if err := store.WriteFile(ctx, path, []byte(b.String())); err != nil {
+		return fmt.Errorf("class names: %w", err)
 	}
 	return nil
 }
@@ -93,26 +84,16 @@ func WriteClasses(ctx context.Context, store *objstore.Client, path string, clas
 const maxClassesFile = 64 << 20
 
 // ReadClasses reads the class names written beside an MLDF file or object
-// (FILE.classes.json; objects through store); it returns nil, nil when there is none.
+// (FILE.classes.json, through store; with a nil store, a client of its own); it returns
+// nil, nil when there is none.
 func ReadClasses(ctx context.Context, store *objstore.Client, file string) (map[string][]string, error) {
-	var b []byte
-	var err error
-	if isURL(file) {
-		var rd *objstore.Reader
-		if rd, err = store.Open(ctx, file+recipe.ClassesSuffix); errors.Is(err, objstore.ErrNotFound) {
-			return nil, nil
-		} else if err == nil {
-			b, err = io.ReadAll(io.LimitReader(rd, maxClassesFile))
-			rd.Close()
-		}
-	} else {
-		path := file + recipe.ClassesSuffix
-		if l, perr := objstore.Parse(path); perr == nil {
-			path = l.Key // a file:// URL
-		}
-		if b, err = inputfile.ReadFile(path); os.IsNotExist(err) {
-			return nil, nil
-		}
+	if store == nil {
+		store = objstore.New()
+		defer store.Close()
+	}
+	b, err := store.ReadFile(ctx, file+recipe.ClassesSuffix, maxClassesFile)
+	if errors.Is(err, objstore.ErrNotFound) {
+		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("class names: %w", err)

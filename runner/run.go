@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/mldf/convert/format/beton"
@@ -78,11 +77,7 @@ func Run(ctx context.Context, plan *recipe.Plan, cfg pipeline.Config) (pipeline.
 	}
 	if err := WriteClasses(ctx, cfg.Store, cfg.Output+recipe.ClassesSuffix, plan.Classes()); err != nil {
 		// A run that fails leaves no output.
-		if isURL(cfg.Output) {
-			cfg.Store.Remove(context.WithoutCancel(ctx), cfg.Output)
-		} else {
-			os.Remove(cfg.Output)
-		}
+		cfg.Store.Remove(context.WithoutCancel(ctx), cfg.Output)
 		return rep, err
 	}
 	return rep, nil

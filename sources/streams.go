@@ -4,56 +4,31 @@ import (
 	"context"
 	"io"
 
-	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/objstore"
 )
-
-// IsURL reports whether name is an object in a bucket (s3://, gs://, az://, azblob://)
-// rather than a local path or file:// URL. A malformed URL counts as one: opening it fails
-// with an error naming it.
-func IsURL(name string) bool { return objstore.IsURL(name) }
-
-// LocalPath returns the path a local input names: name itself, or a file:// URL's path.
-func LocalPath(name string) string {
-	if l, err := objstore.Parse(name); err == nil && l.IsLocal() {
-		return l.Key
-	}
-	return name
-}
 
 // DefaultPrefetch is how many inputs in a bucket Streams opens ahead of the one being read.
 const DefaultPrefetch = 2
 
-// Streams hands out the byte streams of a list of inputs, in order. A local input (a path
-// or file:// URL) is opened when its turn comes (it may be a named pipe: cancelling the
-// context ends the wait for its writer); the inputs in buckets are opened ahead of their
-// turn through objstore's Prefetcher, so that reading one overlaps fetching the next.
+// Streams hands out the byte streams of a list of inputs, in order, through objstore's
+// Prefetcher: a local input (a path or file:// URL) is opened when its turn comes (it may be
+// a named pipe: cancelling the context ends the wait for its writer); the inputs in buckets
+// are opened ahead of their turn, so that reading one overlaps fetching the next.
 // Memory: (depth+1) open readers of (readahead+1) blocks each, 24 MiB with the defaults.
 // A Streams is not safe for concurrent use; the streams it hands out may be read anywhere.
 type Streams struct {
-	ctx   context.Context
 	names []string
 	next  int
-	pf    *objstore.Prefetcher // over the inputs in buckets, in order; nil when none
+	pf    *objstore.Prefetcher // over the inputs, in order
 }
 
 // OpenStreams starts handing out the streams of names under ctx, with depth inputs in
-// buckets opened ahead (depth < 1: DefaultPrefetch). store reads the inputs in buckets.
+// buckets opened ahead (depth < 1: DefaultPrefetch). store reads the inputs.
 func OpenStreams(ctx context.Context, store *objstore.Client, names []string, depth int) *Streams {
 	if depth < 1 {
 		depth = DefaultPrefetch
 	}
-	s := &Streams{ctx: ctx, names: names}
-	var urls []string
-	for _, n := range names {
-		if IsURL(n) {
-			urls = append(urls, n)
-		}
-	}
-	if len(urls) > 0 {
-		s.pf = store.Prefetch(ctx, urls, depth)
-	}
-	return s
+	return &Streams{names: names, pf: store.Prefetch(ctx, names, depth)}
 }
 
 // Next returns the stream of the next input and its name, or io.EOF after the last. An
@@ -64,26 +39,16 @@ func (s *Streams) Next() (io.ReadCloser, string, error) {
 	}
 	name := s.names[s.next]
 	s.next++
-	if IsURL(name) {
-		r, err := s.pf.Next()
-		if err != nil {
-			return nil, name, err
-		}
-		return r, name, nil
-	}
-	f, _, err := inputfile.OpenStream(s.ctx, LocalPath(name))
+	r, err := s.pf.Next()
 	if err != nil {
 		return nil, name, err
 	}
-	return f, name, nil
+	return r, name, nil
 }
 
 // Close stops the opens in flight and closes the streams not handed out.
 func (s *Streams) Close() error {
-	if s.pf != nil {
-		return s.pf.Close()
-	}
-	return nil
+	return s.pf.Close()
 }
 
 // FetchInOrder reads the whole objects urls names, in order, with depth of them fetched

@@ -39,8 +39,9 @@ func TestStreamsMixed(t *testing.T) {
 			name = filepath.Join(dir, "f"+string(rune('0'+i)))
 			os.WriteFile(name, data, 0o644)
 		case 1:
-			name = "file://" + filepath.Join(dir, "g"+string(rune('0'+i)))
-			os.WriteFile(LocalPath(name), data, 0o644)
+			path := filepath.Join(dir, "g"+string(rune('0'+i)))
+			name = "file://" + path
+			os.WriteFile(path, data, 0o644)
 		default:
 			name = "s3://bkt/o" + string(rune('0'+i))
 			if err := c.WriteFile(ctx, name, data); err != nil {

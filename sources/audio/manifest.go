@@ -23,7 +23,6 @@ import (
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/sample"
-	"github.com/mldf/convert/sources"
 )
 
 // Manifest keys with a meaning of their own.
@@ -70,7 +69,7 @@ func OpenManifest(path string) (*Manifest, error) {
 func OpenManifestContext(ctx context.Context, path string, o Options) (*Manifest, error) {
 	m := &Manifest{path: path}
 	var r io.Reader
-	if sources.IsURL(path) {
+	if local, ok := objstore.LocalPath(path); !ok {
 		o.fill()
 		m.k = paths{url: true}
 		m.dir = m.k.dir(path)
@@ -81,7 +80,7 @@ func OpenManifestContext(ctx context.Context, path string, o Options) (*Manifest
 		defer obj.Close()
 		r = obj
 	} else {
-		path = sources.LocalPath(path)
+		path = local
 		m.path, m.dir = path, filepath.Dir(path)
 		f, _, err := inputfile.OpenRegular(path) // a named pipe is refused, not waited on
 		if err != nil {
@@ -170,7 +169,7 @@ func (m *Manifest) addLines(st *manifestStat) error {
 	defer func() { st.pending = st.pending[:0] }()
 	var urls []string
 	for _, l := range st.pending {
-		if l.err == nil && sources.IsURL(l.r.path) && !st.recent.has(l.r.path) && !slices.Contains(urls, l.r.path) {
+		if l.err == nil && objstore.IsURL(l.r.path) && !st.recent.has(l.r.path) && !slices.Contains(urls, l.r.path) {
 			urls = append(urls, l.r.path)
 		}
 	}
@@ -212,7 +211,7 @@ func (m *Manifest) addLines(st *manifestStat) error {
 		if !st.recent.has(p) {
 			var size int64
 			var err error
-			if sources.IsURL(p) {
+			if objstore.IsURL(p) {
 				a, ok := st.sizes[p]
 				if !ok { // its stat failed (asked again for the error), or it left recent
 					a, err = st.opts.Store.Stat(st.ctx, p)

@@ -67,8 +67,8 @@ func listBucket(ctx context.Context, store *objstore.Client, root string, fn fun
 // read whole at run time, o.Prefetch of them fetched ahead. A missing bucket, denied access
 // or a prefix with no clip is an error naming the URL.
 func OpenFolderContext(ctx context.Context, root string, o Options) (*Folder, error) {
-	if !sources.IsURL(root) {
-		return OpenFolder(sources.LocalPath(root))
+	if local, ok := objstore.LocalPath(root); ok { // a local folder is walked, which needs its path
+		return OpenFolder(local)
 	}
 	o.fill()
 	root = strings.TrimSuffix(root, "/")
@@ -120,8 +120,8 @@ func OpenFolderContext(ctx context.Context, root string, o Options) (*Folder, er
 // object is read when the run reaches the chapter. A missing bucket, denied access or a
 // prefix with no clip is an error naming the URL.
 func OpenLibriSpeechContext(ctx context.Context, root string, o Options) (*LibriSpeech, error) {
-	if !sources.IsURL(root) {
-		return OpenLibriSpeech(sources.LocalPath(root))
+	if local, ok := objstore.LocalPath(root); ok { // a local folder is walked, which needs its path
+		return OpenLibriSpeech(local)
 	}
 	o.fill()
 	root = strings.TrimSuffix(root, "/")
@@ -249,7 +249,7 @@ func (l *list) runRemote(ctx context.Context, emit func(sample.Sample) error) er
 	}
 	err := l.each(ctx, func(s sample.Sample) error {
 		fetch := false
-		if v := audioValue(&s); v != nil && v.Kind == sample.KindFile && sources.IsURL(v.Path) {
+		if v := audioValue(&s); v != nil && v.Kind == sample.KindFile && objstore.IsURL(v.Path) {
 			if len(urls) == 0 || urls[len(urls)-1] != v.Path {
 				urls = append(urls, v.Path)
 			}

@@ -142,13 +142,16 @@ func NewContext(ctx context.Context, root string, opts Options) (*Source, error)
 		}
 		extSet[e] = true
 	}
-	if sources.IsURL(root) {
+	// A local folder is walked under os.Root, which needs its path; a folder in a bucket is
+	// listed through objstore.
+	local, ok := objstore.LocalPath(root)
+	if !ok {
 		if opts.Prefetch <= 0 {
 			opts.Prefetch = 8
 		}
 		return newRemote(ctx, root, extSet, opts)
 	}
-	root = sources.LocalPath(root)
+	root = local
 	st, err := os.Stat(root)
 	if err != nil {
 		return nil, fmt.Errorf("imagefolder: %w", err)

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 
 	"github.com/mldf/convert/internal/inputfile"
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/sources"
 )
 
@@ -22,10 +23,13 @@ var ErrFirstTooLong = fmt.Errorf("jsonl: %w", sources.ErrFirstTooLong)
 // retries): when one is met first, FirstRecord returns nil, its path and no error. validate uses it to know the keys the records have.
 func (s *Source) FirstRecord(ctx context.Context, limit int) (line []byte, file string, err error) {
 	for _, in := range s.inputs {
-		if sources.IsURL(in.Path) {
-			return nil, in.Path, nil // not fetched twice: Run reads it (with its retries)
+		// A local file is read here and again by Run; an object is not fetched twice (Run
+		// reads it, with its retries).
+		local, ok := objstore.LocalPath(in.Path)
+		if !ok {
+			return nil, in.Path, nil
 		}
-		f, st, err := inputfile.OpenStream(ctx, sources.LocalPath(in.Path))
+		f, st, err := inputfile.OpenStream(ctx, local)
 		if err != nil {
 			return nil, in.Path, fmt.Errorf("jsonl: %w", err)
 		}

@@ -141,12 +141,15 @@ func New(paths []string, cols []Column, opt Options) (*Source, error) {
 	s := &Source{ext: ext, opt: opt}
 	for _, a := range files {
 		f := a.URL
-		if sources.IsURL(f) {
-			// Expand found the object (a HEAD or a listing): it exists and may be read.
+		// The checks below read a local file, which is cheap and can be read again; an object
+		// is not fetched twice (Run reads it, with its retries): Expand found it (a HEAD or a
+		// listing), so it exists and may be read.
+		local, ok := objstore.LocalPath(f)
+		if !ok {
 			s.inputs = append(s.inputs, sources.Input{Path: f, Size: a.Size})
 			continue
 		}
-		st, err := os.Stat(sources.LocalPath(f))
+		st, err := os.Stat(local)
 		if err != nil {
 			return nil, fmt.Errorf("jsonl: %w", err)
 		}
@@ -160,7 +163,7 @@ func New(paths []string, cols []Column, opt Options) (*Source, error) {
 		}
 		// Fail before the run, not an hour into it, when a file cannot be opened or its
 		// compressed stream does not start.
-		rc, _, err := inputfile.OpenStream(context.Background(), sources.LocalPath(f))
+		rc, _, err := inputfile.OpenStream(context.Background(), local)
 		if err != nil {
 			return nil, fmt.Errorf("jsonl: %w", err)
 		}
@@ -193,8 +196,8 @@ func expand(store *objstore.Client, paths []string) ([]objstore.Attrs, error) {
 		}
 		for _, a := range found {
 			k := a.URL
-			if !sources.IsURL(k) {
-				k = filepath.Clean(sources.LocalPath(k))
+			if p, ok := objstore.LocalPath(k); ok { // one file however its path is spelled
+				k = filepath.Clean(p)
 			}
 			if !seen[k] {
 				seen[k] = true

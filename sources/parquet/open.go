@@ -9,7 +9,6 @@ import (
 	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/internal/pqfile"
 	"github.com/mldf/convert/objstore"
-	"github.com/mldf/convert/sources"
 )
 
 // Blob is an opened input: random access to its bytes and its size. A file on disk is one; a
@@ -34,16 +33,17 @@ func OpenFile(name string) (Blob, error) {
 	return &osBlob{File: f, size: st.Size()}, nil
 }
 
-// StoreOpener returns an Opener for local paths and URLs: a local file (or file:// URL)
-// through OpenFile, an object in a bucket through store's ranged reads (each ReadAt one
-// ranged GET, retried and resumed under ctx), so footers and column chunks are read where
-// they lie, never the whole object.
+// StoreOpener returns an Opener for local paths and URLs through store.OpenRegular: a local
+// file (or file:// URL) as OpenFile opens it, an object in a bucket through ranged reads
+// (each ReadAt one ranged GET, retried and resumed under ctx), so footers and column chunks
+// are read where they lie, never the whole object.
 func StoreOpener(ctx context.Context, store *objstore.Client) Opener {
 	return func(name string) (Blob, error) {
-		if !sources.IsURL(name) {
-			return OpenFile(sources.LocalPath(name))
+		r, err := store.OpenRegular(ctx, name)
+		if err != nil {
+			return nil, err
 		}
-		return store.OpenReaderAt(ctx, name)
+		return r, nil
 	}
 }
 
