@@ -131,7 +131,7 @@ func ParseNDArray(enc string) (NDArraySpec, bool, error) {
 	if len(args) == 2 {
 		for _, d := range strings.Split(args[1], ",") {
 			n, err := strconv.Atoi(d)
-			if err != nil || n < 1 || n > math.MaxUint32 {
+			if err != nil || n < 1 || int64(n) > math.MaxUint32 {
 				return s, true, fmt.Errorf("%w: %q: dimension %q", ErrEncoding, enc, d)
 			}
 			s.Shape = append(s.Shape, n)
@@ -150,7 +150,7 @@ func (s NDArraySpec) Size() int {
 	}
 	n := ItemSize(s.Dtype)
 	for _, d := range s.Shape {
-		if n > math.MaxUint32/d {
+		if int64(n) > math.MaxUint32/int64(d) {
 			return 0
 		}
 		n *= d
@@ -264,7 +264,7 @@ func EncodeNDArray(spec NDArraySpec, a NDArray) ([]byte, error) {
 	}
 	n, maxDim := size, 0
 	for _, d := range a.Shape {
-		if d < 1 || d > math.MaxUint32 {
+		if d < 1 || int64(d) > math.MaxUint32 {
 			return nil, fmt.Errorf("%w: ndarray dimension %d", ErrEncoding, d)
 		}
 		n *= d

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/mldf/convert/internal/quote"
@@ -385,16 +386,17 @@ func compileNDArray(fi *fieldInfo, o *opSpec) (stage, Output, error) {
 	if err != nil {
 		return nil, Output{}, err
 	}
-	st.size = item
+	size := int64(item)
 	for _, d := range st.shape {
-		if d < 0 || d > 1<<31 {
+		if d < 0 || int64(d) > 1<<31 {
 			return nil, Output{}, fmt.Errorf("shape %v", st.shape)
 		}
-		st.size *= d
-		if st.size > 1<<32 {
+		size *= int64(d)
+		if size > 1<<32 || size > math.MaxInt {
 			return nil, Output{}, fmt.Errorf("shape %v is too large", st.shape)
 		}
 	}
+	st.size = int(size)
 	return st, Output{DType: st.descr, Shape: append([]int{}, st.shape...), Kind: "NDArray", itemSize: st.size}, nil
 }
 
