@@ -57,32 +57,11 @@ func (c *bodyChecker) check(codec format.CompressionCodec, body []byte, want int
 		}
 		return nil
 	}
-	var r io.Reader
-	switch codec {
-	case format.Gzip:
-		zr, err := gzip.NewReader(bytes.NewReader(body))
-		if err != nil {
-			return fmt.Errorf("gzip: %w", err)
-		}
-		defer zr.Close()
-		r = zr
-	case format.Brotli:
-		r = brotli.NewReader(bytes.NewReader(body))
-	case format.Zstd:
-		if c.zstd == nil {
-			d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
-			if err != nil {
-				return err
-			}
-			c.zstd = d
-		}
-		if err := c.zstd.Reset(bytes.NewReader(body)); err != nil {
-			return fmt.Errorf("zstd: %w", err)
-		}
-		r = c.zstd
-	default:
-		return fmt.Errorf("codec %s", codec)
+	r, done, err := streamReader(codec, body, &c.zstd)
+	if err != nil {
+		return err
 	}
+	defer done()
 	n, err := io.Copy(io.Discard, io.LimitReader(r, int64(want)+1))
 	if err != nil {
 		return err
@@ -91,4 +70,34 @@ func (c *bodyChecker) check(codec format.CompressionCodec, body []byte, want int
 		return fmt.Errorf("%s data of %d bytes (or more) where the header says %d", codec, n, want)
 	}
 	return nil
+}
+
+// streamReader returns a reader of src decompressed with a stream codec (gzip, brotli or
+// zstd), and done, which releases it. *zd is made on first use and reused after: one zstd
+// decoder per reader of a column, as both the page decoder and the body checker hold.
+func streamReader(codec format.CompressionCodec, src []byte, zd **zstd.Decoder) (r io.Reader, done func(), err error) {
+	done = func() {}
+	switch codec {
+	case format.Gzip:
+		zr, err := gzip.NewReader(bytes.NewReader(src))
+		if err != nil {
+			return nil, done, fmt.Errorf("gzip: %w", err)
+		}
+		return zr, func() { zr.Close() }, nil
+	case format.Brotli:
+		return brotli.NewReader(bytes.NewReader(src)), done, nil
+	case format.Zstd:
+		if *zd == nil {
+			d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+			if err != nil {
+				return nil, done, err
+			}
+			*zd = d
+		}
+		if err := (*zd).Reset(bytes.NewReader(src)); err != nil {
+			return nil, done, fmt.Errorf("zstd: %w", err)
+		}
+		return *zd, done, nil
+	}
+	return nil, done, fmt.Errorf("codec %s", codec)
 }

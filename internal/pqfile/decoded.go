@@ -1,7 +1,6 @@
 package pqfile
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -9,8 +8,6 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/andybalholm/brotli"
-	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
 	pq "github.com/parquet-go/parquet-go"
@@ -386,32 +383,11 @@ func (v *decodedFile) inflate(codec format.CompressionCodec, src, dst []byte) er
 		}
 		return nil
 	}
-	var r io.Reader
-	switch codec {
-	case format.Gzip:
-		zr, err := gzip.NewReader(bytes.NewReader(src))
-		if err != nil {
-			return fmt.Errorf("gzip: %w", err)
-		}
-		defer zr.Close()
-		r = zr
-	case format.Brotli:
-		r = brotli.NewReader(bytes.NewReader(src))
-	case format.Zstd:
-		if v.zstd == nil {
-			d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
-			if err != nil {
-				return err
-			}
-			v.zstd = d
-		}
-		if err := v.zstd.Reset(bytes.NewReader(src)); err != nil {
-			return fmt.Errorf("zstd: %w", err)
-		}
-		r = v.zstd
-	default:
-		return fmt.Errorf("codec %s", codec)
+	r, done, err := streamReader(codec, src, &v.zstd)
+	if err != nil {
+		return err
 	}
+	defer done()
 	n, err := io.ReadFull(r, dst)
 	if err == nil {
 		// The stream must end here (and a gzip stream's checksum is checked at its end).
