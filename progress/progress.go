@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/mldf/convert/internal/jsonout"
 )
 
 // Stats is one snapshot of a run.
@@ -56,14 +58,17 @@ func (r *Reporter) Update(s Stats) {
 	r.log(s)
 }
 
+// log logs s with the keys of every JSON document the command prints
+// (docs/schema/progress.schema.json).
 func (r *Reporter) log(s Stats) {
 	r.lastLog, r.last = s.Elapsed, nil
-	attrs := []any{"done", s.Done, "rejected", s.Rejected, "samples_per_s", round(rate(float64(s.Done), s.Elapsed)),
-		"mb_in_per_s", round(rate(float64(s.BytesIn)/1e6, s.Elapsed)), "mb_out", round(float64(s.BytesOut) / 1e6)}
+	attrs := []any{"schema_version", jsonout.SchemaVersion, "kind", jsonout.KindProgress, "num_samples", s.Done, "num_rejected", s.Rejected,
+		"elapsed_seconds", round(s.Elapsed.Seconds()), "samples_per_second", round(rate(float64(s.Done), s.Elapsed)),
+		"input_mb_per_second", round(rate(float64(s.BytesIn)/1e6, s.Elapsed)), "input_bytes", s.BytesIn, "output_bytes", s.BytesOut}
 	if s.Total >= 0 {
-		attrs = append(attrs, "total", s.Total)
+		attrs = append(attrs, "total_samples", s.Total)
 		if eta, ok := ETA(s); ok {
-			attrs = append(attrs, "eta", eta.Round(time.Second).String())
+			attrs = append(attrs, "eta_seconds", eta.Round(time.Second).Seconds())
 		}
 	}
 	r.logger.Info("progress", attrs...)

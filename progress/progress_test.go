@@ -52,10 +52,10 @@ func TestLogLinesWhenNotATerminal(t *testing.T) {
 	if len(lines) != 5 || strings.Contains(buf.String(), "\r") {
 		t.Fatalf("want 5 JSON lines (0s, 10s, 20s, 30s and the last at 35s), got %d:\n%s", len(lines), buf.String())
 	}
-	if !strings.Contains(lines[4], `"done":350`) {
+	if !strings.Contains(lines[4], `"num_samples":350`) {
 		t.Fatalf("Finish should log the last snapshot: %s", lines[4])
 	}
-	if !strings.Contains(lines[3], `"done":300`) || !strings.Contains(lines[3], `"eta":"1m10s"`) {
+	if !strings.Contains(lines[3], `"num_samples":300`) || !strings.Contains(lines[3], `"eta_seconds":70`) {
 		t.Fatalf("last line %s", lines[3])
 	}
 }

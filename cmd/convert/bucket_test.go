@@ -127,7 +127,7 @@ func TestBucketOutputSameBytes(t *testing.T) {
 		t.Errorf("rejects object %q, local %q", rejects, wantRej)
 	}
 	var rep runReport
-	if err := json.Unmarshal(object(t, srv, "out/train.mldf.report.json"), &rep); err != nil || !rep.OK || rep.Output != url || rep.Rejected != 1 {
+	if err := json.Unmarshal(object(t, srv, "out/train.mldf.report.json"), &rep); err != nil || !rep.OK || rep.Output != url || rep.NumRejected != 1 {
 		t.Errorf("report: %+v (%v)", rep, err)
 	}
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/recipe"
 	"github.com/mldf/convert/sources"
 )
@@ -166,7 +167,7 @@ func shardReport(part string) string  { return part + ".report.json" }
 func shardRejects(part string) string { return part + ".rejects.jsonl" }
 
 // runShard converts this task's slice into its part file and writes the completion record.
-func runShard(ctx context.Context, st *storage, plan *recipe.Plan, logger *slog.Logger, stdout, stderr io.Writer) error {
+func runShard(ctx context.Context, st *storage, plan *recipe.Plan, logger *slog.Logger, stdout, stderr io.Writer, asJSON bool) error {
 	r := plan.Recipe
 	part := partPath(r.Output, r.Shard, r.Shards)
 	inputs, err := sliceInputs(plan.Inputs, plan.Slice[0], plan.Slice[1])
@@ -177,8 +178,16 @@ func runShard(ctx context.Context, st *storage, plan *recipe.Plan, logger *slog.
 		Inputs: inputs, Version: version}
 	recPath := part + ".done"
 	if old, ok := upToDate(ctx, st, rec, recPath); ok {
-		fmt.Fprintf(stdout, "%s is up to date (%s matches its inputs); nothing to do\n", part, recPath)
-		fmt.Fprintf(stdout, "%s rejected\n", plural(old.Rejected, "sample"))
+		if asJSON {
+			s := newSummaryJSON(pipeline.Report{Output: part, Samples: old.Samples, Rejected: old.Rejected}, shardRejects(part))
+			s.UpToDate = true
+			if err := writeJSONLine(stdout, s); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintf(stdout, "%s is up to date (%s matches its inputs); nothing to do\n", part, recPath)
+			fmt.Fprintf(stdout, "%s rejected\n", plural(old.Rejected, "sample"))
+		}
 		rr := *r
 		rr.Rejects = shardRejects(part) // where this task's rejects are, not the merged output's
 		return rejectsAccepted(&rr, old.Rejected)
@@ -208,6 +217,8 @@ func runShard(ctx context.Context, st *storage, plan *recipe.Plan, logger *slog.
 	if err := writeFileAtomic(ctx, st, recPath, rec); err != nil {
 		return err
 	}
-	printSummary(stdout, rep, rr.Rejects)
+	if err := printSummary(stdout, rep, rr.Rejects, asJSON); err != nil {
+		return err
+	}
 	return rejectsAccepted(&rr, rep.Rejected)
 }

@@ -59,7 +59,7 @@ type runFlags struct {
 	output, format, pageSize, onError, maxErrors, rejects, report, logFormat string
 	workers, chunkSize, shard, shards                                        int
 	cpuProfile                                                               string
-	checksums, dryRun                                                        bool
+	checksums, dryRun, json                                                  bool
 	abortOlderThan                                                           time.Duration
 	fs                                                                       *flag.FlagSet
 }
@@ -84,6 +84,7 @@ func bindRunFlags(fs *flag.FlagSet) *runFlags {
 	durationVar(fs, &f.abortOlderThan, "abort-incomplete-older-than",
 		"bucket output: before uploading, abort the incomplete uploads (of killed runs) to the same key started more than this long ago; 0 = all of them")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (go tool pprof)")
+	fs.BoolVar(&f.json, "json", false, "print the plan (--dry-run, validate), the summary and errors as JSON (docs/schema)")
 	return f
 }
 

@@ -51,7 +51,7 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	sampleN := new(int)
 	intVar(fs, sampleN, "sample", -1, 0, math.MaxInt, "a sample index", "print the metadata of sample N")
-	asJSON := fs.Bool("json", false, "print the description as JSON")
+	asJSON := fs.Bool("json", false, "print the description as JSON (docs/schema/inspect.schema.json, sample.schema.json)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -114,12 +114,13 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	requireSums := fs.Bool("require-checksums", false, "fail when the file carries no checksums (only its structure can be verified)")
 	workers := new(int)
 	intVar(fs, workers, "workers", 0, 0, recipe.MaxWorkers, "0 = one per CPU", "goroutines decoding payloads with --decode (0 = one per CPU)")
+	asJSON := fs.Bool("json", false, "print the report as JSON (docs/schema/verify.schema.json); errors too, on stderr")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usageErr("verify", "verify FILE [--decode] [--require-checksums] [--workers N]")
+		return usageErr("verify", "verify FILE [--decode] [--require-checksums] [--workers N] [--json]")
 	}
 	c := objstore.New()
 	defer c.Close()
@@ -130,7 +131,7 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	defer f.Close()
 	t, err := f.Verify(ctx, format.VerifyOptions{Workers: *workers, Decode: *decodeAll, RequireChecksums: *requireSums})
 	if t != nil {
-		if werr := t.WriteText(stdout); err == nil {
+		if werr := printText(stdout, t, *asJSON); err == nil {
 			err = werr
 		}
 	}

@@ -363,9 +363,11 @@ func TestInspectJSONNonFinite(t *testing.T) {
 		if err != nil {
 			t.Fatalf("sample %d: %v", i, err)
 		}
-		var v []map[string]any
-		if err := json.Unmarshal([]byte(out), &v); err != nil || len(v) != 1 || v[0]["Float"] != want || v[0]["Name"] != "x" {
-			t.Fatalf("sample %d: %s (%v), want Float %v", i, out, err, want)
+		var doc struct {
+			Values []map[string]any `json:"values"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Values) != 1 || doc.Values[0]["float"] != want || doc.Values[0]["name"] != "x" {
+			t.Fatalf("sample %d: %s (%v), want float %v", i, out, err, want)
 		}
 	}
 }

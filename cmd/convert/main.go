@@ -59,10 +59,11 @@ func main() {
 	err := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	interrupted := ctx.Err() != nil
 	stop()
+	code := exitCode(err, interrupted)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "convert:", err)
+		printError(os.Stderr, os.Args[1:], err, code) // text, or JSON with --json or --log-format json
 	}
-	os.Exit(exitCode(err, interrupted))
+	os.Exit(code)
 }
 
 // exitCode maps dispatch's error to the exit status.

@@ -120,7 +120,7 @@ func TestEveryConfigValidatesAndConverts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := json.Unmarshal(b, &rep); err != nil || !rep.OK || rep.Samples != int64(rd.NumSamples()) || (len(r.Fields) > 0 && len(rep.Fields) != len(r.Fields)) { // parquet: fields may be inferred
+			if err := json.Unmarshal(b, &rep); err != nil || !rep.OK || rep.NumSamples != int64(rd.NumSamples()) || (len(r.Fields) > 0 && len(rep.Fields) != len(r.Fields)) { // parquet: fields may be inferred
 				t.Fatalf("report %s: %+v (%v)", r.Report, rep, err)
 			}
 		})

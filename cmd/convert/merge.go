@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mldf/convert/format/mldf"
+	"github.com/mldf/convert/internal/jsonout"
 	"github.com/mldf/convert/internal/outpath"
 	"github.com/mldf/convert/merge"
 	"github.com/mldf/convert/objstore"
@@ -134,13 +134,11 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *asJSON {
 		mj := mergeJSON(rep, verified != "")
-		mj.Report, mj.Rejected = reportPath, sum.Rejected
+		mj.Report, mj.NumRejected = reportPath, sum.NumRejected
 		if withRejects > 0 {
 			mj.Rejects = rejectsPath
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(mj)
+		return writeJSON(stdout, mj)
 	}
 	secs := max(rep.Elapsed.Seconds(), 1e-9)
 	fmt.Fprintf(stdout, "merged %d parts into %s: %d samples, %d payloads, %.1f MB (data %.1f MB by %s) in %s, %.2f GB/s%s\n",
@@ -173,26 +171,29 @@ func checkMergeOutputs(out, report, rejects string, parts []string) error {
 	return nil
 }
 
+// mergeReport is what merge --json prints (docs/schema/merge.schema.json).
 type mergeReport struct {
+	jsonout.Head
 	Output         string  `json:"output"`
-	Parts          int     `json:"parts"`
-	Samples        int64   `json:"samples"`
-	Payloads       int64   `json:"payloads"`
-	Bytes          int64   `json:"bytes"`
+	NumParts       int     `json:"num_parts"`
+	NumSamples     int64   `json:"num_samples"`
+	NumPayloads    int64   `json:"num_payloads"`
+	FileSize       int64   `json:"file_size"`
 	DataBytes      int64   `json:"data_bytes"`
 	CopyMethod     string  `json:"copy_method"`
 	Checksum       string  `json:"checksum"`
 	RecipeSHA256   string  `json:"recipe_sha256"`
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
 	Verified       bool    `json:"verified"`
-	Rejected       int64   `json:"rejected"`
+	NumRejected    int64   `json:"num_rejected"`
 	Rejects        string  `json:"rejects,omitempty"` // the merged rejects log, when a part rejected samples
 	Report         string  `json:"report,omitempty"`  // the merged report
 	Version        string  `json:"version"`
 }
 
 func mergeJSON(r merge.Report, verified bool) mergeReport {
-	return mergeReport{Output: r.Output, Parts: r.Parts, Samples: r.Samples, Payloads: r.Entries, Bytes: r.Size,
-		DataBytes: r.DataBytes, CopyMethod: r.CopyMethodName(), Checksum: fmt.Sprintf("%016x", r.Checksum),
-		RecipeSHA256: r.RecipeSHA256, ElapsedSeconds: r.Elapsed.Seconds(), Verified: verified, Version: version}
+	return mergeReport{Head: jsonout.NewHead(jsonout.KindMerge), Output: r.Output, NumParts: r.Parts, NumSamples: r.Samples,
+		NumPayloads: r.Entries, FileSize: r.Size, DataBytes: r.DataBytes, CopyMethod: r.CopyMethodName(),
+		Checksum: jsonout.Hex64(r.Checksum), RecipeSHA256: r.RecipeSHA256, ElapsedSeconds: r.Elapsed.Seconds(),
+		Verified: verified, Version: version}
 }

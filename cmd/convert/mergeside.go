@@ -8,6 +8,8 @@ import (
 	"io"
 	"io/fs"
 
+	"github.com/mldf/convert/internal/jsonout"
+	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/merge"
 	"github.com/mldf/convert/objstore"
 )
@@ -26,7 +28,7 @@ const maxPartReport = 16 << 20
 // mergedReport sums the reports of the parts (each beside its part, PART.report.json) into
 // the merged output's report. out describes the merged file.
 func mergedReport(ctx context.Context, st *storage, parts []string, out merge.Report) (runReport, error) {
-	sum := runReport{Tool: "convert", Version: version, RecipeSHA256: out.RecipeSHA256, Output: out.Output, OK: true,
+	sum := runReport{Head: jsonout.NewHead(jsonout.KindReport), Tool: "convert", Version: version, RecipeSHA256: out.RecipeSHA256, Output: out.Output, OK: true,
 		Shards: len(parts), RejectsByReason: map[string]int64{}}
 	fieldAt := map[string]int{}
 	for i, p := range parts {
@@ -45,11 +47,15 @@ func mergedReport(ctx context.Context, st *storage, parts []string, out merge.Re
 		if err := json.Unmarshal(b, &r); err != nil {
 			return runReport{}, fmt.Errorf("report of part %d: %s: %w", i, path, err)
 		}
+		if r.SchemaVersion != jsonout.SchemaVersion || r.Kind != jsonout.KindReport {
+			return runReport{}, fmt.Errorf("%w: %s is not a report of schema version %d (kind %s, schema_version %d: written by another version of convert)",
+				errNoPartReport, path, jsonout.SchemaVersion, quote.Q(r.Kind), r.SchemaVersion)
+		}
 		sum.OK = sum.OK && r.OK
-		sum.Inputs += r.Inputs
-		sum.Samples += r.Samples
-		sum.Rejected += r.Rejected
-		sum.Filtered += r.Filtered
+		sum.NumInputs += r.NumInputs
+		sum.NumSamples += r.NumSamples
+		sum.NumRejected += r.NumRejected
+		sum.NumFiltered += r.NumFiltered
 		for k, n := range r.RejectsByReason {
 			sum.RejectsByReason[k] += n
 		}
@@ -60,20 +66,20 @@ func mergedReport(ctx context.Context, st *storage, parts []string, out merge.Re
 				fieldAt[f.Name] = j
 				sum.Fields = append(sum.Fields, fieldReport{Name: f.Name, Type: f.Type})
 			}
-			sum.Fields[j].Payloads += f.Payloads
+			sum.Fields[j].NumPayloads += f.NumPayloads
 			sum.Fields[j].PayloadBytes += f.PayloadBytes
 		}
-		sum.BytesIn += r.BytesIn
-		sum.Pages += r.Pages
+		sum.InputBytes += r.InputBytes
+		sum.NumPages += r.NumPages
 		sum.ElapsedSeconds += r.ElapsedSeconds // the tasks' time, summed
-		sum.ClaimWaitSecs += r.ClaimWaitSecs
+		sum.ClaimWaitSeconds += r.ClaimWaitSeconds
 		sum.PeakRSSBytes = max(sum.PeakRSSBytes, r.PeakRSSBytes)
 		sum.Workers = max(sum.Workers, r.Workers)
 	}
-	sum.BytesOut = out.Size
+	sum.OutputBytes = out.Size
 	if sum.ElapsedSeconds > 0 {
-		sum.SamplesPerSec = float64(sum.Samples) / sum.ElapsedSeconds
-		sum.MBInPerSec = float64(sum.BytesIn) / 1e6 / sum.ElapsedSeconds
+		sum.SamplesPerSecond = float64(sum.NumSamples) / sum.ElapsedSeconds
+		sum.InputMBPerSecond = float64(sum.InputBytes) / 1e6 / sum.ElapsedSeconds
 	}
 	return sum, nil
 }

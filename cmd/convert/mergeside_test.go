@@ -64,9 +64,9 @@ func TestMergeWritesReportAndRejects(t *testing.T) {
 		if err != nil || json.Unmarshal(b, &r) != nil {
 			t.Fatalf("part report: %v", err)
 		}
-		wantRep.Samples += r.Samples
-		wantRep.Rejected += r.Rejected
-		wantRep.Inputs += r.Inputs
+		wantRep.NumSamples += r.NumSamples
+		wantRep.NumRejected += r.NumRejected
+		wantRep.NumInputs += r.NumInputs
 	}
 	got, err := os.ReadFile(out + ".rejects.jsonl")
 	if err != nil || !bytes.Equal(got, want) {
@@ -83,9 +83,9 @@ func TestMergeWritesReportAndRejects(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Output != out || !rep.OK || rep.Samples != 4 || rep.Samples != wantRep.Samples || rep.Rejected != 2 ||
-		rep.Inputs != wantRep.Inputs || rep.Shards != 2 || rep.Shard != nil {
-		t.Errorf("merged report %+v, want output %s, ok, 4 samples, 2 rejected, %d inputs", rep, out, wantRep.Inputs)
+	if rep.Output != out || !rep.OK || rep.NumSamples != 4 || rep.NumSamples != wantRep.NumSamples || rep.NumRejected != 2 ||
+		rep.NumInputs != wantRep.NumInputs || rep.Shards != 2 || rep.Shard != nil {
+		t.Errorf("merged report %+v, want output %s, ok, 4 samples, 2 rejected, %d inputs", rep, out, wantRep.NumInputs)
 	}
 	var byReason int64
 	for _, n := range rep.RejectsByReason {
@@ -94,12 +94,12 @@ func TestMergeWritesReportAndRejects(t *testing.T) {
 	if byReason != 2 {
 		t.Errorf("rejects_by_reason %v, want 2 in all", rep.RejectsByReason)
 	}
-	if len(rep.Fields) != 2 || rep.Fields[0].Payloads != 4 {
+	if len(rep.Fields) != 2 || rep.Fields[0].NumPayloads != 4 {
 		t.Errorf("merged report fields %+v", rep.Fields)
 	}
 	st, _ := os.Stat(out)
-	if rep.BytesOut != st.Size() {
-		t.Errorf("bytes_out %d, file %d", rep.BytesOut, st.Size())
+	if rep.OutputBytes != st.Size() {
+		t.Errorf("bytes_out %d, file %d", rep.OutputBytes, st.Size())
 	}
 	if !strings.Contains(stdout, out+".rejects.jsonl") {
 		t.Errorf("merge output %q does not name the merged rejects", stdout)

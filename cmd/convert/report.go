@@ -11,43 +11,46 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mldf/convert/format/mldf/decode"
+	"github.com/mldf/convert/internal/jsonout"
 	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/recipe"
 	"github.com/mldf/convert/sources"
 )
 
-// runReport is the machine-readable report written beside the output.
+// runReport is the machine-readable report written beside the output
+// (docs/schema/report.schema.json).
 type runReport struct {
-	Tool            string           `json:"tool"`
-	Version         string           `json:"version"`
-	RecipeSHA256    string           `json:"recipe_sha256"`
-	Output          string           `json:"output"`
-	OK              bool             `json:"ok"`
-	Error           string           `json:"error,omitempty"`
-	Shard           *int             `json:"shard,omitempty"`
-	Shards          int              `json:"shards,omitempty"`
-	Inputs          int              `json:"inputs"`
-	Samples         int64            `json:"samples"`
-	Rejected        int64            `json:"rejected"`
-	Filtered        int64            `json:"filtered"`
-	RejectsByReason map[string]int64 `json:"rejects_by_reason"`
-	SkippedFiles    map[string]int64 `json:"skipped_files"` // files the source does not read, by extension
-	Fields          []fieldReport    `json:"fields"`
-	BytesIn         int64            `json:"bytes_in"`
-	BytesOut        int64            `json:"bytes_out"`
-	Pages           int64            `json:"pages"`
-	ElapsedSeconds  float64          `json:"elapsed_seconds"`
-	SamplesPerSec   float64          `json:"samples_per_second"`
-	MBInPerSec      float64          `json:"mb_in_per_second"`
-	PeakRSSBytes    int64            `json:"peak_rss_bytes"`
-	Workers         int              `json:"workers"`
-	ClaimWaitSecs   float64          `json:"claim_wait_seconds"`
+	jsonout.Head
+	Tool             string           `json:"tool"`
+	Version          string           `json:"version"`
+	RecipeSHA256     string           `json:"recipe_sha256"`
+	Output           string           `json:"output"`
+	OK               bool             `json:"ok"`
+	Error            string           `json:"error,omitempty"`
+	Shard            *int             `json:"shard,omitempty"`
+	Shards           int              `json:"shards,omitempty"`
+	NumInputs        int              `json:"num_inputs"`
+	NumSamples       int64            `json:"num_samples"`
+	NumRejected      int64            `json:"num_rejected"`
+	NumFiltered      int64            `json:"num_filtered"`
+	RejectsByReason  map[string]int64 `json:"rejects_by_reason"`
+	SkippedFiles     map[string]int64 `json:"skipped_files"` // files the source does not read, by extension
+	Fields           []fieldReport    `json:"fields"`
+	InputBytes       int64            `json:"input_bytes"`
+	OutputBytes      int64            `json:"output_bytes"`
+	NumPages         int64            `json:"num_pages"`
+	ElapsedSeconds   float64          `json:"elapsed_seconds"`
+	SamplesPerSecond float64          `json:"samples_per_second"`
+	InputMBPerSecond float64          `json:"input_mb_per_second"`
+	PeakRSSBytes     int64            `json:"peak_rss_bytes"`
+	Workers          int              `json:"workers"`
+	ClaimWaitSeconds float64          `json:"claim_wait_seconds"`
 }
 
 type fieldReport struct {
 	Name         string `json:"name"`
 	Type         string `json:"type"`
-	Payloads     int    `json:"payloads"`
+	NumPayloads  int    `json:"num_payloads"`
 	PayloadBytes uint64 `json:"payload_bytes"`
 }
 
@@ -61,12 +64,12 @@ func recipeHash(r *recipe.Recipe) string {
 
 func newReport(plan *recipe.Plan, rep pipeline.Report, runErr error) runReport {
 	r := plan.Recipe
-	out := runReport{
+	out := runReport{Head: jsonout.NewHead(jsonout.KindReport),
 		Tool: "convert", Version: version, RecipeSHA256: recipeHash(r), Output: rep.Output, OK: runErr == nil,
-		Inputs: plan.Slice[1] - plan.Slice[0], Samples: rep.Samples, Rejected: rep.Rejected, Filtered: rep.Filtered,
-		RejectsByReason: rep.RejectsByReason, SkippedFiles: rep.SkippedFiles, BytesIn: rep.BytesIn, BytesOut: rep.BytesOut, Pages: rep.Pages,
-		ElapsedSeconds: rep.Elapsed.Seconds(), PeakRSSBytes: peakRSS(), Workers: rep.Workers,
-		ClaimWaitSecs: rep.ClaimWait.Seconds(),
+		NumInputs: plan.Slice[1] - plan.Slice[0], NumSamples: rep.Samples, NumRejected: rep.Rejected, NumFiltered: rep.Filtered,
+		RejectsByReason: rep.RejectsByReason, SkippedFiles: rep.SkippedFiles, InputBytes: rep.BytesIn, OutputBytes: rep.BytesOut,
+		NumPages: rep.Pages, ElapsedSeconds: rep.Elapsed.Seconds(), PeakRSSBytes: peakRSS(), Workers: rep.Workers,
+		ClaimWaitSeconds: rep.ClaimWait.Seconds(),
 	}
 	if out.RejectsByReason == nil {
 		out.RejectsByReason = map[string]int64{}
@@ -81,14 +84,14 @@ func newReport(plan *recipe.Plan, rep pipeline.Report, runErr error) runReport {
 		out.Shard, out.Shards = &r.Shard, r.Shards
 	}
 	if s := rep.Elapsed.Seconds(); s > 0 {
-		out.SamplesPerSec = float64(rep.Samples) / s
-		out.MBInPerSec = float64(rep.BytesIn) / 1e6 / s
+		out.SamplesPerSecond = float64(rep.Samples) / s
+		out.InputMBPerSecond = float64(rep.BytesIn) / 1e6 / s
 	}
 	if runErr == nil {
 		// Counted by the pipeline as it wrote: reading a 10^8-row table back would cost
 		// minutes and its pages.
 		for _, f := range rep.Fields {
-			out.Fields = append(out.Fields, fieldReport{Name: f.Name, Type: f.Type.String(), Payloads: int(f.Payloads), PayloadBytes: uint64(f.PayloadBytes)})
+			out.Fields = append(out.Fields, fieldReport{Name: f.Name, Type: f.Type.String(), NumPayloads: int(f.Payloads), PayloadBytes: uint64(f.PayloadBytes)})
 		}
 	}
 	return out

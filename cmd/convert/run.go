@@ -89,8 +89,17 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return convert(ctx, r, rf, ff, stdout, stderr)
 }
 
-// convert applies the flags to r, validates it, builds the plan and runs it.
+// convert applies the flags to r, validates it, builds the plan and runs it. A recipe whose
+// log_format is json prints its summary, and main its error, as JSON, as --json does.
 func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags, stdout, stderr io.Writer) error {
+	err := convertRecipe(ctx, r, rf, ff, stdout, stderr)
+	if r.LogFormat == "json" {
+		err = asJSONError(err)
+	}
+	return err
+}
+
+func convertRecipe(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags, stdout, stderr io.Writer) error {
 	if err := rf.apply(r); err != nil {
 		return err
 	}
@@ -116,6 +125,9 @@ func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags
 		return err
 	}
 	if rf.dryRun {
+		if rf.json {
+			return printPlanJSON(stdout, plan)
+		}
 		return printPlan(stdout, plan)
 	}
 	if err := checkBucketOutputs(ctx, st, plan); err != nil {
@@ -133,8 +145,9 @@ func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags
 		}
 		defer pprof.StopCPUProfile()
 	}
+	asJSON := rf.json || r.LogFormat == "json"
 	if r.Shards > 0 {
-		return runShard(ctx, st, plan, logger, stdout, stderr)
+		return runShard(ctx, st, plan, logger, stdout, stderr, asJSON)
 	}
 	rep, err := runPlan(ctx, st, plan, plan.Recipe.Output, logger, stderr)
 	if werr := writeReport(ctx, st, plan, rep, err); werr != nil && err == nil {
@@ -143,7 +156,9 @@ func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags
 	if err != nil {
 		return err
 	}
-	printSummary(stdout, rep, r.Rejects)
+	if err := printSummary(stdout, rep, r.Rejects, asJSON); err != nil {
+		return err
+	}
 	return rejectsAccepted(r, rep.Rejected)
 }
 
@@ -208,8 +223,12 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// printSummary prints what the run wrote, ending with the rejected count.
-func printSummary(w io.Writer, rep pipeline.Report, rejects string) {
+// printSummary prints what the run wrote, ending with the rejected count, or its
+// summaryJSON.
+func printSummary(w io.Writer, rep pipeline.Report, rejects string, asJSON bool) error {
+	if asJSON {
+		return writeJSONLine(w, newSummaryJSON(rep, rejects))
+	}
 	secs := rep.Elapsed.Seconds()
 	if secs <= 0 {
 		secs = 1e-9
@@ -231,4 +250,5 @@ func printSummary(w io.Writer, rep pipeline.Report, rejects string) {
 	default:
 		fmt.Fprintln(w, "0 samples rejected")
 	}
+	return nil
 }

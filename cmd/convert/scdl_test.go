@@ -92,7 +92,7 @@ print("ok", len(rows))
 	}
 	var rep runReport
 	rb, _ := os.ReadFile(filepath.Join(out, "pbmc.scdl.report.json"))
-	if err := json.Unmarshal(rb, &rep); err != nil || !rep.OK || rep.Samples != 145 {
+	if err := json.Unmarshal(rb, &rep); err != nil || !rep.OK || rep.NumSamples != 145 {
 		t.Fatalf("report %+v %v", rep, err)
 	}
 }

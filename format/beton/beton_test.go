@@ -113,7 +113,7 @@ func TestAppendErrors(t *testing.T) {
 	}
 	short := append([][]byte(nil), pay...)
 	short[0] = []byte{1, 2}
-	if err := b.Append(row, short); !errors.Is(err, ErrPayload) || !strings.Contains(err.Error(), "2x1x3") {
+	if err := b.Append(row, short); !errors.Is(err, ErrPayload) || !strings.Contains(err.Error(), "1x2x3 (height x width x 3)") {
 		t.Errorf("raw size: %v", err)
 	}
 	short[0] = nil

@@ -214,7 +214,7 @@ func (v Value) String() string {
 		if v.Image.Mode == ImageRaw {
 			mode = "raw"
 		}
-		return fmt.Sprintf("%s: %s image %dx%d, %d bytes @%d", v.Field, mode, v.Image.Width, v.Image.Height, len(v.Data), v.Image.Ptr)
+		return fmt.Sprintf("%s: %s image %dx%d (height x width), %d bytes @%d", v.Field, mode, v.Image.Height, v.Image.Width, len(v.Data), v.Image.Ptr)
 	case TypeJSON:
 		s := string(v.Data)
 		if len(s) > 120 {
@@ -324,7 +324,7 @@ func (r *Reader) value(i int64, k int, row []byte, v *Value, load bool) (int, er
 		}
 	case TypeRGBImage:
 		if v.Image.Mode == ImageRaw && e.Size != uint64(v.Image.Width)*uint64(v.Image.Height)*3 {
-			return -1, fmt.Errorf("%w: field %q: raw image of %d bytes, %dx%dx3 is %d", ErrCorrupt, f.Name, e.Size, v.Image.Width, v.Image.Height, uint64(v.Image.Width)*uint64(v.Image.Height)*3)
+			return -1, fmt.Errorf("%w: field %q: raw image of %d bytes, %dx%dx3 (height x width x 3) is %d", ErrCorrupt, f.Name, e.Size, v.Image.Height, v.Image.Width, uint64(v.Image.Width)*uint64(v.Image.Height)*3)
 		}
 	}
 	if !load && f.Type != TypeJSON {

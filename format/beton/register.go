@@ -2,7 +2,6 @@ package beton
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -36,34 +35,34 @@ func init() {
 // File is a .beton file as a format.File.
 type File struct{ *Reader }
 
-// Description is what convert inspect shows of a .beton file.
+// Description is what convert inspect shows of a .beton file; it encodes as
+// DescriptionJSON.
 type Description struct {
-	File          string             `json:"file"`
-	FileSize      int64              `json:"file_size"`
-	Format        string             `json:"format"`
-	NumSamples    int64              `json:"num_samples"`
-	NumFields     int                `json:"num_fields"`
-	PageSize      uint32             `json:"page_size"`
-	RowSize       int                `json:"row_size"`
-	MetadataPtr   int64              `json:"metadata_ptr"`
-	DataPtr       int64              `json:"data_ptr"`
-	AllocTablePtr uint64             `json:"alloc_table_ptr"`
-	AllocEntries  int                `json:"alloc_entries"`
-	PayloadBytes  uint64             `json:"payload_bytes"`
-	Fields        []DescriptionField `json:"fields"`
-	Sorted        bool               `json:"alloc_table_sorted"`
-	Sample        []Value            `json:"sample,omitempty"`
+	File          string
+	FileSize      int64
+	Format        string
+	NumSamples    int64
+	NumFields     int
+	PageSize      uint32
+	RowSize       int
+	MetadataPtr   int64
+	DataPtr       int64
+	AllocTablePtr uint64
+	AllocEntries  int
+	PayloadBytes  uint64
+	Fields        []DescriptionField
+	Sorted        bool // the allocation table is sorted by ptr in the file
 }
 
 // DescriptionField is one field of a Description.
 type DescriptionField struct {
-	Index     int      `json:"index"`
-	Name      string   `json:"name"`
-	Type      string   `json:"type"`
-	TypeID    uint8    `json:"type_id"`
-	RowOffset int      `json:"row_offset"`
-	DType     string   `json:"dtype,omitempty"`
-	Shape     []uint64 `json:"shape,omitempty"`
+	Index     int
+	Name      string
+	Type      string
+	TypeID    uint8
+	RowOffset int
+	DType     string
+	Shape     []uint64
 }
 
 // Describe returns the file's *Description: header, fields and sections.
@@ -112,18 +111,16 @@ func (f *File) Sample(i int64) (format.Text, error) {
 	if err != nil {
 		return nil, err
 	}
-	return SampleText{Index: i, Of: f.NumSamples(), Values: vals}, nil
+	return SampleText{File: f.name, Index: i, Of: f.NumSamples(), Values: vals}, nil
 }
 
-// SampleText is one sample's values as inspect --sample shows them; it encodes as the list
-// of values.
+// SampleText is one sample's values as inspect --sample shows them; it encodes as
+// SampleJSON.
 type SampleText struct {
+	File      string
 	Index, Of int64
 	Values    []Value
 }
-
-// MarshalJSON encodes the values.
-func (s SampleText) MarshalJSON() ([]byte, error) { return json.Marshal(s.Values) }
 
 // WriteText prints "sample I of N" and one value a line.
 func (s SampleText) WriteText(w io.Writer) error {
@@ -140,11 +137,11 @@ func (f *File) Verify(context.Context, format.VerifyOptions) (format.Text, error
 	if err != nil {
 		return nil, err
 	}
-	return rep, nil
+	return &rep, nil
 }
 
 // WriteText prints the report's one line, as convert verify shows it.
-func (rep VerifyReport) WriteText(w io.Writer) error {
+func (rep *VerifyReport) WriteText(w io.Writer) error {
 	note := ""
 	if !rep.SortedInFile {
 		note = "; the allocation table is not sorted by ptr in the file (FFCV's loader sorts it)"

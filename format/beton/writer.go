@@ -167,7 +167,7 @@ func (c *Container) Append(b *pagewriter.Batch, row []byte, payloads [][]byte) e
 			case mldf.ImageModeRaw:
 				bm.Mode = ImageRaw
 				if want := int(im.Width) * int(im.Height) * 3; len(p) != want {
-					return fmt.Errorf("%w: field %q: raw image of %d bytes, %dx%dx3 is %d", ErrPayload, col.name, len(p), im.Width, im.Height, want)
+					return fmt.Errorf("%w: field %q: raw image of %d bytes, %dx%dx3 (height x width x 3) is %d", ErrPayload, col.name, len(p), im.Height, im.Width, want)
 				}
 			default:
 				return fmt.Errorf("%w: field %q: image mode %d (FFCV stores JPEG or raw RGB)", ErrUnsupported, col.name, im.Mode)

@@ -1,9 +1,7 @@
 package mldf
 
 import (
-	"encoding/json"
 	"fmt"
-	"math"
 	"strings"
 )
 
@@ -168,34 +166,8 @@ type FieldValue struct {
 	Text  TextMeta   // TEXT_*
 }
 
-// MarshalJSON encodes v as encoding/json encodes the struct, except that a FLOAT value that is
-// NaN or infinite, which JSON numbers cannot hold, is the string "NaN", "Infinity" or
-// "-Infinity" (what `convert inspect --sample N --json` prints; Python's float() reads all
-// three).
-func (v FieldValue) MarshalJSON() ([]byte, error) {
-	type plain FieldValue
-	return json.Marshal(struct {
-		plain
-		Float any
-	}{plain(v), JSONFloat(v.Float)})
-}
-
-// JSONFloat returns x, or for a NaN or infinite x the string "NaN", "Infinity" or
-// "-Infinity", for encoding as JSON.
-func JSONFloat(x float64) any {
-	switch {
-	case math.IsNaN(x):
-		return "NaN"
-	case math.IsInf(x, 1):
-		return "Infinity"
-	case math.IsInf(x, -1):
-		return "-Infinity"
-	}
-	return x
-}
-
 // String formats the value on one line, e.g. `label INT 7` or
-// `image IMAGE_JPEG ptr=4096 size=5120 256x192x3 mode=1`.
+// `image IMAGE_JPEG ptr=4096 size=5120 256x192x3 mode=1` (height × width × channels).
 func (v FieldValue) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s", v.Name, v.Type)
@@ -210,7 +182,7 @@ func (v FieldValue) String() string {
 	fmt.Fprintf(&b, " ptr=%d size=%d", v.Ref.Ptr, v.Ref.Size)
 	switch {
 	case isImage(v.Type):
-		fmt.Fprintf(&b, " %dx%dx%d mode=%d", v.Image.Width, v.Image.Height, v.Image.Channels, v.Image.Mode)
+		fmt.Fprintf(&b, " %dx%dx%d mode=%d", v.Image.Height, v.Image.Width, v.Image.Channels, v.Image.Mode)
 	case isAudio(v.Type):
 		fmt.Fprintf(&b, " frames=%d rate=%d channels=%d bits=%d codec=%d",
 			v.Audio.NumSamples, v.Audio.SampleRate, v.Audio.NumChannels, v.Audio.BitDepth, v.Audio.Codec)

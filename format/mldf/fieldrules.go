@@ -241,7 +241,7 @@ func (fr *FieldRules) checkImage(m ImageMeta, size uint32) error {
 		return fieldErr("F2", "unknown image mode %d (want 0 raw, 1 jpeg, 2 png)", m.Mode)
 	}
 	if m.Height == 0 || m.Width == 0 {
-		return fieldErr("F3", "image is %dx%d: a dimension is zero", m.Width, m.Height)
+		return fieldErr("F3", "image is %dx%d (height x width): a dimension is zero", m.Height, m.Width)
 	}
 	if m.Channels != 1 && m.Channels != 3 && m.Channels != 4 {
 		return fieldErr("F3", "image has %d channels (want 1, 3 or 4)", m.Channels)
@@ -251,15 +251,15 @@ func (fr *FieldRules) checkImage(m ImageMeta, size uint32) error {
 			return fieldErr("F3", "image has %d channels, the field's arguments say %d", m.Channels, fr.channels)
 		}
 		if fr.maxRes > 0 && (uint32(m.Height) > fr.maxRes || uint32(m.Width) > fr.maxRes) {
-			return fieldErr("F3", "image is %dx%d, larger than the field's max_resolution %d", m.Width, m.Height, fr.maxRes)
+			return fieldErr("F3", "image is %dx%d (height x width), larger than the field's max_resolution %d", m.Height, m.Width, fr.maxRes)
 		}
 		if px := int64(m.Height) * int64(m.Width); fr.maxPixels > 0 && px > fr.maxPixels {
-			return fieldErr("F3", "image is %dx%d = %d pixels, more than the field's max_pixels %d", m.Width, m.Height, px, fr.maxPixels)
+			return fieldErr("F3", "image is %dx%d (height x width) = %d pixels, more than the field's max_pixels %d", m.Height, m.Width, px, fr.maxPixels)
 		}
 	}
 	if m.Mode == ImageModeRaw {
 		if want := uint64(m.Height) * uint64(m.Width) * uint64(m.Channels); want != uint64(size) {
-			return fieldErr("F4", "raw image %dx%dx%d needs %d bytes, the payload has %d", m.Width, m.Height, m.Channels, want, size)
+			return fieldErr("F4", "raw image %dx%dx%d (height x width x channels) needs %d bytes, the payload has %d", m.Height, m.Width, m.Channels, want, size)
 		}
 	}
 	return nil

@@ -65,7 +65,7 @@ func TestFieldValueJSON(t *testing.T) {
 		want string
 	}{{0.5, `0.5`}, {math.NaN(), `"NaN"`}, {math.Inf(1), `"Infinity"`}, {math.Inf(-1), `"-Infinity"`}} {
 		b, err := FieldValue{Name: "x", Type: TypeFloat, Float: c.v}.MarshalJSON()
-		if err != nil || !strings.Contains(string(b), `"Float":`+c.want) {
+		if err != nil || !strings.Contains(string(b), `"float":`+c.want) {
 			t.Errorf("%v: %s %v", c.v, b, err)
 		}
 	}

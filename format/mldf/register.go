@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/mldf/convert/format"
+	"github.com/mldf/convert/internal/jsonout"
 	"github.com/mldf/convert/internal/quote"
 )
 
@@ -38,6 +39,9 @@ func init() {
 type Codecs struct {
 	NewDecoder    func() (PayloadDecoder, error)
 	ArgumentsText func(t TypeID, a [ArgumentsSize]byte) string
+	// FilterName names an image field's resampling filter id (ImageArgs.Filter) for the
+	// JSON description; nil leaves the name out (the id is always given).
+	FilterName func(id uint8) string
 }
 
 var (
@@ -88,7 +92,7 @@ func (f *File) Sample(i int64) (format.Text, error) {
 	if err != nil {
 		return nil, err
 	}
-	return SampleText{Index: int(i), Of: f.NumSamples(), Values: vals}, nil
+	return SampleText{File: f.Name(), Index: int(i), Of: f.NumSamples(), Values: vals}, nil
 }
 
 // Verify verifies every rule (VerifyWith) and returns the one-line report.
@@ -110,15 +114,23 @@ func (f *File) Verify(ctx context.Context, o format.VerifyOptions) (format.Text,
 	return t, nil
 }
 
-// SampleText is one sample's values as inspect --sample shows them; it encodes as the list
-// of values.
+// SampleText is one sample's values as inspect --sample shows them; it encodes as
+// SampleJSON.
 type SampleText struct {
+	File      string
 	Index, Of int
 	Values    []FieldValue
 }
 
-// MarshalJSON encodes the values.
-func (s SampleText) MarshalJSON() ([]byte, error) { return json.Marshal(s.Values) }
+// MarshalJSON encodes the sample as SampleJSON.
+func (s SampleText) MarshalJSON() ([]byte, error) {
+	out := SampleJSON{Head: jsonout.NewHead(jsonout.KindSample), Format: "mldf", File: s.File, Index: s.Index,
+		NumSamples: s.Of, Values: make([]ValueJSON, len(s.Values))}
+	for i, v := range s.Values {
+		out.Values[i] = v.JSON()
+	}
+	return json.Marshal(out)
+}
 
 // WriteText prints "sample I of N" and one value a line.
 func (s SampleText) WriteText(w io.Writer) error {
@@ -134,7 +146,7 @@ type verifyText struct {
 	decode bool
 }
 
-func (t verifyText) MarshalJSON() ([]byte, error) { return json.Marshal(t.rep) }
+func (t verifyText) MarshalJSON() ([]byte, error) { return json.Marshal(t.rep.JSON(t.decode)) }
 
 func (t verifyText) WriteText(w io.Writer) error {
 	rep, size := t.rep, format.Size

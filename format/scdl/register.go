@@ -2,7 +2,6 @@ package scdl
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -27,7 +26,7 @@ func init() {
 type File struct{ *Reader }
 
 // Describe returns the archive's description: the header, the arrays, the feature blocks.
-// It encodes as the Header.
+// It encodes as DescriptionJSON.
 func (f *File) Describe() (format.Text, error) { return description{f.Reader}, nil }
 
 // Sample returns cell i's stored values and their genes.
@@ -36,7 +35,7 @@ func (f *File) Sample(i int64) (format.Text, error) {
 	if err != nil {
 		return nil, err
 	}
-	return CellText{Cell: i, Of: f.NumRows(), Values: vals, Genes: cols}, nil
+	return CellText{File: f.dir, Cell: i, Of: f.NumRows(), Values: vals, Genes: cols}, nil
 }
 
 // Verify checks every rule of the SCDL schema and the array invariants.
@@ -50,14 +49,10 @@ func (f *File) Verify(context.Context, format.VerifyOptions) (format.Text, error
 
 // CellText is one cell as inspect --sample shows it.
 type CellText struct {
+	File     string
 	Cell, Of int64
 	Values   []float32
 	Genes    []uint32
-}
-
-// MarshalJSON encodes {"cell", "values", "genes"}.
-func (c CellText) MarshalJSON() ([]byte, error) {
-	return json.Marshal(map[string]any{"cell": c.Cell, "values": c.Values, "genes": c.Genes})
 }
 
 // WriteText prints the cell's size, then one gene and value a line.
@@ -70,8 +65,6 @@ func (c CellText) WriteText(w io.Writer) error {
 }
 
 type description struct{ r *Reader }
-
-func (d description) MarshalJSON() ([]byte, error) { return json.Marshal(d.r.Header()) }
 
 func (d description) WriteText(w io.Writer) error {
 	r := d.r
@@ -106,8 +99,6 @@ type verifyText struct {
 	rep       *VerifyReport
 	hasHeader bool
 }
-
-func (t verifyText) MarshalJSON() ([]byte, error) { return json.Marshal(t.rep) }
 
 func (t verifyText) WriteText(w io.Writer) error {
 	rep := t.rep

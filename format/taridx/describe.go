@@ -6,29 +6,31 @@ import (
 	"strings"
 )
 
-// Description summarises an index for `convert inspect FILE.taridx`.
+// Description summarises an index for `convert inspect FILE.taridx`; it encodes as
+// DescriptionJSON.
 type Description struct {
-	Version      string    `json:"version"` // "major.minor"
-	FileSize     uint64    `json:"file_size"`
-	Rows         uint64    `json:"rows"`
-	Stems        uint64    `json:"stems"`
-	Shards       int       `json:"shards"` // largest fid + 1
-	Contiguous   bool      `json:"contiguous"`
-	Flags        uint8     `json:"flags"`
-	OffCrash     uint64    `json:"off_crash"`
-	OffArr       uint64    `json:"off_arr"`
-	PayloadBytes uint64    `json:"payload_bytes"` // sum of the rows' sizes
-	Extensions   []ExtStat `json:"extensions"`    // in extid order
-	CrashStems   []string  `json:"crash_stems"`
-	PerShard     []uint64  `json:"rows_per_shard"` // rows by fid
+	File         string // the index's name, as given
+	Version      string // "major.minor"
+	FileSize     uint64
+	Rows         uint64
+	Stems        uint64
+	Shards       int // largest fid + 1
+	Contiguous   bool
+	Flags        uint8
+	OffCrash     uint64
+	OffArr       uint64
+	PayloadBytes uint64    // sum of the rows' sizes
+	Extensions   []ExtStat // in extid order
+	CrashStems   []string
+	PerShard     []uint64 // rows by fid
 }
 
 // ExtStat counts the rows and payload bytes of one extension.
 type ExtStat struct {
-	ID    int    `json:"id"`
-	Ext   string `json:"ext"`
-	Rows  uint64 `json:"rows"`
-	Bytes uint64 `json:"bytes"`
+	ID    int
+	Ext   string
+	Rows  uint64
+	Bytes uint64
 }
 
 // Describe summarises the index.

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/mldf/convert/format"
+	"github.com/mldf/convert/internal/jsonout"
 )
 
 func init() {
@@ -55,33 +56,37 @@ type File struct {
 }
 
 // Describe returns the index's Description.
-func (f *File) Describe() (format.Text, error) { return f.Index.Describe(), nil }
+func (f *File) Describe() (format.Text, error) {
+	d := f.Index.Describe()
+	d.File = f.Name
+	return d, nil
+}
 
 // Sample returns row i.
 func (f *File) Sample(i int64) (format.Text, error) {
 	if i < 0 || i >= int64(len(f.Rows)) {
 		return nil, fmt.Errorf("%s: row %d of %d", f.Name, i, len(f.Rows))
 	}
-	return RowText{Index: int(i), Row: f.Rows[i], Ext: f.Ext(int(i))}, nil
+	return RowText{File: f.Name, Index: int(i), Of: len(f.Rows), Row: f.Rows[i], Ext: f.Ext(int(i))}, nil
 }
 
 // Verify returns the report: Load and Parse applied every reader rule already.
 func (f *File) Verify(context.Context, format.VerifyOptions) (format.Text, error) {
-	return verifyText{name: f.Name, d: f.Index.Describe()}, nil
+	d := f.Index.Describe()
+	d.File = f.Name
+	return verifyText{name: f.Name, d: d}, nil
 }
 
 // Close does nothing: the index is in memory.
 func (f *File) Close() error { return nil }
 
-// RowText is one row as inspect --sample shows it; it encodes as the Row.
+// RowText is one row as inspect --sample shows it; it encodes as RowJSON.
 type RowText struct {
-	Index int
-	Row   Row
-	Ext   string
+	File      string
+	Index, Of int
+	Row       Row
+	Ext       string
 }
-
-// MarshalJSON encodes the Row.
-func (r RowText) MarshalJSON() ([]byte, error) { return json.Marshal(r.Row) }
 
 // WriteText prints the row on one line.
 func (r RowText) WriteText(w io.Writer) error {
@@ -95,7 +100,7 @@ type verifyText struct {
 	d    Description
 }
 
-func (t verifyText) MarshalJSON() ([]byte, error) { return json.Marshal(t.d) }
+func (t verifyText) MarshalJSON() ([]byte, error) { return json.Marshal(t.d.JSON(jsonout.KindVerify)) }
 
 func (t verifyText) WriteText(w io.Writer) error {
 	_, err := fmt.Fprintf(w, "%s: OK: TARIDX %s, %d rows, %d stems, %d shards\n", t.name, t.d.Version, t.d.Rows, t.d.Stems, t.d.Shards)

@@ -298,19 +298,19 @@ class FieldRules:
         if mode > F.IMAGE_MODE_PNG:
             raise RuleViolation("F2", "unknown image mode %d (want 0 raw, 1 jpeg, 2 png)" % mode)
         if h == 0 or w == 0:
-            raise RuleViolation("F3", "image is %dx%d: a dimension is zero" % (w, h))
+            raise RuleViolation("F3", "image is %dx%d (height x width): a dimension is zero" % (h, w))
         if c not in (1, 3, 4):
             raise RuleViolation("F3", "image has %d channels (want 1, 3 or 4)" % c)
         if self.recorded:
             if c != self.channels:
                 raise RuleViolation("F3", "image has %d channels, the field's arguments say %d" % (c, self.channels))
             if self.max_res > 0 and (h > self.max_res or w > self.max_res):
-                raise RuleViolation("F3", "image is %dx%d, larger than the field's max_resolution %d" % (w, h, self.max_res))
+                raise RuleViolation("F3", "image is %dx%d (height x width), larger than the field's max_resolution %d" % (h, w, self.max_res))
             if 0 < self.max_pixels < h * w:
-                raise RuleViolation("F3", "image is %dx%d = %d pixels, more than the field's max_pixels %d"
-                                    % (w, h, h * w, self.max_pixels))
+                raise RuleViolation("F3", "image is %dx%d (height x width) = %d pixels, more than the field's max_pixels %d"
+                                    % (h, w, h * w, self.max_pixels))
         if mode == F.IMAGE_MODE_RAW and h * w * c != size:
-            raise RuleViolation("F4", "raw image %dx%dx%d needs %d bytes, the payload has %d" % (w, h, c, h * w * c, size))
+            raise RuleViolation("F4", "raw image %dx%dx%d (height x width x channels) needs %d bytes, the payload has %d" % (h, w, c, h * w * c, size))
 
     def _audio(self, frames, rate, ch, depth, codec, size):
         t = self.type_id

@@ -12,7 +12,8 @@ import (
 )
 
 func init() {
-	mldf.RegisterCodecs(mldf.Codecs{NewDecoder: NewPayloadDecoder, ArgumentsText: ArgumentsText})
+	mldf.RegisterCodecs(mldf.Codecs{NewDecoder: NewPayloadDecoder, ArgumentsText: ArgumentsText,
+		FilterName: func(id uint8) string { return imagefield.Filter(id).String() }})
 }
 
 // ArgumentsText decodes a field's descriptor arguments for inspect and the plan; it falls

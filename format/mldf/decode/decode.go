@@ -99,7 +99,7 @@ func (d *Decoder) image(m mldf.ImageMeta, p []byte) error {
 			return err
 		}
 		if px := cfg.Width * cfg.Height; px > MaxPixels {
-			return fmt.Errorf("decode: PNG of %dx%d = %d pixels is larger than this checker decodes (%d pixels)", cfg.Width, cfg.Height, px, MaxPixels)
+			return fmt.Errorf("decode: PNG of %dx%d (height x width) = %d pixels is larger than this checker decodes (%d pixels)", cfg.Height, cfg.Width, px, MaxPixels)
 		}
 		if _, err := png.Decode(bytes.NewReader(p)); err != nil {
 			return d1("PNG payload does not decode: %v", err)
@@ -110,7 +110,7 @@ func (d *Decoder) image(m mldf.ImageMeta, p []byte) error {
 
 func sameSize(format string, w, h int, m mldf.ImageMeta) error {
 	if w != int(m.Width) || h != int(m.Height) {
-		return d1("%s payload is %dx%d, the metadata says %dx%d", format, w, h, m.Width, m.Height)
+		return d1("%s payload is %dx%d (height x width), the metadata says %dx%d", format, h, w, m.Height, m.Width)
 	}
 	return nil
 }
@@ -120,7 +120,7 @@ func sameSize(format string, w, h int, m mldf.ImageMeta) error {
 // decodes it completely.
 func (d *Decoder) jpeg(m mldf.ImageMeta, p []byte) error {
 	if px := int(m.Width) * int(m.Height); px > MaxPixels {
-		return fmt.Errorf("decode: JPEG of %dx%d = %d pixels is larger than this checker decodes (%d pixels)", m.Width, m.Height, px, MaxPixels)
+		return fmt.Errorf("decode: JPEG of %dx%d (height x width) = %d pixels is larger than this checker decodes (%d pixels)", m.Height, m.Width, px, MaxPixels)
 	}
 	var turboErr error
 	if d.tj != nil {
