@@ -208,10 +208,7 @@ func printError(w io.Writer, args []string, err error, status int) {
 
 // writeJSONLine writes v as one line of JSON (a JSON Lines record).
 func writeJSONLine(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
+	enc := json.NewEncoder(w) // Encode ends the line
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }

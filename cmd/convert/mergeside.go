@@ -29,7 +29,7 @@ const maxPartReport = 16 << 20
 // the merged output's report. out describes the merged file.
 func mergedReport(ctx context.Context, st *storage, parts []string, out merge.Report) (runReport, error) {
 	sum := runReport{Head: jsonout.NewHead(jsonout.KindReport), Tool: "convert", Version: version, RecipeSHA256: out.RecipeSHA256, Output: out.Output, OK: true,
-		Shards: len(parts), RejectsByReason: map[string]int64{}}
+		Shards: len(parts), RejectsByReason: map[string]int64{}, SkippedFiles: map[string]int64{}}
 	fieldAt := map[string]int{}
 	for i, p := range parts {
 		path := shardReport(p)
@@ -58,6 +58,9 @@ func mergedReport(ctx context.Context, st *storage, parts []string, out merge.Re
 		sum.NumFiltered += r.NumFiltered
 		for k, n := range r.RejectsByReason {
 			sum.RejectsByReason[k] += n
+		}
+		for k, n := range r.SkippedFiles {
+			sum.SkippedFiles[k] += n
 		}
 		for _, f := range r.Fields {
 			j, ok := fieldAt[f.Name]
