@@ -76,10 +76,10 @@ run() { # label type tree workers [yaml lines for the audio field...]
   local payload c
   c=$(cpu)
   echo "$c $(jq .elapsed_seconds "$o.json")" >"$tmp/res-$type-$(basename "$tree")-$w"
-  payload=$("$out/convert" inspect --json "$o" 2>/dev/null | jq '.Fields[] | select(.Name == "audio") | .PayloadBytes')
+  payload=$("$out/convert" inspect --json "$o" 2>/dev/null | jq '.fields[] | select(.name == "audio") | .payload_bytes')
   echo "$payload" >"$tmp/payload-$type-$w"
   jq -r --arg l "$label" --arg w "$w" --arg h "$hours" --arg p "$payload" --arg c "$c" \
-    '"| \($l) | convert | \($w) | \(($h|tonumber) / (.elapsed_seconds/60) * 100 | floor / 100) | \(.mb_in_per_second*10|floor/10) | \(.peak_rss_bytes/1048576|floor) | \(.elapsed_seconds*100|floor/100) | \($c) | \(if $c == "-" then "-" else ($h|tonumber) / (($c|tonumber)/60) * 100 | floor / 100 end) | \(($p|tonumber)/1000000*10|floor/10) |"' \
+    '"| \($l) | convert | \($w) | \(($h|tonumber) / (.elapsed_seconds/60) * 100 | floor / 100) | \(.input_mb_per_second*10|floor/10) | \(.peak_rss_bytes/1048576|floor) | \(.elapsed_seconds*100|floor/100) | \($c) | \(if $c == "-" then "-" else ($h|tonumber) / (($c|tonumber)/60) * 100 | floor / 100 end) | \(($p|tonumber)/1000000*10|floor/10) |"' \
     "$o.json" >>"$table"
   rm -f "$o" "$o.json" "$o.rejects"
 }

@@ -34,7 +34,7 @@ import json, sys
 rep, nbytes, name, mp, w = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 r = json.load(open(rep))
 secs = r.get("elapsed_seconds") or 1e-9
-ok, bad = r.get("samples", 0), r.get("rejected", 0)
+ok, bad = r.get("num_samples", 0), r.get("num_rejected", 0)
 result = "%d converted" % ok if not bad else "%d rejected" % bad
 print("| %s | %s | %s | %s | %.1f | %.0f | %.0f |" % (name, mp if mp != "0" else "default", w, result,
       ok / secs, nbytes / secs / 1e6, r.get("peak_rss_bytes", 0) / 2**20))

@@ -49,7 +49,7 @@ for r in $(seq "$runs"); do
   for where in local bucket; do
     if [ $where = local ]; then recipe "$PWD/$shards/*.tar"; else recipe "s3://bkt/*.tar"; fi
     "$out/convert" run "$tmp/r.yaml" --workers 2 --report "$tmp/r.json" --rejects "$tmp/r.rej" >/dev/null 2>&1
-    jq -r --arg w "$where" --arg r "$r" '"| \($w) | \($r) | \(.samples_per_second|floor) | \(.mb_in_per_second|floor) | \(.peak_rss_bytes/1048576|floor) | \(.elapsed_seconds*100|floor/100) |"' "$tmp/r.json" >> "$table"
+    jq -r --arg w "$where" --arg r "$r" '"| \($w) | \($r) | \(.samples_per_second|floor) | \(.input_mb_per_second|floor) | \(.peak_rss_bytes/1048576|floor) | \(.elapsed_seconds*100|floor/100) |"' "$tmp/r.json" >> "$table"
     cmp -s "$tmp/out.mldf" "$tmp/out-local.mldf" 2>/dev/null && echo "  ($where: output identical to local)" >&2
     [ $where = local ] && cp "$tmp/out.mldf" "$tmp/out-local.mldf"
     rm -f "$tmp/out.mldf" "$tmp/r.json" "$tmp/r.rej"

@@ -80,7 +80,7 @@ conv() {
   timed "$out/$bin" images "$data" "$o" --mode "$mode" --max-resolution "$res" --jpeg-quality 90 \
     --workers "$w" --report "$o.json" --rejects "$o.rejects" "$@"
   ips[$key]+=" $(jq -r '.samples_per_second|floor' "$o.json")"
-  mbs[$key]+=" $(jq -r '.mb_in_per_second*10|floor/10' "$o.json")"
+  mbs[$key]+=" $(jq -r '.input_mb_per_second*10|floor/10' "$o.json")"
   rss[$key]+=" $(jq -r '.peak_rss_bytes/1048576|floor' "$o.json")"
   cpu[$key]+=" $(echo "$tc * 1000 / $n" | bc -l | xargs printf '%.2f')"
   if [ "$key" = "jpeg-2" ] && [ ! -f "$out/psnr.txt" ]; then

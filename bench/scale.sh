@@ -51,7 +51,7 @@ table="$out/scale.md"
 ratios=()
 
 # measure LABEL N BYTES CMD...: runs CMD under /usr/bin/time and appends a row to the table.
-# BYTES is the input size, or @REPORT.json to read bytes_in from the run's report afterwards.
+# BYTES is the input size, or @REPORT.json to read input_bytes from the run's report afterwards.
 measure() {
   local label=$1 n=$2 bytes=$3
   shift 3
@@ -60,7 +60,7 @@ measure() {
     echo "scale.sh: failed: $*" >&2
     exit 1
   fi
-  if [[ $bytes == @* ]]; then bytes=$(jq .bytes_in "${bytes#@}"); fi
+  if [[ $bytes == @* ]]; then bytes=$(jq .input_bytes "${bytes#@}"); fi
   read -r wall user sys rss <"$tmp/time"
   local cpu
   cpu=$(echo "$user + $sys" | bc -l)

@@ -52,7 +52,7 @@ one() {
   case $dest in s3://*) cp "$tmp/s3/bkt/${dest#s3://bkt/}.report.json" "$rep" ;; *) cp "$dest.report.json" "$rep" ;; esac
   read -r rss u s <"$tmp/time"
   jq -r --arg l "$label" --arg w "$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", b-a}')" --arg rss "$((rss / 1024))" --arg cpu "$(awk -v u="$u" -v s="$s" 'BEGIN{printf "%.1f", u+s}')" \
-    '"| \($l) | \(.samples) | \(.samples_per_second|floor) | \(.mb_in_per_second*10|floor/10) | \(.bytes_out/1e6*10|floor/10) | \($w) | \($cpu) | \($rss) |"' "$rep"
+    '"| \($l) | \(.num_samples) | \(.samples_per_second|floor) | \(.input_mb_per_second*10|floor/10) | \(.output_bytes/1e6*10|floor/10) | \($w) | \($cpu) | \($rss) |"' "$rep"
 }
 
 table=$out/storage.md

@@ -37,7 +37,7 @@ output: $out/bench-tar.mldf
 YAML
 for w in 1 2; do
   "$out/convert" run "$recipe" --workers "$w" --report "$out/tar.json" --rejects "$out/tar.rej" >/dev/null 2>&1
-  jq -r --arg w "$w" '"| tar -> mldf, smart | \($w) | \(.samples_per_second|floor) | \(.mb_in_per_second|floor) | \(.peak_rss_bytes/1048576|floor) | \(.elapsed_seconds*100|floor/100) |"' "$out/tar.json" >> "$table"
+  jq -r --arg w "$w" '"| tar -> mldf, smart | \($w) | \(.samples_per_second|floor) | \(.input_mb_per_second|floor) | \(.peak_rss_bytes/1048576|floor) | \(.elapsed_seconds*100|floor/100) |"' "$out/tar.json" >> "$table"
 done
 rm -f "$recipe" "$out/bench-tar.mldf" "$out/tar.json" "$out/tar.rej"
 cat "$table"

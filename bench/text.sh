@@ -63,12 +63,12 @@ run() { # label workers [yaml lines of the field...]
     { cat "$tmp/log" >&2; echo "text.sh: convert failed: $label workers $w" >&2; exit 1; }
   local f c tokens=-
   c=$(cpu)
-  f=$("$out/convert" inspect --json "$o" 2>/dev/null | jq '.Fields[0]')
-  if [ "$(jq -r .TypeName <<<"$f")" = TEXT_TOKENIZED ]; then
+  f=$("$out/convert" inspect --json "$o" 2>/dev/null | jq '.fields[0]')
+  if [ "$(jq -r .type <<<"$f")" = TEXT_TOKENIZED ]; then
     # ids are int16 when the vocabulary fits, else int32 (cl100k_base: int32)
-    tokens=$(jq -r '.PayloadBytes / 4 | floor' <<<"$f")
+    tokens=$(jq -r '.payload_bytes / 4 | floor' <<<"$f")
   fi
-  jq -r --arg l "$label" --arg w "$w" --argjson b "$bytes" --argjson p "$(jq .PayloadBytes <<<"$f")" --arg t "$tokens" --arg c "$c" \
+  jq -r --arg l "$label" --arg w "$w" --argjson b "$bytes" --argjson p "$(jq .payload_bytes <<<"$f")" --arg t "$tokens" --arg c "$c" \
     '"| \($l) | \($w) | \($b / 1000000 / .elapsed_seconds * 10 | floor / 10) | \(.samples_per_second|floor) | \(.peak_rss_bytes/1048576|floor) | \(.elapsed_seconds*100|floor/100) | \($c) | \(if $c == "-" then "-" else $b / 1000000 / ($c|tonumber) * 10 | floor / 10 end) | \($p/1000000*10|floor/10) | \($t) |"' \
     "$o.json" >>"$table"
   if [ -n "${anchor_copy:-}" ]; then
