@@ -1,8 +1,8 @@
 // Package format is the registry of the file formats the read commands (inspect, verify)
 // know, in the manner of image.RegisterFormat: each format package (format/mldf,
-// format/beton, format/taridx, format/scdl) registers itself from its init function, and a
-// file's format is found by sniffing its first bytes, or its name for a format without a
-// signature. The registry is written only by those init functions and read afterwards.
+// format/beton, format/taridx, format/scdl, format/mds) registers itself from its init
+// function, and a file's format is found by sniffing its first bytes, or its name for a format
+// without a signature, and a directory's by the file that marks it. The registry is written only by those init functions and read afterwards.
 //
 // Every format has the same shape: it opens a local path (OpenPath) and, when it can be read
 // from a bucket, an io.ReaderAt (Open); an open File describes itself, shows one record and
@@ -15,6 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 )
@@ -62,9 +64,12 @@ type Format struct {
 	Magic string
 	// Ext is the name suffix that marks a file of a format without Magic (".beton").
 	Ext string
-	// Dir marks a format stored as a directory (an SCDL archive): it has no Magic nor
-	// Ext, Open is nil and OpenPath is given the directory.
+	// Dir marks a format stored as a directory (an SCDL archive, an MDS dataset): it has
+	// no Magic nor Ext, Open is nil and OpenPath is given the directory.
 	Dir bool
+	// Marker is the file whose presence in a directory marks a Dir format ("index.json"
+	// for MDS); the Dir format without one is the directory format of any other directory.
+	Marker string
 	// OpenPath opens a local file (or directory).
 	OpenPath func(ctx context.Context, path string) (File, error)
 	// Open opens a file through ra, of size bytes, named name in messages (an object in a
@@ -129,14 +134,25 @@ func Sniff(name string, head []byte) (Format, error) {
 	return Format{}, fmt.Errorf("%w: %d leading bytes match no signature", ErrUnknown, len(head))
 }
 
-// DirFormat returns the format stored as a directory.
-func DirFormat() (Format, bool) {
+// DirFormat returns the format of the directory dir: the Dir format whose Marker file is in
+// it, else the Dir format without a Marker.
+func DirFormat(dir string) (Format, bool) {
+	var fallback Format
+	found := false
 	for _, f := range Formats() {
-		if f.Dir {
-			return f, true
+		switch {
+		case !f.Dir:
+		case f.Marker == "":
+			if !found {
+				fallback, found = f, true
+			}
+		default:
+			if st, err := os.Stat(filepath.Join(dir, f.Marker)); err == nil && st.Mode().IsRegular() {
+				return f, true
+			}
 		}
 	}
-	return Format{}, false
+	return fallback, found
 }
 
 // Size formats a byte count with a binary unit, as the read commands print sizes: "512 B",

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mldf/convert/format"
 	_ "github.com/mldf/convert/format/beton"
+	_ "github.com/mldf/convert/format/mds"
 	"github.com/mldf/convert/format/mldf"
 	_ "github.com/mldf/convert/format/scdl"
 	"github.com/mldf/convert/format/taridx"
@@ -20,8 +21,8 @@ func TestSniff(t *testing.T) {
 	for _, f := range format.Formats() {
 		names = append(names, f.Name)
 	}
-	if len(names) != 4 {
-		t.Fatalf("registered %v, want mldf, beton, scdl, taridx", names)
+	if len(names) != 5 {
+		t.Fatalf("registered %v, want mldf, beton, mds, scdl, taridx", names)
 	}
 	for _, c := range []struct {
 		name, head, want string
@@ -49,8 +50,15 @@ func TestSniff(t *testing.T) {
 			t.Errorf("Sniff(%q, %q) = %q, %v; want %s", c.name, c.head, f.Name, err, c.want)
 		}
 	}
-	if f, ok := format.DirFormat(); !ok || f.Name != "scdl" {
-		t.Errorf("DirFormat = %q, %v", f.Name, ok)
+	dir := t.TempDir()
+	if f, ok := format.DirFormat(dir); !ok || f.Name != "scdl" {
+		t.Errorf("DirFormat(a directory without index.json) = %q, %v", f.Name, ok)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := format.DirFormat(dir); !ok || f.Name != "mds" {
+		t.Errorf("DirFormat(a directory with index.json) = %q, %v", f.Name, ok)
 	}
 	for _, name := range []string{"mldf", "beton", "taridx"} { // read from buckets too
 		if f, ok := format.Lookup(name); !ok || f.Open == nil || f.OpenPath == nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mldf/convert/format"
 	_ "github.com/mldf/convert/format/beton" // registers the format
+	_ "github.com/mldf/convert/format/mds"   // registers the format
 	"github.com/mldf/convert/format/mldf"
 	_ "github.com/mldf/convert/format/mldf/decode" // payload decoding and argument texts for verify and inspect
 	"github.com/mldf/convert/internal/quote"
@@ -33,7 +34,7 @@ func sniffKind(name string, head []byte) (format.Format, error) {
 // bytes or its name say (openFormat, open.go).
 func openInput(ctx context.Context, c *objstore.Client, arg string) (format.File, error) {
 	if dir, ok := localDir(arg); ok {
-		f, _ := format.DirFormat()
+		f, _ := format.DirFormat(dir) // an MDS dataset (index.json), else an SCDL archive
 		return f.OpenPath(ctx, dir)
 	}
 	return openFormat(ctx, c, arg)

@@ -197,21 +197,26 @@ func checkFile(t *testing.T, file string) {
 // report file and the inspect, sample and verify documents of each output.
 func TestJSONSchemaRecipes(t *testing.T) {
 	for _, name := range []string{"speech-commands", "librispeech", "jsonl-tokenized", "jsonl-packed", "webdataset",
-		"ffcv-beton", "hf-image-classification", "scdl-mldf", "h5ad-scdl"} {
+		"ffcv-beton", "hf-image-classification", "scdl-mldf", "h5ad-scdl", "jsonl-tokenized:mds"} {
 		t.Run(name, func(t *testing.T) {
+			name, asMDS := strings.CutSuffix(name, ":mds")
+			var extra []string
+			if asMDS {
+				extra = []string{"--format", "mds", "--output", filepath.Join(t.TempDir(), "out.mds")}
+			}
 			cfg := filepath.Join(repoRoot(t), "configs", name+".yaml")
 			if name == "h5ad-scdl" && !h5ad.Available() {
 				t.Skip("built without cgo: no h5ad (libhdf5)")
 			}
 			out := t.TempDir()
 			t.Setenv("OUT", out)
-			stdout, _, err := run(t, "validate", cfg, "--json")
+			stdout, _, err := run(t, append([]string{"validate", cfg, "--json"}, extra...)...)
 			if err != nil {
 				t.Fatalf("validate: %v", err)
 			}
 			plan := checkDoc(t, jsonout.KindPlan, "validate "+name, []byte(stdout))
 			output := plan["output"].(map[string]any)["path"].(string)
-			stdout, stderr, err := run(t, "run", cfg, "--json", "--log-format", "json")
+			stdout, stderr, err := run(t, append([]string{"run", cfg, "--json", "--log-format", "json"}, extra...)...)
 			if err != nil {
 				t.Fatalf("run: %v\n%s", err, stderr)
 			}
@@ -233,7 +238,7 @@ func TestJSONSchemaRecipes(t *testing.T) {
 // every format the read commands know.
 func TestJSONSchemaFixtures(t *testing.T) {
 	for _, f := range []string{"testdata/golden/tiny.mldf", "testdata/golden/classes.mldf", "testdata/scdl/small.scdl",
-		"testdata/tar/taridx/golden/gnu.taridx", "testdata/tar/taridx/golden/pax-global-records.taridx"} {
+		"testdata/tar/taridx/golden/gnu.taridx", "testdata/tar/taridx/golden/pax-global-records.taridx", "testdata/mds/text"} {
 		t.Run(filepath.Base(f), func(t *testing.T) { checkFile(t, f) })
 	}
 }
@@ -351,7 +356,7 @@ func TestInspectImageHeightFirst(t *testing.T) {
 func TestJSONNoPascalCase(t *testing.T) {
 	_ = context.Background
 	pascal := regexp.MustCompile(`"[A-Z][A-Za-z0-9]*":`)
-	for _, f := range []string{"testdata/golden/tiny.mldf", "testdata/scdl/small.scdl", "testdata/tar/taridx/golden/gnu.taridx"} {
+	for _, f := range []string{"testdata/golden/tiny.mldf", "testdata/scdl/small.scdl", "testdata/tar/taridx/golden/gnu.taridx", "testdata/mds/text"} {
 		for _, args := range [][]string{{"inspect", f, "--json"}, {"inspect", f, "--sample", "0", "--json"}, {"verify", f, "--json"}} {
 			stdout, _, err := run(t, args...)
 			if err != nil {
