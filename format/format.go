@@ -2,7 +2,8 @@
 // know, in the manner of image.RegisterFormat: each format package (format/mldf,
 // format/beton, format/taridx, format/scdl, format/mds) registers itself from its init
 // function, and a file's format is found by sniffing its first bytes, or its name for a format
-// without a signature, and a directory's by the file that marks it. The registry is written only by those init functions and read afterwards.
+// without a signature, and a directory's by the file that marks it. The registry is written
+// only by those init functions and read afterwards.
 //
 // Every format has the same shape: it opens a local path (OpenPath) and, when it can be read
 // from a bucket, an io.ReaderAt (Open); an open File describes itself, shows one record and
