@@ -30,7 +30,10 @@ func TestDecodeArguments(t *testing.T) {
 		{"ndarray", TypeNDArray, NDArrayArgs{Layout: NDArrayFixed, DType: "<f4", Shape: []uint64{3, 1 << 60}}.Marshal(),
 			`{"kind":"ndarray","version":1,"layout":"fixed","dtype":"\u003cf4","shape":[3,"1152921504606846976"]}`},
 		{"npy", TypeNDArray, NDArrayArgs{Layout: NDArrayNPY}.Marshal(), `{"kind":"ndarray","version":1,"layout":"npy"}`},
-		{"class label", TypeInt, func() (a [ArgumentsSize]byte) { ClassLabelArgs{NumClasses: 3, NamesHash: 0x4e30ddc0be88af7b}.Put(&a); return a }(),
+		{"class label", TypeInt, func() (a [ArgumentsSize]byte) {
+			ClassLabelArgs{NumClasses: 3, NamesHash: 0x4e30ddc0be88af7b}.Put(&a)
+			return a
+		}(),
 			`{"kind":"class_label","version":1,"num_classes":3,"names_hash":"4e30ddc0be88af7b"}`},
 		{"unknown version", TypeImagePNG, junk, `{"kind":"raw","version":7,"hex":"07 00 00 00 00 ab","error":"mldf: bad field arguments: image arguments: layout version 7 (this reader knows 1)"}`},
 		{"ndim", TypeNDArray, badNDim, `"kind":"raw"`},
