@@ -124,7 +124,7 @@ func TestExportFolderRoundTrip(t *testing.T) {
 		t.Fatalf("inspect: %v\n%s", err, stdout)
 	}
 	stdout, _, err = run(t, "inspect", a, "--json")
-	if err != nil || !strings.Contains(stdout, `"ClassNames": [`) || !strings.Contains(stdout, `"tango_emotes"`) {
+	if err != nil || !strings.Contains(stdout, `"class_names": [`) || !strings.Contains(stdout, `"tango_emotes"`) {
 		t.Fatalf("inspect --json: %v\n%s", err, stdout)
 	}
 
