@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -354,7 +353,6 @@ func TestInspectImageHeightFirst(t *testing.T) {
 // TestJSONNoPascalCase guards the class: no document the format packages encode carries a
 // key from a Go field name (as encoding/json writes a struct without tags).
 func TestJSONNoPascalCase(t *testing.T) {
-	_ = context.Background
 	pascal := regexp.MustCompile(`"[A-Z][A-Za-z0-9]*":`)
 	for _, f := range []string{"testdata/golden/tiny.mldf", "testdata/scdl/small.scdl", "testdata/tar/taridx/golden/gnu.taridx", "testdata/mds/text"} {
 		for _, args := range [][]string{{"inspect", f, "--json"}, {"inspect", f, "--sample", "0", "--json"}, {"verify", f, "--json"}} {

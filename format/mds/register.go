@@ -137,7 +137,7 @@ func (d *Description) MarshalJSON() ([]byte, error) {
 		NumSamples: jsonout.I64(d.Samples), NumShards: len(d.Shards), Columns: make([]ColumnJSON, len(d.Columns)),
 		Shards: make([]ShardJSON, len(d.Shards))}
 	for i, c := range d.Columns {
-		out.Columns[i] = ColumnJSON{Name: c.Name, Encoding: c.Encoding, Size: c.Size}
+		out.Columns[i] = ColumnJSON(c)
 	}
 	for i, s := range d.Shards {
 		out.Shards[i] = ShardJSON{File: s.Basename, NumSamples: jsonout.I64(s.Samples), FileSize: jsonout.I64(s.Bytes)}
