@@ -116,7 +116,7 @@ type summaryJSON struct {
 	NumRejected      int64            `json:"num_rejected"`
 	NumFiltered      int64            `json:"num_filtered"`
 	RejectsByReason  map[string]int64 `json:"rejects_by_reason"`
-	Rejects          string           `json:"rejects"`
+	Rejects          string           `json:"rejects,omitempty"` // the rejects log, when a sample was rejected or filtered
 	NumPages         int64            `json:"num_pages"`
 	InputBytes       int64            `json:"input_bytes"`
 	OutputBytes      int64            `json:"output_bytes"`
@@ -128,10 +128,13 @@ type summaryJSON struct {
 // newSummaryJSON returns the summary of a finished run.
 func newSummaryJSON(rep pipeline.Report, rejects string) summaryJSON {
 	out := summaryJSON{Head: jsonout.NewHead(jsonout.KindSummary), Output: rep.Output, NumSamples: rep.Samples,
-		NumRejected: rep.Rejected, NumFiltered: rep.Filtered, RejectsByReason: rep.RejectsByReason, Rejects: rejects,
+		NumRejected: rep.Rejected, NumFiltered: rep.Filtered, RejectsByReason: rep.RejectsByReason,
 		NumPages: rep.Pages, InputBytes: rep.BytesIn, OutputBytes: rep.BytesOut, ElapsedSeconds: rep.Elapsed.Seconds()}
 	if out.RejectsByReason == nil {
 		out.RejectsByReason = map[string]int64{}
+	}
+	if rep.Rejected+rep.Filtered > 0 {
+		out.Rejects = rejects
 	}
 	if s := rep.Elapsed.Seconds(); s > 0 {
 		out.SamplesPerSecond = float64(rep.Samples) / s

@@ -366,3 +366,29 @@ func TestJSONNoPascalCase(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONSummaryRejects: a run that rejects samples names its rejects log in the summary,
+// and its exit-status-3 error is an error document with that status.
+func TestJSONSummaryRejects(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	writeNoiseFolder(t, data, 2, 8)
+	if err := os.WriteFile(filepath.Join(data, "class0", "bad.png"), []byte("not a png"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "o.mldf")
+	args := []string{"images", data, out, "--mode", "png", "--json"}
+	stdout, _, err := run(t, args...)
+	if code := exitCode(err, false); code != exitRejected {
+		t.Fatalf("exit status %d (%v), want %d", code, err, exitRejected)
+	}
+	s := checkDoc(t, jsonout.KindSummary, "summary", []byte(stdout))
+	if s["rejects"] != out+".rejects.jsonl" || s["num_rejected"] != json.Number("1") {
+		t.Errorf("summary %s: want 1 rejected, listed in %s.rejects.jsonl", stdout, out)
+	}
+	var buf bytes.Buffer
+	printError(&buf, args, err, exitCode(err, false))
+	if e := checkDoc(t, jsonout.KindError, "exit 3", buf.Bytes()); e["exit_status"] != json.Number("3") {
+		t.Errorf("error %s: want exit_status 3", buf.String())
+	}
+}
