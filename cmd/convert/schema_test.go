@@ -392,3 +392,35 @@ func TestJSONSummaryRejects(t *testing.T) {
 		t.Errorf("error %s: want exit_status 3", buf.String())
 	}
 }
+
+// TestJSONSchemaStrict: the schemas refuse what the vocabulary forbids: an unknown (Go-named)
+// key, a checksum as a number, an integer beyond 2^53, a missing schema_version.
+func TestJSONSchemaStrict(t *testing.T) {
+	stdout, _, err := run(t, "inspect", "testdata/golden/tiny.mldf", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := loadSchemas(t)[jsonout.KindInspect]
+	for _, c := range []struct {
+		name   string
+		change func(m map[string]any)
+	}{
+		{"Go field name", func(m map[string]any) { m["FileSize"] = json.Number("1") }},
+		{"checksum as a number", func(m map[string]any) { m["checksum"] = json.Number("5642131441298083637") }},
+		{"beyond 2^53", func(m map[string]any) { m["num_samples"] = json.Number("9007199254740993") }},
+		{"no schema_version", func(m map[string]any) { delete(m, "schema_version") }},
+		{"unknown format", func(m map[string]any) { m["format"] = "zip" }},
+		{"raw arguments", func(m map[string]any) {
+			m["fields"].([]any)[0].(map[string]any)["arguments"] = []any{json.Number("1"), json.Number("0")}
+		}},
+	} {
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(stdout))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.change(doc.(map[string]any))
+		if s.Validate(doc) == nil {
+			t.Errorf("%s: the schema accepts it", c.name)
+		}
+	}
+}
