@@ -13,6 +13,7 @@ import (
 	_ "github.com/mldf/convert/format/beton" // registers the format
 	"github.com/mldf/convert/format/mldf"
 	_ "github.com/mldf/convert/format/mldf/decode" // payload decoding and argument texts for verify and inspect
+	_ "github.com/mldf/convert/format/scdl"        // registers the format
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/recipe"
@@ -29,12 +30,15 @@ func sniffKind(name string, head []byte) (format.Format, error) {
 	return f, nil
 }
 
-// openInput opens the file (or SCDL archive directory) arg names in the format its first
-// bytes or its name say (openFormat, open.go).
+// openInput opens the file (or SCDL archive directory, local or in a bucket) arg names in
+// the format its first bytes or its name say (openFormat, open.go). A folder is the
+// directory format's archive, or nothing the read commands know (its Open says which files
+// it lacks).
 func openInput(ctx context.Context, c *objstore.Client, arg string) (format.File, error) {
-	if dir, ok := localDir(arg); ok {
-		f, _ := format.DirFormat()
-		return f.OpenPath(ctx, dir)
+	if f, ok := format.DirFormat(); ok && f.OpenDir != nil {
+		if dir, err := c.IsDir(ctx, arg); err == nil && dir {
+			return f.OpenDir(ctx, c, arg)
+		}
 	}
 	return openFormat(ctx, c, arg)
 }
