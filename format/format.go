@@ -6,7 +6,8 @@
 // only by those init functions and read afterwards.
 //
 // Every format has the same shape: it opens a local path (OpenPath) and, when it can be read
-// from a bucket, an io.ReaderAt (Open); an open File describes itself, shows one record and
+// from a bucket, an io.ReaderAt (Open) or, for a format stored as a directory, a folder
+// through an objstore client (OpenDir); an open File describes itself, shows one record and
 // verifies every rule of its format, each as a Text that prints as the read commands show it
 // and encodes as JSON.
 package format
@@ -20,6 +21,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/mldf/convert/objstore"
 )
 
 // HeadSize is how many leading bytes Sniff needs (fewer for a shorter file).
@@ -73,6 +76,10 @@ type Format struct {
 	Marker string
 	// OpenPath opens a local file (or directory).
 	OpenPath func(ctx context.Context, path string) (File, error)
+	// OpenDir opens a directory format's archive through c: a local directory or a folder
+	// in a bucket (the objects under a prefix); nil when the format is read from local
+	// directories only.
+	OpenDir func(ctx context.Context, c *objstore.Client, dir string) (File, error)
 	// Open opens a file through ra, of size bytes, named name in messages (an object in a
 	// bucket); nil when the format is read from local files only. On success the File owns
 	// ra: its Close closes ra when ra is an io.Closer; on error the caller still owns it.

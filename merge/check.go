@@ -121,7 +121,7 @@ func (c *copier) copyChecked(ctx context.Context, p *part, dstOff int64) error {
 // payloadErr names the part, the sample and field of allocation entry k, and rule V6.
 func (p *part) payloadErr(k int64, e mldf.AllocEntry, msg string) error {
 	where := fmt.Sprintf("allocation entry %d", k)
-	if rd, err := openPart(p.path, p.obj); err == nil {
+	if rd, err := openReader(p.path, p.obj); err == nil {
 		if i, f, ok := rd.PayloadOwner(e.Ptr); ok {
 			where = fmt.Sprintf("sample %d, field %d %q, allocation entry %d", i, f, rd.Fields()[f].Name, k)
 		}

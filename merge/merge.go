@@ -148,16 +148,6 @@ func MergeWith(ctx context.Context, out string, parts []string, opt Options) (re
 		opt.Store = objstore.New()
 		defer opt.Store.Close()
 	}
-	remote := !isLocal(out)
-	for _, p := range ps {
-		remote = remote || !isLocal(p.path)
-	}
-	if remote && isLocal(out) {
-		return rep, fmt.Errorf("merge %s: %w: the parts are in a bucket; merge into the bucket (an s3://, gs:// or az:// output)", out, ErrUnsupported)
-	}
-	if remote && !opt.TrustParts {
-		return rep, fmt.Errorf("merge %s: %w: checking every payload's CRC-32C would read the parts' data through this machine; merge with the server-side copy (TrustParts) and verify the result", out, ErrUnsupported)
-	}
 	defer func() {
 		for _, p := range ps {
 			if p.obj != nil {
@@ -165,6 +155,25 @@ func MergeWith(ctx context.Context, out string, parts []string, opt Options) (re
 			}
 		}
 	}()
+	// Each part is opened (a stat) before anything is read: whether it is a local file is a
+	// capability of the opened part (its File), and a merge whose parts are in a bucket is
+	// refused below before their data is read.
+	remote := !isLocal(out)
+	for _, p := range ps {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		if err := openPart(ctx, p, opt); err != nil {
+			return rep, err
+		}
+		remote = remote || p.f == nil
+	}
+	if remote && isLocal(out) {
+		return rep, fmt.Errorf("merge %s: %w: the parts are in a bucket; merge into the bucket (an s3://, gs:// or az:// output)", out, ErrUnsupported)
+	}
+	if remote && !opt.TrustParts {
+		return rep, fmt.Errorf("merge %s: %w: checking every payload's CRC-32C would read the parts' data through this machine; merge with the server-side copy (TrustParts) and verify the result", out, ErrUnsupported)
+	}
 	for _, p := range ps {
 		if err := ctx.Err(); err != nil {
 			return rep, err
@@ -247,20 +256,13 @@ func firstKey(m map[int]*part) int {
 	return k
 }
 
-// checkPart opens part p through opt.Store, a local file and an object in a bucket alike, and
-// checks it with the MLDF reader: every header, descriptor and table rule the reader makes at
-// open, and with opt.VerifyParts all of Verify. Then it reads what the merge keeps of the part
+// checkPart checks part p (opened by openPart: a local file and an object in a bucket alike)
+// with the MLDF reader: every header, descriptor and table rule the reader makes at open, and
+// with opt.VerifyParts all of Verify. Then it reads what the merge keeps of the part
 // (descriptors, class names) and checks its completion record.
 func checkPart(ctx context.Context, p *part, opt Options) error {
-	obj, err := opt.Store.OpenReaderAt(ctx, p.path)
-	if err != nil {
-		if errors.Is(err, objstore.ErrNotFound) {
-			return fmt.Errorf("part %d: %w: %s does not exist; re-run task %d (%w)", p.index, ErrMissingPart, p.path, p.index, err)
-		}
-		return fmt.Errorf("part %d: %w", p.index, err)
-	}
-	p.obj, p.r, p.f = obj, obj, obj.File()
-	rd, err := openPart(p.path, obj)
+	obj := p.obj
+	rd, err := openReader(p.path, obj)
 	if err != nil {
 		return fmt.Errorf("part %d: %w: %w", p.index, ErrCorruptPart, err)
 	}
@@ -293,9 +295,23 @@ func checkPart(ctx context.Context, p *part, opt Options) error {
 	return checkRecord(p, func(path string) (Record, error) { return ReadRecord(ctx, opt.Store, path) })
 }
 
-// openPart opens the MLDF reader over a part: a local file mapped (Verify then runs at
+// openPart opens part p through opt.Store, a local file and an object in a bucket alike (a
+// stat; nothing is read yet).
+func openPart(ctx context.Context, p *part, opt Options) error {
+	obj, err := opt.Store.OpenReaderAt(ctx, p.path)
+	if err != nil {
+		if errors.Is(err, objstore.ErrNotFound) {
+			return fmt.Errorf("part %d: %w: %s does not exist; re-run task %d (%w)", p.index, ErrMissingPart, p.path, p.index, err)
+		}
+		return fmt.Errorf("part %d: %w", p.index, err)
+	}
+	p.obj, p.r, p.f = obj, obj, obj.File()
+	return nil
+}
+
+// openReader opens the MLDF reader over a part: a local file mapped (Verify then runs at
 // memory speed), an object in a bucket through positional reads of obj, which stays open.
-func openPart(name string, obj *objstore.ReaderAt) (*mldf.Reader, error) {
+func openReader(name string, obj *objstore.ReaderAt) (*mldf.Reader, error) {
 	if f := obj.File(); f != nil {
 		return mldf.Open(f.Name())
 	}

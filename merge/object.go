@@ -29,11 +29,11 @@ const (
 	objInFlight = 4        // parts uploaded or copied at once
 )
 
-// isLocal reports whether name is a local file (a plain path or a file:// URL): the page
-// writer and copy_file_range need one. Only objstore tells; a malformed URL is not local
-// (objstore refuses it, naming it).
+// isLocal reports whether the output name is a local file (a plain path or a file:// URL),
+// which the page writer writes with copy_file_range: the capability of its objstore.Target.
+// A malformed URL is not local (objstore refuses it, naming it).
 func isLocal(name string) bool {
-	_, ok := objstore.LocalPath(name)
+	_, ok := objstore.TargetOf(name).Path()
 	return ok
 }
 

@@ -16,8 +16,8 @@ import (
 func conformance(t *testing.T, c *Client, base string) {
 	ctx := context.Background()
 	if l, _ := Parse(base); l.IsLocal() { // a bucket has no directories to make
-		for _, d := range []string{"rt", "x", "mp", "ab"} {
-			if err := os.Mkdir(base+d, 0o755); err != nil {
+		for _, d := range []string{"rt", "x", "mp", "ab", "names", "names/train", "names/train/cat"} {
+			if err := os.Mkdir(l.Key+d, 0o755); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -233,13 +233,129 @@ func conformance(t *testing.T, c *Client, base string) {
 			}
 		}
 	})
+	t.Run("names", func(t *testing.T) { conformNames(t, c, base) })
 	_ = io.EOF
+}
+
+// conformNames checks the operations that let callers treat a local name and a bucket URL
+// alike: a folder's listing, identities, names relative to a file, and the capabilities of
+// what is opened (a local file or an object to fetch).
+func conformNames(t *testing.T, c *Client, base string) {
+	ctx := context.Background()
+	local := false
+	if l, _ := Parse(base); l.IsLocal() {
+		local = true
+	}
+	root := base + "names/train"
+	files := []string{"cat/1.jpg", "cat/2.jpg", "dog.jpg"}
+	for i, f := range files {
+		if err := c.MakeParents(ctx, root+"/"+f); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.WriteFile(ctx, root+"/"+f, testData(10+i, uint64(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A folder lists alike for both, names relative to it; Dir is the local capability.
+	for _, spelled := range []string{root, root + "/"} {
+		f := FolderOf(spelled)
+		if f.String() != root {
+			t.Errorf("FolderOf(%s).String() = %s", spelled, f.String())
+		}
+		var got []string
+		for a, err := range f.List(ctx, c) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, f.Rel(a.URL))
+		}
+		if !slices.Equal(got, files) {
+			t.Errorf("List(%s) = %v, want %v", spelled, got, files)
+		}
+		if _, ok := f.Dir(); ok != local {
+			t.Errorf("FolderOf(%s).Dir() ok = %v", spelled, ok)
+		}
+	}
+	// One object however it is spelled: the same Key and Identity.
+	obj := root + "/cat/1.jpg"
+	other := root + "/cat/../cat/1.jpg"
+	if !local {
+		l, _ := Parse(obj)
+		other = l.Scheme + "://" + l.Bucket + "/" + l.Key // az:// spelled azblob://
+	}
+	k1, err1 := Key(obj)
+	k2, err2 := Key(other)
+	if err1 != nil || err2 != nil || k1 != k2 {
+		t.Errorf("Key(%s) = %q, %v; Key(%s) = %q, %v", obj, k1, err1, other, k2, err2)
+	}
+	id1, err1 := Identify(obj)
+	id2, err2 := Identify(other)
+	if err1 != nil || err2 != nil || !id1.Same(id2) || id1.Object == local {
+		t.Errorf("Identify(%s) = %+v, %v; Identify(%s) = %+v, %v", obj, id1, err1, other, id2, err2)
+	}
+	if (id1.File != nil) != local {
+		t.Errorf("Identify(%s).File = %v", obj, id1.File)
+	}
+	if id3, err := Identify(root + "/dog.jpg"); err != nil || id3.Same(id1) {
+		t.Errorf("Identify of another object: %+v, %v", id3, err)
+	}
+	// A name written in a file of the folder resolves against the folder, in its store.
+	if got, err := Ref(Dir(obj), "../dog.jpg"); err != nil {
+		t.Errorf("Ref = %q, %v", got, err)
+	} else if a, err := c.Stat(ctx, got); err != nil || a.Size != 12 {
+		t.Errorf("Stat(Ref) = %+v, %v", a, err)
+	}
+	// What is opened says whether it is a local file.
+	a, err := c.StatInput(ctx, obj)
+	if err != nil || a.Size != 10 || a.Fetch == local {
+		t.Errorf("StatInput(%s) = %+v, %v", obj, a, err)
+	}
+	rc, err := c.OpenCheck(ctx, obj)
+	if err != nil || (rc != nil) != local {
+		t.Errorf("OpenCheck(%s) = %v, %v", obj, rc, err)
+	}
+	if rc != nil {
+		if b, err := io.ReadAll(rc); err != nil || !bytes.Equal(b, testData(10, 0)) {
+			t.Errorf("OpenCheck read %d bytes, %v", len(b), err)
+		}
+		rc.Close()
+	}
+	rs, err := c.OpenRegularStream(ctx, obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := io.ReadAll(rs); err != nil || !bytes.Equal(b, testData(10, 0)) {
+		t.Errorf("OpenRegularStream read %d bytes, %v", len(b), err)
+	}
+	rs.Close()
+	ra, err := c.OpenRegular(ctx, obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if (ra.File() != nil) != local {
+		t.Errorf("OpenRegular(%s).File() = %v", obj, ra.File())
+	}
+	ra.Close()
+	if _, ok := TargetOf(obj).Path(); ok != local {
+		t.Errorf("TargetOf(%s).Path() ok = %v", obj, ok)
+	}
+	_, err = c.StatInput(ctx, root+"/none.jpg")
+	if err == nil || !errors.Is(err, ErrNotFound) && !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("StatInput of a missing file: %v", err)
+	}
 }
 
 func TestConformanceLocal(t *testing.T) {
 	c := New()
 	defer c.Close()
 	conformance(t, c, t.TempDir()+"/")
+}
+
+// The same suite through file:// URLs: local files named as URLs.
+func TestConformanceFileURL(t *testing.T) {
+	c := New()
+	defer c.Close()
+	conformance(t, c, "file://"+t.TempDir()+"/")
 }
 
 func TestConformanceS3(t *testing.T) {

@@ -2,7 +2,10 @@ package objstore
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/mldf/convert/internal/inputfile"
@@ -29,6 +32,24 @@ func (c *Client) OpenStream(ctx context.Context, raw string) (io.ReadCloser, err
 	return r, nil
 }
 
+// OpenRegularStream is OpenStream for an input that must be a regular file: a local one is
+// opened through inputfile.OpenRegular (a named pipe is refused, never waited on), an object
+// is streamed through Open.
+func (c *Client) OpenRegularStream(ctx context.Context, raw string) (io.ReadCloser, error) {
+	if p, ok := inputPath(raw); ok {
+		f, _, err := inputfile.OpenRegular(p)
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+	r, err := c.Open(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
 // OpenRegular opens the input raw names for random access: a local regular file (a
 // file:// URL too) through inputfile.OpenRegular, an object through OpenReaderAt (each
 // ReadAt one ranged GET under ctx).
@@ -43,6 +64,52 @@ func (c *Client) OpenRegular(ctx context.Context, raw string) (*ReaderAt, error)
 	}
 	return &ReaderAt{c: c, ctx: ctx, raw: raw, l: Location{Scheme: SchemeFile, Key: p}, f: f,
 		a: Attrs{URL: raw, Size: st.Size(), ModTime: st.ModTime()}}, nil
+}
+
+// OpenCheck opens the input raw names for a look before the run (its first record, whether
+// its compressed stream starts) when a second read by the run costs little: a local regular
+// file (a file:// URL too). It returns nil and no error, opening nothing, for an input that
+// is read once: a named pipe (reading would consume it) or an object in a bucket (the run
+// fetches it, with its retries). A local file that is neither is an error naming raw
+// (inputfile.ErrNotStream), as is one that cannot be statted (the operating system's error).
+func (c *Client) OpenCheck(ctx context.Context, raw string) (io.ReadCloser, error) {
+	p, ok := inputPath(raw)
+	if !ok {
+		return nil, nil
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if m := st.Mode(); !m.IsRegular() {
+		if m&fs.ModeNamedPipe != 0 {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%w: %s is a %s", inputfile.ErrNotStream, raw, inputfile.TypeName(m))
+	}
+	rc, _, err := inputfile.OpenStream(ctx, p)
+	return rc, err
+}
+
+// StatInput returns the attributes of an input read whole by the run (an audio clip): a
+// local file through os.Stat, refused unless it is a regular file (inputfile.CheckRegular;
+// the operating system's error naming the path), an object through Stat. Attrs.Fetch tells
+// whether the run reads it through the client (an object) or may open the path itself.
+func (c *Client) StatInput(ctx context.Context, raw string) (Attrs, error) {
+	p, ok := inputPath(raw)
+	if !ok {
+		a, err := c.Stat(ctx, raw)
+		a.Fetch = true
+		return a, err
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return Attrs{}, err
+	}
+	if err := inputfile.CheckRegular(p, st.Mode()); err != nil {
+		return Attrs{}, err
+	}
+	return Attrs{URL: raw, Size: st.Size(), ModTime: st.ModTime()}, nil
 }
 
 // Resolve returns name as seen from the directory dir (a recipe's folder): a relative local

@@ -211,24 +211,18 @@ func (u *localUpload) streamPart(ctx context.Context, n int, r io.Reader, size i
 	})
 }
 
-// writePart writes part n under a temporary name and renames it into place, so a part file
-// is always whole.
+// writePart writes part n through a temporary file renamed into place (atomicfile), so a
+// part file is always whole. Parts are not fsynced: Complete fsyncs the object they make.
 func (u *localUpload) writePart(n int, fill func(*os.File) error) error {
-	dst := u.partPath(n)
-	f, err := os.CreateTemp(filepath.Dir(dst), fmt.Sprintf("%05d.tmp-*", n))
+	f, err := atomicfile.CreateWith(u.partPath(n), 0o644, atomicfile.Options{NoClean: true})
 	if err != nil {
 		return err
 	}
-	if err := fill(f); err != nil {
-		f.Close()
-		os.Remove(f.Name())
+	if err := fill(f.File); err != nil {
+		f.Abort()
 		return err
 	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return os.Rename(f.Name(), dst)
+	return f.CommitUnsynced()
 }
 
 func (u *localUpload) copyPart(ctx context.Context, n int, src Location, _ store, _ Attrs, off, size int64) error {

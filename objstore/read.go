@@ -298,8 +298,10 @@ func (r *Reader) Close() error {
 	return err
 }
 
-// File returns the local file a ReaderAt reads (for copy_file_range and the like), or nil
-// for an object in a bucket. The ReaderAt keeps ownership: Close closes it.
+// File returns the local file a ReaderAt reads, or nil for an object in a bucket: a
+// capability of the opened object, for a caller that can use a file directly as an
+// optimisation (copy_file_range, a memory map). The ReaderAt keeps ownership: Close closes
+// it.
 func (r *ReaderAt) File() *os.File { return r.f }
 
 // ReadFile reads the whole object raw names, which must be at most max bytes (a completion

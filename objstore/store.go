@@ -14,7 +14,10 @@ type Attrs struct {
 	Size    int64     // bytes
 	ETag    string    // the store's version tag ("" for local files)
 	ModTime time.Time // last modification
-	gen     int64     // GCS generation (0 elsewhere)
+	// Fetch is set by StatInput for an object the run reads through the Client (one in a
+	// bucket), clear for a local file it may open by path.
+	Fetch bool
+	gen   int64 // GCS generation (0 elsewhere)
 }
 
 // Incomplete is a multipart upload that was started and neither completed nor aborted

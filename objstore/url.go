@@ -103,6 +103,10 @@ func urlForMsg(raw string) string {
 // scheme is never a local path: this package's operations refuse a malformed one with
 // ErrBadURL naming it, so a caller that routes a name by IsURL reports the bad URL instead of
 // creating a local file of that name. Parse tells what the URL names.
+//
+// Deprecated: outside this package, use an operation that serves local names and URLs alike
+// (FolderOf, Key, Identify, Ref, OpenCheck, StatInput, IsDir) or the capability of what is
+// opened or named (ReaderAt.File, Folder.Dir, Target.Path); see docs/STORAGE.md.
 func IsURL(name string) bool {
 	l, err := Parse(name)
 	if err != nil {
@@ -114,6 +118,9 @@ func IsURL(name string) bool {
 
 // LocalPath returns the local path name names (a plain path as written, a file:// URL's
 // path) and true, or "" and false when name is a store's URL or a malformed URL.
+//
+// Deprecated: outside this package, ask the capability of what is opened or named
+// (ReaderAt.File, Folder.Dir, Target.Path) or use an operation that serves both; see IsURL.
 func LocalPath(name string) (string, bool) {
 	if IsURL(name) {
 		return "", false

@@ -1,8 +1,6 @@
 package pagewriter
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -43,10 +41,8 @@ type WrapFunc func(f File, role string) File
 // replaces): Output never renames over a directory, a device, a pipe or a socket.
 type Output struct {
 	File
-	os     *os.File
-	target string
-	tmp    string // the temporary name; "" while the file is unnamed
-	done   atomic.Bool
+	af   *atomicfile.File // the temporary file, published by atomicfile
+	done atomic.Bool
 }
 
 // CreateOutput creates the temporary file in target's directory.
@@ -54,123 +50,57 @@ func CreateOutput(target string, wrap WrapFunc) (*Output, error) {
 	return createOutput(target, wrap, false)
 }
 
+// createOutput is CreateOutput; named asks for a named temporary file even where O_TMPFILE
+// works (tests). The temporary file, its shared lock and the clean-up of killed runs'
+// leftovers are atomicfile's, the one atomic-write implementation.
 func createOutput(target string, wrap WrapFunc, named bool) (*Output, error) {
-	dir, base := filepath.Split(target)
-	if dir == "" {
-		dir = "."
-	}
-	if base == "" {
+	if _, base := filepath.Split(target); base == "" {
 		return nil, fmt.Errorf("create output %q: not a file name", target)
 	}
 	if err := checkTarget(target); err != nil {
 		return nil, fmt.Errorf("create output %s: %w", target, err)
 	}
-	RemoveLeftovers(dir, base)
-	o := &Output{target: target}
-	var f *os.File
-	err := errNamed
-	if !named {
-		f, err = openUnnamed(dir)
-	}
+	// Outputs are meant to be shared like any other file: mode 0644.
+	af, err := atomicfile.CreateWith(target, 0o644, atomicfile.Options{Named: named})
 	if err != nil {
-		// No O_TMPFILE here: a named temporary file. CreateTemp makes it 0600; outputs are
-		// meant to be shared like any other file.
-		if f, err = os.CreateTemp(dir, "."+base+".tmp-*"); err != nil {
-			return nil, fmt.Errorf("create output %s: %w", target, err)
+		if errors.Is(err, atomicfile.ErrNotRegular) { // appeared since checkTarget
+			return nil, fmt.Errorf("create output %s: %w", target, ErrNotRegular)
 		}
-		o.tmp = f.Name()
-		if err := f.Chmod(0o644); err != nil {
-			f.Close()
-			os.Remove(o.tmp)
-			return nil, fmt.Errorf("create output %s: %w", target, err)
-		}
+		return nil, fmt.Errorf("create output %s: %w", target, err)
 	}
-	// Held until the file is closed (or the process dies): RemoveLeftovers skips it.
-	HoldTemp(f)
-	o.os, o.File = f, f
+	o := &Output{af: af, File: af.File}
 	if wrap != nil {
-		o.File = wrap(f, "output")
+		o.File = wrap(af.File, "output")
 	}
 	return o, nil
 }
 
 // TempPath names the temporary file for messages: its path, or "DIR/(unnamed temporary
 // file for BASE)" while it has none.
-func (o *Output) TempPath() string {
-	if o.tmp != "" {
-		return o.tmp
-	}
-	return filepath.Join(filepath.Dir(o.target), "(unnamed temporary file for "+filepath.Base(o.target)+")")
-}
+func (o *Output) TempPath() string { return o.af.TempName() }
 
 // Target returns the path the file is published at by Commit.
-func (o *Output) Target() string { return o.target }
+func (o *Output) Target() string { return o.af.Target() }
 
 // Fd returns the temporary file's descriptor, for hints such as fallocate.
-func (o *Output) Fd() uintptr { return o.os.Fd() }
+func (o *Output) Fd() uintptr { return o.af.Fd() }
+
+// osFile is the temporary file itself (not the wrapper tests may put around it).
+func (o *Output) osFile() *os.File { return o.af.File }
 
 // Commit syncs the file, gives it its temporary name if it has none, renames it onto the
-// target, and syncs the directory. On failure the temporary file is removed and the target
-// is left as it was.
+// target (checked again just before: something may have appeared there since Create), and
+// syncs the directory. On failure the temporary file is removed and the target is left as
+// it was; a failing directory sync is returned with the file in place.
 func (o *Output) Commit() error {
 	if !o.done.CompareAndSwap(false, true) {
 		return ErrClosed
 	}
-	fail := func(err error) error {
-		o.File.Close()
-		if o.tmp != "" {
-			os.Remove(o.tmp)
-		}
-		return err
+	err := o.af.CommitWith(o.File.Sync, o.File.Close)
+	if errors.Is(err, atomicfile.ErrNotRegular) {
+		err = fmt.Errorf("%w: %w", ErrNotRegular, err)
 	}
-	if err := o.File.Sync(); err != nil {
-		return fail(fmt.Errorf("sync %s: %w", o.TempPath(), err))
-	}
-	if o.tmp == "" {
-		if err := o.name(); err != nil {
-			return fail(fmt.Errorf("name the temporary file for %s: %w", o.target, err))
-		}
-	}
-	if err := o.File.Close(); err != nil {
-		return fail(fmt.Errorf("close %s: %w", o.tmp, err))
-	}
-	// Checked again as late as possible: something may have appeared there since Create.
-	if err := checkTarget(o.target); err != nil {
-		os.Remove(o.tmp)
-		return fmt.Errorf("publish %s: %w", o.target, err)
-	}
-	if err := os.Rename(o.tmp, o.target); err != nil {
-		os.Remove(o.tmp)
-		return fmt.Errorf("publish %s: %w", o.target, err)
-	}
-	// The file is in place; a failing directory sync means the rename may not survive a
-	// power loss, which the caller should hear about, but the file stays.
-	if err := SyncDir(filepath.Dir(o.target)); err != nil {
-		return fmt.Errorf("sync directory of %s: %w", o.target, err)
-	}
-	return nil
-}
-
-// name links the unnamed file as ".BASE.tmp-RANDOM" beside the target.
-func (o *Output) name() error {
-	dir, base := filepath.Split(o.target)
-	if dir == "" {
-		dir = "."
-	}
-	for range 100 {
-		var r [6]byte
-		rand.Read(r[:])
-		tmp := filepath.Join(dir, "."+base+".tmp-"+hex.EncodeToString(r[:]))
-		err := linkUnnamed(o.os, tmp)
-		if err == nil {
-			o.tmp = tmp
-			return nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return err
-		}
-	}
-	return fs.ErrExist
+	return err
 }
 
 // Abort closes and removes the temporary file. It is safe to call after Commit (it does
@@ -179,19 +109,8 @@ func (o *Output) Abort() error {
 	if !o.done.CompareAndSwap(false, true) {
 		return nil
 	}
-	cerr := o.File.Close()
-	if o.tmp != "" {
-		if err := os.Remove(o.tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("remove %s: %w", o.tmp, err)
-		}
-	}
-	if cerr != nil && !errors.Is(cerr, os.ErrClosed) {
-		return fmt.Errorf("close %s: %w", o.TempPath(), cerr)
-	}
-	return nil
+	return o.af.AbortWith(o.File.Close)
 }
-
-var errNamed = errors.New("named temporary file requested")
 
 // ErrNotRegular is a target that exists and is not a regular file (or a symbolic link): a
 // directory, a device, a pipe or a socket. Output never renames over one.

@@ -163,7 +163,7 @@ func (s *fileSink) WriteAt(p []byte, off int64) (int, error) {
 
 // vectored implements vectorWriter: the file takes gather writes where the system has
 // pwritev and the file is not wrapped (a wrapper sees every byte through WriteAt).
-func (s *fileSink) vectored() bool { return haveWritev && s.o.File == File(s.o.os) }
+func (s *fileSink) vectored() bool { return haveWritev && s.o.File == File(s.o.osFile()) }
 
 // writev implements vectorWriter with pwritev.
 func (s *fileSink) writev(bufs [][]byte, off int64) (int, error) {
@@ -176,7 +176,7 @@ func (s *fileSink) writev(bufs [][]byte, off int64) (int, error) {
 			return 0, err
 		}
 	}
-	n, err := pwritev(s.o.os, bufs, off, &s.iovs)
+	n, err := pwritev(s.o.osFile(), bufs, off, &s.iovs)
 	s.wrote(n)
 	if err != nil {
 		err = &fs.PathError{Op: "write", Path: s.o.TempPath(), Err: err}

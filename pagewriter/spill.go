@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/mldf/convert/internal/atomicfile"
 )
 
 // Spill is a scratch file for a table that grows with the dataset (metadata rows, allocation
@@ -22,7 +24,7 @@ type Spill struct {
 // after it is created.
 func CreateSpill(dir, role string, wrap WrapFunc) (*Spill, error) {
 	s := &Spill{}
-	f, err := openUnnamed(dir)
+	f, err := atomicfile.OpenUnnamed(dir)
 	if err != nil {
 		if f, err = os.CreateTemp(dir, ".convert-"+role+"-*"); err != nil {
 			return nil, fmt.Errorf("create %s scratch file in %s: %w", role, dir, err)

@@ -14,6 +14,7 @@ import (
 	_ "github.com/mldf/convert/format/mds"   // registers the format
 	"github.com/mldf/convert/format/mldf"
 	_ "github.com/mldf/convert/format/mldf/decode" // payload decoding and argument texts for verify and inspect
+	_ "github.com/mldf/convert/format/scdl"        // registers the format
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/recipe"
@@ -30,12 +31,36 @@ func sniffKind(name string, head []byte) (format.Format, error) {
 	return f, nil
 }
 
-// openInput opens the file (or SCDL archive directory) arg names in the format its first
-// bytes or its name say (openFormat, open.go).
+// openInput opens the file (or SCDL archive directory, local or in a bucket) arg names in
+// the format its first bytes or its name say (openFormat, open.go). A folder is the
+// directory format's archive, or nothing the read commands know (its Open says which files
+// it lacks).
 func openInput(ctx context.Context, c *objstore.Client, arg string) (format.File, error) {
-	if dir, ok := localDir(arg); ok {
-		f, _ := format.DirFormat(dir) // an MDS dataset (index.json), else an SCDL archive
+	if isDir, err := c.IsDir(ctx, arg); err != nil || !isDir {
+		return openFormat(ctx, c, arg)
+	}
+	if dir, local := objstore.FolderOf(arg).Dir(); local {
+		f, ok := format.DirFormat(dir) // an MDS dataset (index.json), else an SCDL archive
+		switch {
+		case !ok:
+			return openFormat(ctx, c, arg)
+		case f.OpenDir != nil:
+			return f.OpenDir(ctx, c, arg)
+		}
 		return f.OpenPath(ctx, dir)
+	}
+	for _, f := range format.Formats() { // a folder in a bucket: the formats that read one
+		if !f.Dir || f.OpenDir == nil {
+			continue
+		}
+		if f.Marker != "" {
+			if name, err := objstore.Ref(arg, f.Marker); err != nil {
+				continue
+			} else if _, err := c.Stat(ctx, name); err != nil {
+				continue
+			}
+		}
+		return f.OpenDir(ctx, c, arg)
 	}
 	return openFormat(ctx, c, arg)
 }

@@ -78,17 +78,3 @@ func openFormat(ctx context.Context, c *objstore.Client, arg string) (format.Fil
 	}
 	return file, nil // the file closes ra
 }
-
-// localPath returns the local path arg names (a plain path, or a file:// URL) and true, or
-// false for an object in a bucket, for the writers that need a real file (the index beside
-// its shards, an SCDL folder). A malformed URL is an error naming it.
-func localPath(arg string) (string, bool, error) {
-	l, err := objstore.Parse(arg)
-	if err != nil {
-		return "", false, err
-	}
-	if l.IsLocal() {
-		return l.Key, true, nil
-	}
-	return "", false, nil
-}

@@ -25,19 +25,20 @@ func newStorage() *storage { return &storage{client: objstore.New()} }
 
 func (s *storage) Close() error { return s.client.Close() }
 
-// localFile reports whether name is a local file (a plain path or a file:// URL) rather than
-// an object in a bucket. Reads, lists, stats and small writes never ask: they go through the
-// client. Only the writers that need a file descriptor do (the page writer's unnamed
-// temporary file, SCDL's folder, the merge's copy_file_range and server-side copies), and
-// objstore alone tells: a malformed URL is not local (objstore refuses it, naming it).
+// localFile reports whether the output name is a local file (a plain path or a file:// URL)
+// rather than an object in a bucket: the capability of its objstore.Target. Reads, lists,
+// stats and small writes never ask: they go through the client. Only the writers that need a
+// file descriptor do (the page writer's unnamed temporary file, SCDL's folder, the merge's
+// copy_file_range and server-side copies); a malformed URL is not local (objstore refuses
+// it, naming it).
 func localFile(name string) bool {
-	_, ok := objstore.LocalPath(name)
+	_, ok := objstore.TargetOf(name).Path()
 	return ok
 }
 
 // plainPath turns a file:// URL into the path it names; anything else is returned as is.
 func plainPath(name string) string {
-	if p, ok := objstore.LocalPath(name); ok {
+	if p, ok := objstore.TargetOf(name).Path(); ok {
 		return p
 	}
 	return name

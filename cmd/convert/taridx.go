@@ -42,31 +42,17 @@ func cmdIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		*out = strings.TrimSuffix(found[0].URL, ".tar") + ".taridx"
 	}
-	outPath, outLocal, err := localPath(*out)
-	if err != nil {
-		return err
-	}
 	shards := make([]string, len(found))
-	allLocal := outLocal
 	for i, a := range found {
 		shards[i] = a.URL
-		if _, local, _ := localPath(a.URL); !local {
-			allLocal = false
-		}
 	}
-	if allLocal {
-		if err := checkFileOutput(outPath, "shard", shards...); err != nil {
-			return err
-		}
-	} else {
-		for _, s := range shards {
-			if s == *out {
-				return fmt.Errorf("%s: %w: the index would overwrite its shard", *out, errUsage)
-			}
-		}
-		if err := c.CheckWrite(ctx, *out); err != nil {
-			return err
-		}
+	// The index may not be one of its shards (compared by identity, local or in a bucket),
+	// and its place must take a new file (checked before any shard is read).
+	if err := checkFileOutput(*out, "shard", shards...); err != nil {
+		return err
+	}
+	if err := c.CheckWrite(ctx, *out); err != nil {
+		return err
 	}
 	w := taridx.NewWriter()
 	for _, s := range shards {

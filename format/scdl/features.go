@@ -272,12 +272,12 @@ type Table struct {
 
 // readTable reads a whole parquet feature table (small tables: a var block, or a test's).
 func readTable(b FeatureBlock) (*Table, error) {
-	f, fi, err := b.open()
+	f, size, err := b.open()
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	pt, err := pqfile.OpenTable(f, fi.Size(), b.File)
+	pt, err := pqfile.OpenTable(f, size, b.File)
 	if err != nil {
 		return nil, err
 	}

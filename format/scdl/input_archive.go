@@ -3,7 +3,6 @@ package scdl
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 
 	"github.com/parquet-go/parquet-go"
@@ -19,7 +18,7 @@ type ArchiveInput struct {
 	schema []ColumnSpec
 	mu     sync.Mutex
 	tables map[int]*parquet.File // obs blocks, opened on first use
-	files  []*os.File
+	files  []memberFile
 }
 
 // NewArchiveInput wraps an open archive; closing the input closes the reader.
@@ -75,11 +74,11 @@ func (a *ArchiveInput) table(i int) (*parquet.File, error) {
 	if t, ok := a.tables[i]; ok {
 		return t, nil
 	}
-	f, st, err := a.r.Obs.Blocks[i].open()
+	f, size, err := a.r.Obs.Blocks[i].open()
 	if err != nil {
 		return nil, err
 	}
-	pt, err := pqfile.OpenTable(f, st.Size(), a.r.Obs.Blocks[i].File)
+	pt, err := pqfile.OpenTable(f, size, a.r.Obs.Blocks[i].File)
 	if err != nil {
 		f.Close()
 		return nil, err

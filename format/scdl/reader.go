@@ -2,6 +2,7 @@ package scdl
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/internal/pqfile"
 	"github.com/mldf/convert/internal/quote"
+	"github.com/mldf/convert/objstore"
 )
 
 // Reader reads an SCDL archive (MEMMAP_V0 backend). Open checks the header and everything
@@ -27,10 +29,11 @@ import (
 // Its methods may be called from many goroutines.
 type Reader struct {
 	dir    string
+	ar     archive // where the members are read
 	hdr    *Header
-	data   *os.File
-	rowptr *os.File
-	colptr *os.File
+	data   memberFile
+	rowptr memberFile
+	colptr memberFile
 
 	dataType, rowType, colType DType
 	rows, nnz                  int64
@@ -53,7 +56,8 @@ type FeatureBlock struct {
 	TableRows  int64  // rows in the parquet table (genes for var, cells for obs)
 	Columns    []ColumnSpec
 
-	archive, member string // the archive's directory and File relative to it
+	ar     *archive // the archive; nil for a block built by hand (tests)
+	member string   // File relative to the archive
 }
 
 // Block returns the index of the block holding row, or -1.
@@ -69,7 +73,22 @@ func (f *FeatureIndex) Block(row int64) int {
 // header (ParseHeader), the arrays present with their files of the sizes the header says,
 // metadata.json, and the feature indices (cumulative row counts, labels, parquet tables).
 func Open(dir string) (*Reader, error) {
-	r := &Reader{dir: dir}
+	return openArchive(archive{dir: dir})
+}
+
+// OpenStore opens the archive named dir through c: a local directory as Open does, or an
+// archive in a bucket (dir a URL of its prefix, such as s3://bucket/x.scdl), whose members
+// are read with ranged requests under ctx (each array read by Verify or Row is fetched as it
+// is read, not downloaded first). The checks are Open's.
+func OpenStore(ctx context.Context, c *objstore.Client, dir string) (*Reader, error) {
+	if local, ok := objstore.FolderOf(dir).Dir(); ok { // os.Root's rules need the directory
+		return Open(local)
+	}
+	return openArchive(archive{dir: strings.TrimSuffix(dir, "/"), store: c, ctx: ctx})
+}
+
+func openArchive(a archive) (*Reader, error) {
+	r := &Reader{dir: a.dir, ar: a}
 	if err := r.open(); err != nil {
 		r.Close()
 		return nil, err
@@ -101,7 +120,7 @@ const DTypesFile = "dtypes.json"
 func (r *Reader) headerless() (*Header, error) {
 	var missing []string
 	for _, f := range []string{MetadataFile, DataFile, RowPtrFile, ColPtrFile} {
-		if !memberExists(r.dir, f) {
+		if !r.ar.exists(f) {
 			missing = append(missing, f)
 		}
 	}
@@ -114,8 +133,8 @@ func (r *Reader) headerless() (*Header, error) {
 			HeaderFile, strings.Join(missing, ", "), MetadataFile, DataFile, RowPtrFile, ColPtrFile))
 	}
 	dt := map[string]DType{DataFile: Float32, ColPtrFile: Uint32, RowPtrFile: Uint64}
-	if memberExists(r.dir, DTypesFile) {
-		b, err := readMember(r.dir, DTypesFile, MaxSmallFile)
+	if r.ar.exists(DTypesFile) {
+		b, err := r.ar.read(DTypesFile, MaxSmallFile)
 		if err != nil {
 			return nil, err
 		}
@@ -135,21 +154,21 @@ func (r *Reader) headerless() (*Header, error) {
 	}
 	h := &Header{Backend: BackendMemmapV0}
 	for _, name := range []string{ArrayData, ArrayRowPtr, ArrayColPtr} {
-		f, st, err := openMember(r.dir, arrayFiles[name])
+		f, size, err := r.ar.open(arrayFiles[name])
 		if err != nil {
 			return nil, err
 		}
 		f.Close()
 		d := dt[arrayFiles[name]]
-		n := uint64(st.Size()) / uint64(d.Size())
-		if uint64(st.Size())%uint64(d.Size()) != 0 {
+		n := uint64(size) / uint64(d.Size())
+		if uint64(size)%uint64(d.Size()) != 0 {
 			return nil, fmt.Errorf("%s: %w", r.dir, ruleErr("array length", fmt.Sprintf("%s (%s)", name, arrayFiles[name]),
-				"no %s: %d bytes are not a whole number of %s elements", HeaderFile, st.Size(), d))
+				"no %s: %d bytes are not a whole number of %s elements", HeaderFile, size, d))
 		}
 		h.Arrays = append(h.Arrays, ArrayInfo{Name: name, Length: n, DType: d})
 	}
 	for _, name := range []string{VarFeatures, ObsFeatures, "features"} {
-		if memberExists(r.dir, name) {
+		if r.ar.exists(name) {
 			h.Features = append(h.Features, FeatureIndexInfo{Name: name, Length: lengthUnknown, DType: String})
 		}
 	}
@@ -164,13 +183,13 @@ const lengthUnknown = math.MaxUint64
 func (r *Reader) HasHeader() bool { return !r.noHeader }
 
 func (r *Reader) open() error {
-	b, err := readMember(r.dir, HeaderFile, maxHeaderSize)
+	b, err := r.ar.read(HeaderFile, maxHeaderSize)
 	switch {
 	case err == nil:
 		if r.hdr, err = ParseHeader(b); err != nil {
 			return fmt.Errorf("%s: %w", r.dir, err)
 		}
-	case errors.Is(err, fs.ErrNotExist) && !memberExists(r.dir, HeaderFile):
+	case errors.Is(err, fs.ErrNotExist) && !r.ar.exists(HeaderFile):
 		if r.hdr, err = r.headerless(); err != nil {
 			return err
 		}
@@ -186,7 +205,7 @@ func (r *Reader) open() error {
 			return fmt.Errorf("%s: %w", r.dir, ruleErr("array names", HeaderFile, "unknown array %q (BioNeMo knows DATA, ROWPTR, COLPTR)", a.Name))
 		}
 	}
-	arr := func(name string, numeric bool) (*ArrayInfo, *os.File, error) {
+	arr := func(name string, numeric bool) (*ArrayInfo, memberFile, error) {
 		a := r.hdr.Array(name)
 		where := fmt.Sprintf("%s (%s)", name, arrayFiles[name])
 		if a == nil {
@@ -198,17 +217,17 @@ func (r *Reader) open() error {
 		if a.Shape != nil && (len(a.Shape) != 1 || uint64(a.Shape[0]) != a.Length) {
 			return nil, nil, ruleErr("shape", where, "shape %v for %d elements", a.Shape, a.Length)
 		}
-		f, st, err := openMember(r.dir, arrayFiles[name])
+		f, size, err := r.ar.open(arrayFiles[name])
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, nil, ruleErr("array file", where, "%v", err)
 			}
 			return nil, nil, err
 		}
-		if a.Length > math.MaxInt64/8 || st.Size() != int64(a.Length)*int64(a.DType.Size()) {
+		if a.Length > math.MaxInt64/8 || size != int64(a.Length)*int64(a.DType.Size()) {
 			f.Close()
 			return nil, nil, ruleErr("array length", where, "file has %d bytes, the header says %d %s elements (%d bytes)",
-				st.Size(), a.Length, a.DType, a.Length*uint64(a.DType.Size()))
+				size, a.Length, a.DType, a.Length*uint64(a.DType.Size()))
 		}
 		return a, f, nil
 	}
@@ -242,7 +261,7 @@ func (r *Reader) open() error {
 	}
 	r.rows, r.nnz = int64(ra.Length-1), int64(da.Length)
 
-	mb, err := readMember(r.dir, MetadataFile, MaxSmallFile)
+	mb, err := r.ar.read(MetadataFile, MaxSmallFile)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s: %w", r.dir, ruleErr("metadata", MetadataFile, "%v", err))
@@ -292,26 +311,9 @@ func (r *Reader) open() error {
 // listTables lists the parquet tables of a feature index directory, sorted (BioNeMo loads
 // *.parquet in sorted order), as paths relative to the archive.
 func (r *Reader) listTables(name string) ([]string, error) {
-	root, err := os.OpenRoot(r.dir)
+	names, err := r.ar.list(name)
 	if err != nil {
 		return nil, err
-	}
-	defer root.Close()
-	st, err := root.Lstat(name)
-	if err != nil {
-		return nil, memberErr(r.dir, name, err)
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("%s: %w: %s is a %s, not a directory", r.dir, ErrMember, name, inputfile.TypeName(st.Mode()))
-	}
-	d, err := root.Open(name)
-	if err != nil {
-		return nil, memberErr(r.dir, name, err)
-	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", r.dir, name, err)
 	}
 	var out []string
 	for _, n := range names {
@@ -329,7 +331,7 @@ func (r *Reader) openIndex(fi FeatureIndexInfo) (*FeatureIndex, error) {
 		if filepath.IsAbs(p) || strings.Contains(p, "..") {
 			return nil, ruleErr("index files", HeaderFile, "feature index %q names %q outside the archive", fi.Name, p)
 		}
-		f, _, err := openMember(r.dir, p)
+		f, _, err := r.ar.open(p)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, ruleErr("index files", fi.Name, "the header lists %s: %v", p, err)
@@ -339,7 +341,7 @@ func (r *Reader) openIndex(fi FeatureIndexInfo) (*FeatureIndex, error) {
 		f.Close()
 	}
 	where := fi.Name + "/" + CumSumFile
-	cb, err := readMember(r.dir, where, MaxIndexFile)
+	cb, err := r.ar.read(where, MaxIndexFile)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, ruleErr("feature index files", where, "%v", err)
@@ -371,7 +373,7 @@ func (r *Reader) openIndex(fi FeatureIndexInfo) (*FeatureIndex, error) {
 		if cum[i+1] <= start && !(i == 0 && cum[1] == 0) {
 			return nil, ruleErr("cumulative sum", where, "not increasing at block %d (%d after %d)", i, cum[i+1], start)
 		}
-		b := FeatureBlock{Start: start, End: cum[i+1], File: filepath.Join(r.dir, filepath.FromSlash(tables[i])), archive: r.dir, member: tables[i]}
+		b := FeatureBlock{Start: start, End: cum[i+1], File: memberName(r.ar, tables[i]), ar: &r.ar, member: tables[i]}
 		if labels[i] != nil {
 			b.Label = *labels[i]
 		}
@@ -400,13 +402,13 @@ func (r *Reader) openIndex(fi FeatureIndexInfo) (*FeatureIndex, error) {
 // BioNeMo version sees the same ones. A nil label is JSON's null.
 func (r *Reader) readLabels(name string) ([]*string, error) {
 	jsonPath, npyPath := name+"/"+LabelsFile, name+"/"+LabelsNPYFile
-	hasJSON, hasNPY := memberExists(r.dir, jsonPath), memberExists(r.dir, npyPath)
+	hasJSON, hasNPY := r.ar.exists(jsonPath), r.ar.exists(npyPath)
 	if !hasJSON && !hasNPY {
 		return nil, ruleErr("feature index files", name, "neither %s nor %s exists", LabelsFile, LabelsNPYFile)
 	}
 	var fromJSON []*string
 	if hasJSON {
-		b, err := readMember(r.dir, jsonPath, MaxIndexFile)
+		b, err := r.ar.read(jsonPath, MaxIndexFile)
 		if err != nil {
 			return nil, err
 		}
@@ -417,7 +419,7 @@ func (r *Reader) readLabels(name string) ([]*string, error) {
 			return fromJSON, nil
 		}
 	}
-	b, err := readMember(r.dir, npyPath, MaxIndexFile)
+	b, err := r.ar.read(npyPath, MaxIndexFile)
 	if err != nil {
 		return nil, err
 	}
@@ -447,21 +449,34 @@ func (r *Reader) readLabels(name string) ([]*string, error) {
 	return fromJSON, nil
 }
 
-// open opens the block's table file (see openMember).
-func (b FeatureBlock) open() (*os.File, fs.FileInfo, error) {
-	if b.archive == "" { // a block built by hand (tests): its path alone
-		return inputfile.OpenRegular(b.File)
+// open opens the block's table file (see archive.open) and returns its size.
+func (b FeatureBlock) open() (memberFile, int64, error) {
+	if b.ar == nil { // a block built by hand (tests): its path alone
+		f, st, err := inputfile.OpenRegular(b.File)
+		if err != nil {
+			return nil, 0, err
+		}
+		return f, st.Size(), nil
 	}
-	return openMember(b.archive, b.member)
+	return b.ar.open(b.member)
+}
+
+// memberName names the member rel for messages: its path in a local archive, its URL in a
+// bucket.
+func memberName(a archive, rel string) string {
+	if a.store == nil {
+		return filepath.Join(a.dir, filepath.FromSlash(rel))
+	}
+	return a.dir + "/" + rel
 }
 
 func tableInfo(b FeatureBlock) (int64, []ColumnSpec, error) {
-	f, st, err := b.open()
+	f, size, err := b.open()
 	if err != nil {
 		return 0, nil, err
 	}
 	defer f.Close()
-	t, err := pqfile.OpenTable(f, st.Size(), b.File)
+	t, err := pqfile.OpenTable(f, size, b.File)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -487,7 +502,7 @@ func tableInfo(b FeatureBlock) (int64, []ColumnSpec, error) {
 // Close closes the array files.
 func (r *Reader) Close() error {
 	var errs []error
-	for _, f := range []*os.File{r.data, r.rowptr, r.colptr} {
+	for _, f := range []memberFile{r.data, r.rowptr, r.colptr} {
 		if f != nil {
 			errs = append(errs, f.Close())
 		}
@@ -833,7 +848,7 @@ type arrayScanner struct {
 	b  [8]byte
 }
 
-func newArrayScanner(f *os.File, t DType) *arrayScanner {
+func newArrayScanner(f io.ReaderAt, t DType) *arrayScanner {
 	return &arrayScanner{br: bufio.NewReaderSize(io.NewSectionReader(f, 0, math.MaxInt64), 1<<20), t: t}
 }
 

@@ -7,13 +7,22 @@ import (
 	"strings"
 
 	"github.com/mldf/convert/format"
+	"github.com/mldf/convert/objstore"
 )
 
 func init() {
-	// An SCDL archive is a directory: it is opened by path, never sniffed.
+	// An SCDL archive is a directory: it is opened by path (or, in a bucket, as the objects
+	// under a prefix), never sniffed.
 	format.Register(format.Format{Name: "scdl", Dir: true,
 		OpenPath: func(_ context.Context, dir string) (format.File, error) {
 			r, err := Open(dir)
+			if err != nil {
+				return nil, err
+			}
+			return &File{r}, nil
+		},
+		OpenDir: func(ctx context.Context, c *objstore.Client, dir string) (format.File, error) {
+			r, err := OpenStore(ctx, c, dir)
 			if err != nil {
 				return nil, err
 			}

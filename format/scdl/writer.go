@@ -2,9 +2,7 @@ package scdl
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -14,13 +12,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mldf/convert/internal/atomicfile"
 	"github.com/mldf/convert/internal/cells"
 	"github.com/mldf/convert/pagewriter"
 )
@@ -93,32 +91,26 @@ func Write(ctx context.Context, path string, inputs []Input, opt Options) (rep R
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return rep, fmt.Errorf("create %s: %w", path, err)
 	}
-	// A killed earlier run leaves its temporary directory behind; remove those no running
-	// process holds, then hold ours (a shared lock on the open directory) until we return.
-	pagewriter.RemoveLeftovers(parent, filepath.Base(path))
-	if w.tmp, err = os.MkdirTemp(parent, "."+filepath.Base(path)+".tmp-*"); err != nil {
+	// The archive is written into a temporary directory beside path, moved onto path when
+	// complete (atomicfile.Dir: a killed earlier run's leftovers are removed, ours is held).
+	tmpDir, err := atomicfile.CreateDir(path)
+	if err != nil {
 		return rep, fmt.Errorf("create %s: %w", path, err)
 	}
-	if hold, herr := os.Open(w.tmp); herr == nil {
-		pagewriter.HoldTemp(hold)
-		defer hold.Close()
-	}
+	w.tmp = tmpDir.Path()
 	defer func() {
 		if err != nil {
 			w.closeFiles()
-			os.RemoveAll(w.tmp)
+			tmpDir.Abort()
 		}
 	}()
-	if err := os.Chmod(w.tmp, 0o755); err != nil {
-		return rep, fmt.Errorf("create %s: %w", path, err)
-	}
 	if err := w.run(ctx); err != nil {
 		return rep, err
 	}
 	if err := w.finish(); err != nil {
 		return rep, fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := publish(w.tmp, path); err != nil {
+	if err := tmpDir.Commit(); err != nil {
 		return rep, err
 	}
 	rep = Report{Path: path, Inputs: len(inputs), Cells: w.cells, Genes: w.maxCols, NNZ: w.nnz,
@@ -603,7 +595,7 @@ func (w *writer) finish() error {
 		return err
 	}
 	w.bytesOut = dirSize(w.tmp)
-	return pagewriter.SyncDir(w.tmp)
+	return nil // the directory is fsynced when it is published
 }
 
 // narrowRows copies the uint64 spill into row_ptr.npy as dtype t and removes the spill.
@@ -740,28 +732,4 @@ func dirSize(dir string) int64 {
 		return nil
 	})
 	return n
-}
-
-// publish moves the finished temporary directory onto path: a rename when path does not
-// exist; otherwise the old archive is moved aside first and removed after.
-func publish(tmp, path string) error {
-	if err := os.Rename(tmp, path); err == nil {
-		return pagewriter.SyncDir(filepath.Dir(path))
-	} else if _, serr := os.Stat(path); serr != nil {
-		return fmt.Errorf("publish %s: %w", path, err)
-	}
-	var r [6]byte
-	rand.Read(r[:])
-	old := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".old-"+hex.EncodeToString(r[:]))
-	if err := os.Rename(path, old); err != nil {
-		return fmt.Errorf("publish %s: move the old archive aside: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Rename(old, path)
-		return fmt.Errorf("publish %s: %w", path, err)
-	}
-	if err := os.RemoveAll(old); err != nil && !strings.Contains(err.Error(), "no such file") {
-		return fmt.Errorf("publish %s: remove the old archive: %w", path, err)
-	}
-	return pagewriter.SyncDir(filepath.Dir(path))
 }

@@ -9,8 +9,9 @@
 // writes to the same target that were killed (RemoveLeftovers), skipping a locked one: a
 // write in progress is never removed under its writer.
 //
-// The page writer keeps its own path for large outputs (an unnamed O_TMPFILE, preallocation,
-// write-behind); this package is for reports, records, side files and whole objects.
+// It is the one implementation of an atomic local write: the page writer's outputs (which add
+// preallocation and write-behind on top, through CommitWith), reports, records, side files and
+// whole objects all go through it. OpenUnnamed gives the scratch files that never get a name.
 package atomicfile
 
 import (
@@ -57,6 +58,9 @@ type Options struct {
 	// the whole directory: for a directory the caller made empty and fills with many files,
 	// where a read per file would be quadratic.
 	NoClean bool
+	// Named makes the temporary file named from the start even where O_TMPFILE works
+	// (tests of the named path).
+	Named bool
 }
 
 // CreateWith is Create with options.
@@ -75,7 +79,11 @@ func CreateWith(target string, perm fs.FileMode, o Options) (*File, error) {
 		RemoveLeftovers(dir, base)
 	}
 	tmp := ""
-	f, err := openUnnamed(dir)
+	var f *os.File
+	err := errNamed
+	if !o.Named {
+		f, err = OpenUnnamed(dir)
+	}
 	if err != nil {
 		// No O_TMPFILE here: a named temporary file from the start.
 		if f, err = os.CreateTemp(dir, "."+base+".tmp-*"); err != nil {
@@ -94,15 +102,25 @@ func CreateWith(target string, perm fs.FileMode, o Options) (*File, error) {
 	return &File{File: f, target: target, tmp: tmp}, nil
 }
 
-// publish closes the file, gives it a temporary name if it has none and renames it onto the
-// target; on failure the temporary file is removed.
-func (f *File) publish() error {
+var errNamed = errors.New("named temporary file requested")
+
+// publish gives the file a temporary name if it has none, closes it (through closeFn), checks
+// the target again (something may have appeared there since Create) and renames the file onto
+// it; on failure the temporary file is removed. Errors name the step.
+func (f *File) publish(closeFn func() error) error {
 	err := f.name()
-	if cerr := f.File.Close(); err == nil {
-		err = cerr
+	if err != nil {
+		err = fmt.Errorf("name the temporary file for %s: %w", f.target, err)
+	}
+	if cerr := closeFn(); err == nil && cerr != nil {
+		err = fmt.Errorf("close %s: %w", f.TempName(), cerr)
 	}
 	if err == nil {
-		err = os.Rename(f.tmp, f.target)
+		if fi, lerr := os.Lstat(f.target); lerr == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
+			err = fmt.Errorf("publish %s: %w (%s)", f.target, ErrNotRegular, fi.Mode().Type())
+		} else if rerr := os.Rename(f.tmp, f.target); rerr != nil {
+			err = fmt.Errorf("publish %s: %w", f.target, rerr)
+		}
 	}
 	if err != nil && f.tmp != "" {
 		os.Remove(f.tmp)
@@ -138,24 +156,42 @@ func (f *File) name() error {
 // Target returns the path Commit publishes the file at.
 func (f *File) Target() string { return f.target }
 
+// TempName names the temporary file for messages: its path, or "DIR/(unnamed temporary file
+// for BASE)" while it has none.
+func (f *File) TempName() string {
+	if f.tmp != "" {
+		return f.tmp
+	}
+	return filepath.Join(filepath.Dir(f.target), "(unnamed temporary file for "+filepath.Base(f.target)+")")
+}
+
 // Commit fsyncs and closes the file, renames it onto the target and fsyncs the directory.
 // On a failure before the rename the temporary file is removed and the target is left as
 // it was; a failing directory sync is returned too (the new file is in place, but the
 // rename may not survive a power loss).
-func (f *File) Commit() error {
+func (f *File) Commit() error { return f.CommitWith(f.File.Sync, f.File.Close) }
+
+// CommitWith is Commit for a caller that reaches the file through a wrapper of its own (the
+// page writer, whose tests wrap the file to inject faults): syncFn and closeFn sync and close
+// the file through it. closeFn must close the *os.File (a second Close of it is harmless).
+func (f *File) CommitWith(syncFn, closeFn func() error) error {
 	err := ErrDone
 	f.once.Do(func() {
-		err = f.File.Sync()
-		if err != nil {
+		if serr := syncFn(); serr != nil {
+			err = fmt.Errorf("sync %s: %w", f.TempName(), serr)
+			closeFn()
 			f.File.Close()
 			if f.tmp != "" {
 				os.Remove(f.tmp)
 			}
 			return
 		}
-		if err = f.publish(); err != nil {
+		if err = f.publish(closeFn); err != nil {
+			f.File.Close()
 			return
 		}
+		// The file is in place; a failing directory sync means the rename may not survive a
+		// power loss, which the caller hears about, but the file stays.
 		if derr := SyncDir(filepath.Dir(f.target)); derr != nil {
 			err = fmt.Errorf("sync the directory of %s: %w", f.target, derr)
 		}
@@ -168,18 +204,32 @@ func (f *File) Commit() error {
 // outputs (an export's many small files) whose caller accepts that.
 func (f *File) CommitUnsynced() error {
 	err := ErrDone
-	f.once.Do(func() { err = f.publish() })
+	f.once.Do(func() {
+		if err = f.publish(f.File.Close); err != nil {
+			f.File.Close()
+		}
+	})
 	return err
 }
 
 // Abort closes and removes the temporary file, leaving the target as it was. After Commit
 // it does nothing.
-func (f *File) Abort() error {
+func (f *File) Abort() error { return f.AbortWith(f.File.Close) }
+
+// AbortWith is Abort closing the file through closeFn (see CommitWith). A failing close is
+// returned, unless the file was already closed; a temporary file already gone is no error.
+func (f *File) AbortWith(closeFn func() error) error {
 	var err error
 	f.once.Do(func() {
+		cerr := closeFn()
 		f.File.Close()
 		if f.tmp != "" {
-			err = os.Remove(f.tmp)
+			if rerr := os.Remove(f.tmp); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+				err = fmt.Errorf("remove %s: %w", f.tmp, rerr)
+			}
+		}
+		if err == nil && cerr != nil && !errors.Is(cerr, os.ErrClosed) {
+			err = fmt.Errorf("close %s: %w", f.TempName(), cerr)
 		}
 	})
 	return err

@@ -16,10 +16,11 @@ func Hold(f *os.File) { _ = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) }
 // f is closed).
 func tryLock(f *os.File) bool { return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil }
 
-// openUnnamed creates a file without a name in dir (O_TMPFILE): a process killed before
-// Commit leaves nothing behind. It fails where the kernel or the file system lacks
-// O_TMPFILE, or where /proc is not there to link the file at Commit.
-func openUnnamed(dir string) (*os.File, error) {
+// OpenUnnamed creates a file without a name in dir (O_TMPFILE), read-write, mode 0600: a
+// process killed before it is linked (Commit) leaves nothing behind. The page writer's
+// scratch files use it as they are, never linked. It fails where the kernel or the file
+// system lacks O_TMPFILE, or where /proc is not there to link the file at Commit.
+func OpenUnnamed(dir string) (*os.File, error) {
 	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, err

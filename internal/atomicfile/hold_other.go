@@ -15,6 +15,7 @@ func tryLock(*os.File) bool { return true }
 
 var errNoUnnamed = errors.New("unnamed temporary files are not supported here")
 
-func openUnnamed(string) (*os.File, error) { return nil, errNoUnnamed }
+// OpenUnnamed fails here: there are no unnamed files (see the Linux build).
+func OpenUnnamed(string) (*os.File, error) { return nil, errNoUnnamed }
 
 func linkUnnamed(*os.File, string) error { return errNoUnnamed }

@@ -6,11 +6,21 @@ import (
 	"github.com/mldf/convert/objstore"
 )
 
-// openSource opens a local file (memory-mapped) or an object in a bucket (ranged reads
-// through a block cache).
+// openSource opens the file path names through objstore: a local file (the opened object
+// has a File) is memory-mapped, an object in a bucket is read with ranged reads through a
+// block cache.
 func openSource(ctx context.Context, path string, opt Options) (*source, error) {
-	if local, ok := objstore.LocalPath(path); ok {
-		return openLocal(local)
+	c := objstore.New()
+	ra, err := c.OpenRegular(ctx, path)
+	if err != nil {
+		c.Close()
+		return nil, err
 	}
-	return openRemote(ctx, path, opt)
+	if f := ra.File(); f != nil {
+		name := f.Name() // the local path (a file:// URL's path)
+		ra.Close()
+		c.Close()
+		return openLocal(name)
+	}
+	return openRemote(ctx, path, opt, c, ra)
 }

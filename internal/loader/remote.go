@@ -26,13 +26,7 @@ const (
 
 // openRemote opens an object in a bucket: the format's reader reads the tables and payloads through
 // a bounded LRU cache of 1 MiB blocks, which Run fills ahead of decoding (prefetch).
-func openRemote(ctx context.Context, url string, opt Options) (*source, error) {
-	c := objstore.New()
-	ra, err := c.OpenReaderAt(ctx, url)
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
+func openRemote(ctx context.Context, url string, opt Options, c *objstore.Client, ra *objstore.ReaderAt) (*source, error) {
 	capBytes := opt.CacheBytes
 	if capBytes == 0 {
 		capBytes = DefaultCacheBytes

@@ -14,8 +14,6 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
-	"os"
-	"path/filepath"
 
 	"github.com/mldf/convert/objstore"
 )
@@ -28,18 +26,16 @@ var (
 	ErrAlias = errors.New("would be overwritten")
 )
 
-// A file is one resolved path.
+// A file is one resolved name: what objstore.Identify says it refers to.
 type file struct {
 	role, name string
-	loc        string      // real directory + base name: where a rename onto name lands
-	fi         os.FileInfo // the file name refers to, symbolic links followed; nil when new
-	object     bool        // loc is a bucket object ("s3://bucket/key"), not a local path
+	id         objstore.Identity
 }
 
 // Set holds the outputs of one command. The zero value is an empty set.
 type Set struct {
-	outs []file
-	stat func(string) (os.FileInfo, error) // os.Stat; tests count the calls
+	outs     []file
+	identify func(string) (objstore.Identity, error) // objstore.Identify; tests count the calls
 }
 
 // Add resolves an output path and adds it to the set. role names it in errors ("output",
@@ -54,11 +50,11 @@ func (s *Set) Add(role, name string) error {
 	if err != nil {
 		return err
 	}
-	if f.fi != nil && !f.fi.Mode().IsRegular() {
-		return fmt.Errorf("%s %s: %w (it is %s)", role, name, ErrNotRegular, kind(f.fi.Mode()))
+	if f.id.File != nil && !f.id.File.Mode().IsRegular() {
+		return fmt.Errorf("%s %s: %w (it is %s)", role, name, ErrNotRegular, kind(f.id.File.Mode()))
 	}
 	for _, o := range s.outs {
-		if same(o, f) {
+		if o.id.Same(f.id) {
 			return fmt.Errorf("%s %s is also the %s (%s): one %w by the other; give them different paths",
 				role, name, o.role, o.name, ErrAlias)
 		}
@@ -75,8 +71,8 @@ func (s *Set) AddDir(role, name string) error {
 	if err != nil {
 		return err
 	}
-	if f.fi != nil && !f.fi.IsDir() {
-		return fmt.Errorf("%s %s: not a directory or a new name (it is %s)", role, name, kind(f.fi.Mode()))
+	if f.id.File != nil && !f.id.File.IsDir() {
+		return fmt.Errorf("%s %s: not a directory or a new name (it is %s)", role, name, kind(f.id.File.Mode()))
 	}
 	s.outs = append(s.outs, f)
 	return nil
@@ -85,32 +81,19 @@ func (s *Set) AddDir(role, name string) error {
 // Check refuses when the file at name (an input, the recipe: a file that is read) is one of
 // the outputs. role names it in errors. A name that does not exist is no output's.
 func (s *Set) Check(role, name string) error {
-	if objstore.IsURL(name) {
-		obj, err := objectName(name)
-		if err != nil {
-			return nil // the command reports a malformed input URL itself, where it reads it
-		}
-		for _, o := range s.outs {
-			if o.object && o.loc == obj {
-				return aliasErr(o, role, name)
-			}
-		}
-		return nil
+	if !s.anyExists() && len(s.objects()) == 0 {
+		return nil // no output exists yet, and none is an object: no input can be one
 	}
-	name = localName(name)
-	if !s.anyExists() {
-		return nil
+	identify := s.identify
+	if identify == nil {
+		identify = objstore.Identify
 	}
-	stat := s.stat
-	if stat == nil {
-		stat = os.Stat
-	}
-	fi, err := stat(name)
+	id, err := identify(name)
 	if err != nil {
-		return nil // the command reports an unreadable input itself, where it reads it
+		return nil // the command reports an unreadable input or a malformed URL itself, where it reads it
 	}
 	for _, o := range s.outs {
-		if o.fi != nil && os.SameFile(o.fi, fi) {
+		if o.id.Same(id) {
 			return aliasErr(o, role, name)
 		}
 	}
@@ -118,22 +101,28 @@ func (s *Set) Check(role, name string) error {
 }
 
 // CheckInputs is Check for many inputs with their sizes, as the sources list them (10^6 files
-// and more): it stats only the inputs whose size is that of an existing output file, since
-// only an existing file can be an input, and a file has one size. It keeps nothing per input.
+// and more): it resolves only the inputs whose size is that of an existing output file (an
+// input exists, and a file has one size) or whose key (objstore.Key, no I/O) is that of an
+// output in a bucket. It keeps nothing per input.
 func (s *Set) CheckInputs(role string, inputs iter.Seq2[string, int64]) error {
 	sizes := map[int64]bool{}
 	for _, o := range s.outs {
-		if o.fi != nil && o.fi.Mode().IsRegular() {
-			sizes[o.fi.Size()] = true
+		if o.id.File != nil && o.id.File.Mode().IsRegular() {
+			sizes[o.id.File.Size()] = true
 		}
 	}
-	objects := s.anyObject()
-	if len(sizes) == 0 && !objects {
+	objects := s.objects()
+	if len(sizes) == 0 && len(objects) == 0 {
 		return nil
 	}
 	for name, size := range inputs {
-		if !sizes[size] && !(objects && objstore.IsURL(name)) {
-			continue
+		if !sizes[size] {
+			if len(objects) == 0 {
+				continue
+			}
+			if k, err := objstore.Key(name); err != nil || !objects[k] {
+				continue
+			}
 		}
 		if err := s.Check(role, name); err != nil {
 			return err
@@ -144,99 +133,41 @@ func (s *Set) CheckInputs(role string, inputs iter.Seq2[string, int64]) error {
 
 func (s *Set) anyExists() bool {
 	for _, o := range s.outs {
-		if o.fi != nil {
+		if o.id.File != nil {
 			return true
 		}
 	}
 	return false
 }
 
-func (s *Set) anyObject() bool {
+// objects returns the keys of the outputs that are objects in a bucket.
+func (s *Set) objects() map[string]bool {
+	var m map[string]bool
 	for _, o := range s.outs {
-		if o.object {
-			return true
+		if o.id.Object {
+			if m == nil {
+				m = map[string]bool{}
+			}
+			m[o.id.Key] = true
 		}
 	}
-	return false
-}
-
-// objectName returns the canonical name of a bucket URL ("s3://bucket/key"; az:// is
-// azblob://); a malformed URL is an error naming it (objstore.ErrBadURL). Only for names
-// objstore.IsURL reports as URLs.
-func objectName(name string) (string, error) {
-	l, err := objstore.Parse(name)
-	if err != nil {
-		return "", err
-	}
-	return l.Scheme + "://" + l.Bucket + "/" + l.Key, nil
-}
-
-// localName turns a file:// URL into the path it names; other names are returned as they are.
-func localName(name string) string {
-	if l, err := objstore.Parse(name); err == nil && l.IsLocal() {
-		return l.Key
-	}
-	return name
+	return m
 }
 
 func aliasErr(o file, role, name string) error {
 	return fmt.Errorf("%s %s is the %s %s: it %w; choose another %s path", o.role, o.name, role, name, ErrAlias, o.role)
 }
 
-// same reports whether two outputs are one file: the same rename location, or the same
-// existing file.
-func same(a, b file) bool {
-	if a.loc == b.loc {
-		return true
-	}
-	return a.fi != nil && b.fi != nil && os.SameFile(a.fi, b.fi)
-}
-
-// resolve finds where name lands and what it names now.
+// resolve finds where name lands and what it names now (objstore.Identify).
 func resolve(role, name string) (file, error) {
-	f := file{role: role, name: name}
-	if objstore.IsURL(name) { // a string with a scheme is never a local path
-		obj, err := objectName(name)
-		if err != nil {
-			return f, fmt.Errorf("%s: %w", role, err)
-		}
-		f.loc, f.object = obj, true
-		return f, nil
+	id, err := objstore.Identify(name)
+	if errors.Is(err, objstore.ErrBadURL) {
+		return file{}, fmt.Errorf("%s: %w", role, err)
 	}
-	name = localName(name)
-	abs, err := filepath.Abs(name)
 	if err != nil {
-		return f, fmt.Errorf("%s %s: %w", role, name, err)
+		return file{}, fmt.Errorf("%s %s: %w", role, name, err)
 	}
-	dir, base := filepath.Split(abs)
-	f.loc = filepath.Join(realDir(dir), base)
-	fi, err := os.Stat(name)
-	switch {
-	case err == nil:
-		f.fi = fi
-	case errors.Is(err, fs.ErrNotExist):
-		// A new name, or a symbolic link to a missing file: a rename replaces the link.
-	default:
-		return f, fmt.Errorf("%s %s: %w", role, name, err)
-	}
-	return f, nil
-}
-
-// realDir resolves the symbolic links of the deepest existing ancestor of dir and appends the
-// parts that do not exist yet (a run creates them).
-func realDir(dir string) string {
-	d, rest := filepath.Clean(dir), ""
-	for {
-		if r, err := filepath.EvalSymlinks(d); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return filepath.Join(d, rest)
-		}
-		rest = filepath.Join(filepath.Base(d), rest)
-		d = parent
-	}
+	return file{role: role, name: name, id: id}, nil
 }
 
 // kind names a file mode for messages.

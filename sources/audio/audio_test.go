@@ -234,7 +234,7 @@ func FuzzManifestLine(f *testing.F) {
 	}
 	f.Add([]byte(`{"audio_filepath": "a.wav", "offset": 1e308, "duration": -0, "x": [1, {"y": null}]}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		vals, err := parseManifestLine(line, "/data", paths{})
+		vals, err := parseManifestLine(line, "/data")
 		if err != nil {
 			return
 		}

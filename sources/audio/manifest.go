@@ -10,11 +10,8 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
@@ -43,7 +40,6 @@ type Manifest struct {
 	list
 	path string
 	dir  string // the manifest's folder: relative audio paths are joined to it
-	k    paths
 }
 
 // manifestBatch is how many manifest lines are checked together: the clips they name in a
@@ -67,28 +63,16 @@ func OpenManifest(path string) (*Manifest, error) {
 // are statted statParallel at a time when the manifest is opened and fetched o.Prefetch
 // ahead by Run (the segments of one recording on consecutive lines share one fetch).
 func OpenManifestContext(ctx context.Context, path string, o Options) (*Manifest, error) {
-	m := &Manifest{path: path}
-	var r io.Reader
-	if local, ok := objstore.LocalPath(path); !ok {
-		o.fill()
-		m.k = paths{url: true}
-		m.dir = m.k.dir(path)
-		obj, err := o.Store.Open(ctx, path)
-		if err != nil {
-			return nil, fmt.Errorf("audio manifest: %w", err)
-		}
-		defer obj.Close()
-		r = obj
-	} else {
-		path = local
-		m.path, m.dir = path, filepath.Dir(path)
-		f, _, err := inputfile.OpenRegular(path) // a named pipe is refused, not waited on
-		if err != nil {
-			return nil, fmt.Errorf("audio manifest: %w", err)
-		}
-		defer f.Close()
-		r = f
+	// The clips are statted through the store (a local clip too) and, when one is in a
+	// bucket, fetched through it.
+	o.fill()
+	m := &Manifest{path: path, dir: objstore.Dir(path)}
+	obj, err := o.Store.OpenRegularStream(ctx, path) // a named pipe is refused, not waited on
+	if err != nil {
+		return nil, fmt.Errorf("audio manifest: %w", err)
 	}
+	defer obj.Close()
+	var r io.Reader = obj
 	st := manifestStat{ctx: ctx, opts: &o}
 	m.startUnsorted()
 	br := bufio.NewReaderSize(r, 1<<20)
@@ -147,14 +131,14 @@ type manifestStat struct {
 	opts    *Options
 	pending []manifestLine
 	recent  recentFiles
-	remote  bool // a clip is in a bucket
-	sizes   map[string]objstore.Attrs
+	remote  bool                // a clip is in a bucket
+	stats   map[string]clipStat // the stats of the batch's clips
 }
 
 // parseLine parses one manifest line for the listing.
 func (m *Manifest) parseLine(line []byte, lineNo int) manifestLine {
 	l := manifestLine{r: record{line: int64(lineNo), raw: line}}
-	vals, err := parseManifestLine(line, m.dir, m.k)
+	vals, err := parseManifestLine(line, m.dir)
 	if err != nil {
 		l.err = fmt.Errorf("%s:%d: %w", m.path, lineNo, err)
 		return l
@@ -163,40 +147,37 @@ func (m *Manifest) parseLine(line []byte, lineNo int) manifestLine {
 	return l
 }
 
-// addLines lists the pending lines in order: each clip not named recently is statted (those
-// in a bucket first, statParallel at a time) and counted as an input.
+// addLines lists the pending lines in order: each clip not named recently is statted
+// (statParallel at a time, through the store: a local file or an object alike) and counted
+// as an input. A clip the store fetches (one in a bucket) makes the source fetch its clips.
 func (m *Manifest) addLines(st *manifestStat) error {
 	defer func() { st.pending = st.pending[:0] }()
-	var urls []string
+	var names []string
 	for _, l := range st.pending {
-		if l.err == nil && objstore.IsURL(l.r.path) && !st.recent.has(l.r.path) && !slices.Contains(urls, l.r.path) {
-			urls = append(urls, l.r.path)
+		if l.err == nil && !st.recent.has(l.r.path) && !slices.Contains(names, l.r.path) {
+			names = append(names, l.r.path)
 		}
 	}
-	clear(st.sizes)
-	if len(urls) > 0 {
-		if !st.remote {
-			st.opts.fill()
-			st.remote = true
-			st.sizes = map[string]objstore.Attrs{}
-		}
+	if st.stats == nil {
+		st.stats = map[string]clipStat{}
+	}
+	clear(st.stats)
+	if len(names) > 0 {
 		g, ctx := errgroup.WithContext(st.ctx)
 		g.SetLimit(statParallel)
-		got := make([]objstore.Attrs, len(urls))
-		errs := make([]error, len(urls))
-		for i, u := range urls {
+		got := make([]clipStat, len(names))
+		for i, u := range names {
 			g.Go(func() error {
-				got[i], errs[i] = st.opts.Store.Stat(ctx, u)
+				got[i].a, got[i].err = st.opts.Store.StatInput(ctx, u)
 				return ctx.Err() // a missing clip is the sample's error, not the listing's
 			})
 		}
 		if err := g.Wait(); err != nil {
 			return err
 		}
-		for i, u := range urls {
-			if errs[i] == nil {
-				st.sizes[u] = got[i]
-			}
+		for i, u := range names {
+			st.stats[u] = got[i]
+			st.remote = st.remote || got[i].err == nil && got[i].a.Fetch
 		}
 	}
 	for _, l := range st.pending {
@@ -209,20 +190,15 @@ func (m *Manifest) addLines(st *manifestStat) error {
 		origin := fmt.Sprintf("%s:%d", m.path, l.r.line)
 		p := l.r.path
 		if !st.recent.has(p) {
-			var size int64
-			var err error
-			if objstore.IsURL(p) {
-				a, ok := st.sizes[p]
-				if !ok { // its stat failed (asked again for the error), or it left recent
-					a, err = st.opts.Store.Stat(st.ctx, p)
-				}
-				size = a.Size
-			} else {
-				size, err = statAudio(p)
-				var pe *fs.PathError
-				if errors.As(err, &pe) { // the path is the manifest's: quoted short and escaped
-					err = &fs.PathError{Op: pe.Op, Path: quote.Q(pe.Path), Err: pe.Err}
-				}
+			cs, ok := st.stats[p]
+			if !ok { // it left recent since the batch was statted
+				cs.a, cs.err = st.opts.Store.StatInput(st.ctx, p)
+				st.remote = st.remote || cs.err == nil && cs.a.Fetch
+			}
+			err := cs.err
+			var pe *fs.PathError
+			if errors.As(err, &pe) { // the path is the manifest's: quoted short and escaped
+				err = &fs.PathError{Op: pe.Op, Path: quote.Q(pe.Path), Err: pe.Err}
 			}
 			if err != nil {
 				if err := m.add(nil, l.r, fmt.Errorf("%s: %w", origin, err)); err != nil {
@@ -231,13 +207,19 @@ func (m *Manifest) addLines(st *manifestStat) error {
 				continue
 			}
 			st.recent.add(p)
-			l.r.size, l.r.first = size, true // a file shared by several segments counts once
+			l.r.size, l.r.first = cs.a.Size, true // a file shared by several segments counts once
 		}
 		if err := m.add(nil, l.r, nil); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// clipStat is the result of a clip's stat.
+type clipStat struct {
+	a   objstore.Attrs
+	err error
 }
 
 // decode builds the sample of a listed line.
@@ -247,7 +229,7 @@ func (m *Manifest) decode(_ []byte, r *record) sample.Sample {
 	if r.err > 0 {
 		return s
 	}
-	vals, err := parseManifestLine(r.raw, m.dir, m.k)
+	vals, err := parseManifestLine(r.raw, m.dir)
 	if err != nil { // it parsed when listed: the list or the line changed
 		s.Err = fmt.Errorf("%s: %w", origin, err)
 		return s
@@ -259,8 +241,8 @@ func (m *Manifest) decode(_ []byte, r *record) sample.Sample {
 // Path returns the manifest's path.
 func (m *Manifest) Path() string { return m.path }
 
-// parseManifestLine parses one line of a manifest in dir (a folder of kind k).
-func parseManifestLine(line []byte, dir string, k paths) (map[string]sample.Value, error) {
+// parseManifestLine parses one line of a manifest in the folder dir (local or in a bucket).
+func parseManifestLine(line []byte, dir string) (map[string]sample.Value, error) {
 	if !utf8.Valid(line) {
 		return nil, fmt.Errorf("%w: invalid UTF-8", ErrManifest)
 	}
@@ -282,7 +264,7 @@ func parseManifestLine(line []byte, dir string, k paths) (map[string]sample.Valu
 	if err := inputfile.CheckPath(rel); err != nil {
 		return nil, fmt.Errorf("%w: %q: %w", ErrManifest, KeyAudioFilepath, err)
 	}
-	p, err := resolveClip(dir, k, rel)
+	p, err := objstore.Ref(dir, rel)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q: %w", ErrManifest, KeyAudioFilepath, err)
 	}
@@ -359,61 +341,13 @@ func jsonValue(raw json.RawMessage) (sample.Value, error) {
 	return sample.Value{Kind: sample.KindJSON, Bytes: buf.Bytes()}, nil
 }
 
-// Errors of clip paths in a manifest in a bucket: its clips are objects of its bucket.
+// Errors of clip paths in a manifest in a bucket: its clips are objects of its bucket
+// (objstore.Ref's rules).
 var (
 	// errEscapes means a relative clip path in a manifest in a bucket climbs above the bucket.
-	errEscapes = errors.New("a relative path climbs out of the bucket")
+	errEscapes = objstore.ErrEscapes
 	// errOutsideBucket means a manifest in a bucket names a clip that is not in its bucket:
 	// a local path (absolute, or a file:// URL), another bucket or store, or a URL of an
 	// unknown scheme. Such a manifest never reaches the files of the machine converting it.
-	errOutsideBucket = errors.New("a manifest in a bucket names only clips in its bucket")
+	errOutsideBucket = objstore.ErrOutsideBucket
 )
-
-// resolveClip returns the clip that audio_filepath rel names in a manifest in dir (of kind
-// k). In a local manifest: a bucket URL as it is, a file:// URL as its path, an absolute path
-// as it is, else rel joined to dir. In a manifest in a bucket: rel joined to dir ("." and
-// ".." resolved, never above the bucket's root), or a URL of the same bucket; anything else
-// (an absolute path, file://, another bucket, another scheme) is an error.
-func resolveClip(dir string, k paths, rel string) (string, error) {
-	if !k.url {
-		if objstore.IsURL(rel) {
-			if _, err := objstore.Parse(rel); err != nil {
-				return "", err
-			}
-			return rel, nil
-		}
-		if p, ok := objstore.LocalPath(rel); ok && p != rel { // a file:// URL
-			return p, nil
-		}
-		if filepath.IsAbs(rel) {
-			return rel, nil
-		}
-		return filepath.Join(dir, rel), nil
-	}
-	root, err := objstore.Parse(dir + "/")
-	if err != nil {
-		return "", err
-	}
-	if p, ok := objstore.LocalPath(rel); objstore.IsURL(rel) || (ok && p != rel) { // a URL, file:// too
-		l, err := objstore.Parse(rel)
-		if err != nil {
-			return "", fmt.Errorf("%w: %w", errOutsideBucket, err)
-		}
-		if l.IsLocal() || l.Scheme != root.Scheme || l.Bucket != root.Bucket {
-			return "", fmt.Errorf("%w (%s), not %s", errOutsideBucket, root.WithKey("").String(), quote.Q(rel))
-		}
-		return rel, nil
-	}
-	if path.IsAbs(rel) || filepath.IsAbs(rel) {
-		return "", fmt.Errorf("%w (%s), not the local path %s", errOutsideBucket, root.WithKey("").String(), quote.Q(rel))
-	}
-	key := path.Join(root.Key, rel)
-	if key == ".." || strings.HasPrefix(key, "../") || key == "." {
-		return "", fmt.Errorf("%w: %s", errEscapes, quote.Q(rel))
-	}
-	clip := root.WithKey(key)
-	if _, err := objstore.Parse(clip.String()); err != nil {
-		return "", err
-	}
-	return clip.String(), nil
-}

@@ -67,7 +67,7 @@ func listBucket(ctx context.Context, store *objstore.Client, root string, fn fun
 // read whole at run time, o.Prefetch of them fetched ahead. A missing bucket, denied access
 // or a prefix with no clip is an error naming the URL.
 func OpenFolderContext(ctx context.Context, root string, o Options) (*Folder, error) {
-	if local, ok := objstore.LocalPath(root); ok { // a local folder is walked, which needs its path
+	if local, ok := objstore.FolderOf(root).Dir(); ok { // a local folder is walked, which needs its path
 		return OpenFolder(local)
 	}
 	o.fill()
@@ -120,7 +120,7 @@ func OpenFolderContext(ctx context.Context, root string, o Options) (*Folder, er
 // object is read when the run reaches the chapter. A missing bucket, denied access or a
 // prefix with no clip is an error naming the URL.
 func OpenLibriSpeechContext(ctx context.Context, root string, o Options) (*LibriSpeech, error) {
-	if local, ok := objstore.LocalPath(root); ok { // a local folder is walked, which needs its path
+	if local, ok := objstore.FolderOf(root).Dir(); ok { // a local folder is walked, which needs its path
 		return OpenLibriSpeech(local)
 	}
 	o.fill()
@@ -249,7 +249,9 @@ func (l *list) runRemote(ctx context.Context, emit func(sample.Sample) error) er
 	}
 	err := l.each(ctx, func(s sample.Sample) error {
 		fetch := false
-		if v := audioValue(&s); v != nil && v.Kind == sample.KindFile && objstore.IsURL(v.Path) {
+		// Every clip is fetched through the store (a local clip of a manifest that also names
+		// clips in a bucket too: the store reads local files as well).
+		if v := audioValue(&s); v != nil && v.Kind == sample.KindFile {
 			if len(urls) == 0 || urls[len(urls)-1] != v.Path {
 				urls = append(urls, v.Path)
 			}

@@ -324,9 +324,9 @@ func TestBucketManifestStaysInBucket(t *testing.T) {
 // TestLocalManifestFileURL: a local manifest's file:// clip is the local file it names.
 func TestLocalManifestFileURL(t *testing.T) {
 	abs, _ := filepath.Abs(filepath.Join(fixtures, "manifest", "wavs", "a.wav"))
-	got, err := resolveClip("/somewhere", paths{}, "file://"+abs)
+	got, err := objstore.Ref("/somewhere", "file://"+abs)
 	if err != nil || got != abs {
-		t.Fatalf("resolveClip = %q, %v, want %q", got, err, abs)
+		t.Fatalf("objstore.Ref = %q, %v, want %q", got, err, abs)
 	}
 }
 

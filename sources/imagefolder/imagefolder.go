@@ -142,9 +142,10 @@ func NewContext(ctx context.Context, root string, opts Options) (*Source, error)
 		}
 		extSet[e] = true
 	}
-	// A local folder is walked under os.Root, which needs its path; a folder in a bucket is
-	// listed through objstore.
-	local, ok := objstore.LocalPath(root)
+	// A folder of this machine is walked with the file system's own rules (symbolic links
+	// followed, loops refused), which needs its directory; a folder in a bucket is listed
+	// through objstore.
+	local, ok := objstore.FolderOf(root).Dir()
 	if !ok {
 		if opts.Prefetch <= 0 {
 			opts.Prefetch = 8

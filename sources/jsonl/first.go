@@ -6,10 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 
-	"github.com/mldf/convert/internal/inputfile"
-	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/sources"
 )
 
@@ -23,18 +20,13 @@ var ErrFirstTooLong = fmt.Errorf("jsonl: %w", sources.ErrFirstTooLong)
 // retries): when one is met first, FirstRecord returns nil, its path and no error. validate uses it to know the keys the records have.
 func (s *Source) FirstRecord(ctx context.Context, limit int) (line []byte, file string, err error) {
 	for _, in := range s.inputs {
-		// A local file is read here and again by Run; an object is not fetched twice (Run
-		// reads it, with its retries).
-		local, ok := objstore.LocalPath(in.Path)
-		if !ok {
-			return nil, in.Path, nil
-		}
-		f, st, err := inputfile.OpenStream(ctx, local)
+		// A local file is read here and again by Run; a named pipe (read once) and an object
+		// (not fetched twice: Run reads it, with its retries) are not opened.
+		f, err := s.opt.Store.OpenCheck(ctx, in.Path)
 		if err != nil {
 			return nil, in.Path, fmt.Errorf("jsonl: %w", err)
 		}
-		if st.Mode()&fs.ModeNamedPipe != 0 {
-			f.Close()
+		if f == nil {
 			return nil, in.Path, nil
 		}
 		r, closeFn, err := open(in.Path, f)

@@ -41,9 +41,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync/atomic"
@@ -54,7 +51,6 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
 
-	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
@@ -141,38 +137,22 @@ func New(paths []string, cols []Column, opt Options) (*Source, error) {
 	s := &Source{ext: ext, opt: opt}
 	for _, a := range files {
 		f := a.URL
-		// The checks below read a local file, which is cheap and can be read again; an object
-		// is not fetched twice (Run reads it, with its retries): Expand found it (a HEAD or a
-		// listing), so it exists and may be read.
-		local, ok := objstore.LocalPath(f)
-		if !ok {
-			s.inputs = append(s.inputs, sources.Input{Path: f, Size: a.Size})
-			continue
-		}
-		st, err := os.Stat(local)
-		if err != nil {
-			return nil, fmt.Errorf("jsonl: %w", err)
-		}
-		if m := st.Mode(); !m.IsRegular() {
-			if m&fs.ModeNamedPipe == 0 {
-				return nil, fmt.Errorf("jsonl: %w: %s is a %s", inputfile.ErrNotStream, f, inputfile.TypeName(m))
-			}
-			// A named pipe is read once, in Run: checking it here would consume its start.
-			s.inputs = append(s.inputs, sources.Input{Path: f})
-			continue
-		}
 		// Fail before the run, not an hour into it, when a file cannot be opened or its
-		// compressed stream does not start.
-		rc, _, err := inputfile.OpenStream(context.Background(), local)
+		// compressed stream does not start. OpenCheck opens only what is cheap to read again
+		// (a local regular file): a named pipe is read once, in Run, and an object is not
+		// fetched twice (Expand found it, so it exists and may be read).
+		rc, err := opt.Store.OpenCheck(context.Background(), f)
 		if err != nil {
 			return nil, fmt.Errorf("jsonl: %w", err)
 		}
-		_, closeFn, err := open(f, rc)
-		if err != nil {
-			return nil, err
+		if rc != nil {
+			_, closeFn, err := open(f, rc)
+			if err != nil {
+				return nil, err
+			}
+			closeFn()
 		}
-		closeFn()
-		s.inputs = append(s.inputs, sources.Input{Path: f, Size: st.Size()})
+		s.inputs = append(s.inputs, sources.Input{Path: f, Size: a.Size})
 	}
 	return s, nil
 }
@@ -195,9 +175,9 @@ func expand(store *objstore.Client, paths []string) ([]objstore.Attrs, error) {
 			return nil, fmt.Errorf("jsonl: %w", err)
 		}
 		for _, a := range found {
-			k := a.URL
-			if p, ok := objstore.LocalPath(k); ok { // one file however its path is spelled
-				k = filepath.Clean(p)
+			k, err := objstore.Key(a.URL) // one file however its name is spelled
+			if err != nil {
+				k = a.URL
 			}
 			if !seen[k] {
 				seen[k] = true
