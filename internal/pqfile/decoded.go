@@ -27,7 +27,11 @@ const keepPage = 4 << 20
 // decoded: each compressed page body is read from the file once and decompressed once, as the
 // library reads it, into exactly the size its header declares (a body that decodes to more or
 // less, or whose checksum fails, is an error; nothing larger than the header's size is ever
-// allocated). The library then reads the pages as uncompressed ones.
+// allocated). The library then reads the pages as uncompressed ones. A snappy page is the
+// exception: its body states its decoded length up front, so it is served as it lies in the
+// file, once that length is found equal to its header's, and the library decodes it into its
+// own pooled buffer (a second buffer and copy of every page would double what the read
+// allocates).
 type RowGroup struct {
 	// RG is the library's view of the row group: its column chunks in schema order.
 	RG pq.RowGroup
@@ -120,15 +124,18 @@ type segment struct {
 	page   int
 }
 
-// decodedChunk is a compressed column chunk served decoded.
+// decodedChunk is a compressed column chunk served decoded, or, a snappy one (raw), served
+// as it lies once each page's decoded length is checked.
 type decodedChunk struct {
-	path  string
-	codec format.CompressionCodec
-	end   int64 // the chunk's end in the real file
-	pages []pageRef
-	cur   int    // the page decoded in page, or -1
-	page  []byte // its bytes
-	comp  []byte // a compressed body, while it is decoded
+	path    string
+	codec   format.CompressionCodec
+	raw     bool
+	checked []bool // of a raw chunk: the pages whose length was checked
+	end     int64  // the chunk's end in the real file
+	pages   []pageRef
+	cur     int    // the page decoded in page, or -1
+	page    []byte // its bytes
+	comp    []byte // a compressed body, while it is decoded
 	// maxPage and maxComp are the largest sizes of its pages: the buffers are made that
 	// large once (the page checks have bounded them).
 	maxPage, maxComp int
@@ -156,7 +163,9 @@ func (f *File) decodedView(md *format.FileMetaData, local int, leaves []int, sta
 		st := &stats[k]
 		start := ChunkStart(orig)
 		base := off
-		if orig.Codec == format.Uncompressed {
+		codec := format.Uncompressed // as the view serves the chunk
+		switch {
+		case orig.Codec == format.Uncompressed:
 			n := orig.TotalCompressedSize
 			v.segs = append(v.segs, segment{off: off, n: n, real: start})
 			off += n
@@ -164,7 +173,21 @@ func (f *File) decodedView(md *format.FileMetaData, local int, leaves []int, sta
 			if orig.DictionaryPageOffset > 0 {
 				m.DictionaryPageOffset = base + orig.DictionaryPageOffset - start
 			}
-		} else {
+		case orig.Codec == format.Snappy && servesRaw(st.pages):
+			// The chunk as it lies (one run, so that a read of the library is one read of
+			// the file), each page's body checked as it is first read.
+			c := &decodedChunk{path: st.path, codec: orig.Codec, raw: true, end: st.end, pages: st.pages, cur: -1,
+				checked: make([]bool, len(st.pages))}
+			v.chunks = append(v.chunks, c)
+			codec = format.Snappy
+			n := orig.TotalCompressedSize
+			v.segs = append(v.segs, segment{off: off, n: n, real: start, chunk: c})
+			off += n
+			m.DataPageOffset = base + orig.DataPageOffset - start
+			if orig.DictionaryPageOffset > 0 {
+				m.DictionaryPageOffset = base + orig.DictionaryPageOffset - start
+			}
+		default:
 			c := &decodedChunk{path: st.path, codec: orig.Codec, end: st.end, pages: st.pages, cur: -1}
 			for _, ref := range c.pages {
 				c.maxPage = max(c.maxPage, int(ref.h.UncompressedPageSize), int(ref.h.CompressedPageSize))
@@ -199,7 +222,7 @@ func (f *File) decodedView(md *format.FileMetaData, local int, leaves []int, sta
 				m.DataPageOffset = base
 			}
 		}
-		m.Codec = format.Uncompressed
+		m.Codec = codec
 		first := m.DataPageOffset
 		if m.DictionaryPageOffset > 0 && m.DictionaryPageOffset < first {
 			first = m.DictionaryPageOffset
@@ -227,6 +250,21 @@ func (f *File) decodedView(md *format.FileMetaData, local int, leaves []int, sta
 
 func putUint32(b []byte, x uint32) {
 	b[0], b[1], b[2], b[3] = byte(x), byte(x>>8), byte(x>>16), byte(x>>24)
+}
+
+// servesRaw reports whether a snappy chunk's pages can be served as they lie: the library
+// decodes every page of it but the data pages v2 marked uncompressed, and so fails on one
+// holding nothing but levels (no snappy stream at all), which a decoded chunk serves.
+func servesRaw(pages []pageRef) bool {
+	for i := range pages {
+		h := &pages[i].h
+		if v2, ok := h.DataPageHeaderV2.Get(); ok && h.Type == format.DataPageV2 && !decodes(h) {
+			if c, set := v2.IsCompressed.Get(); !set || c {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // decodes reports whether a page's body is decompressed (a data page v2 may store its values
@@ -267,12 +305,18 @@ func (v *decodedFile) ReadAt(p []byte, off int64) (int, error) {
 		switch {
 		case s.mem != nil:
 			copy(dst, s.mem[at:])
-		case s.chunk == nil:
+		case s.chunk == nil || s.chunk.raw:
 			if k, err := v.r.ReadAt(dst, s.real+at); k < len(dst) {
 				if err == nil || errors.Is(err, io.EOF) {
 					err = io.ErrUnexpectedEOF
 				}
 				return n + k, err
+			}
+			if s.chunk != nil {
+				if err := v.checkRaw(s.chunk, dst, s.real+at); err != nil {
+					v.err = err
+					return n, err
+				}
 			}
 		default:
 			c := s.chunk
@@ -293,6 +337,52 @@ func (v *decodedFile) ReadAt(p []byte, off int64) (int, error) {
 		return n, io.EOF
 	}
 	return n, nil
+}
+
+// checkRaw checks, for each page of the raw chunk c whose body dst (the bytes just read from
+// the file at offset off) reaches, that its snappy body states the decoded size its header
+// declares, before the library decodes it (its decoder would allocate whatever the body
+// states). The few bytes of the length are read again only when dst does not hold them.
+func (v *decodedFile) checkRaw(c *decodedChunk, dst []byte, off int64) error {
+	end := off + int64(len(dst))
+	p := sort.Search(len(c.pages), func(i int) bool {
+		return c.pages[i].body+int64(c.pages[i].h.CompressedPageSize) > off
+	})
+	for ; p < len(c.pages) && c.pages[p].body < end; p++ {
+		if c.checked[p] {
+			continue
+		}
+		if err := v.checkRawPage(c, p, dst, off); err != nil {
+			return fmt.Errorf("%w: column %s: the page at offset %d: %v", ErrCorrupt, quote.Q(c.path), c.pages[p].body, err)
+		}
+		c.checked[p] = true
+	}
+	return nil
+}
+
+func (v *decodedFile) checkRawPage(c *decodedChunk, p int, dst []byte, off int64) error {
+	ref := &c.pages[p]
+	skip, want, ok := compressedPart(&ref.h)
+	if !ok {
+		return nil
+	}
+	at := ref.body + int64(skip)
+	k := min(int64(ref.h.CompressedPageSize)-int64(skip), 10) // the varint of the decoded length
+	var head []byte
+	if at >= off && at+k <= off+int64(len(dst)) {
+		head = dst[at-off : at-off+k]
+	} else {
+		var b [10]byte
+		head = b[:k]
+		if got, err := v.r.ReadAt(head, at); int64(got) < k {
+			return fmt.Errorf("reading the page: %w", err)
+		}
+	}
+	got, err := snappy.DecodedLen(head)
+	if err == nil && got != want {
+		err = fmt.Errorf("snappy data of %d bytes where the header says %d", got, want)
+	}
+	return err
 }
 
 // decode reads page p of c from the file and decodes it into c.page.

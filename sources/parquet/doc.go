@@ -30,8 +30,10 @@
 // row group can hold, PLAIN data long enough); then, within the row group's share of
 // Options.MaxInFlight, the row group is read: each compressed page is read from the input
 // once and decompressed once, as the library reaches it, into exactly the size its header
-// declares (a body that decodes to more or less, or fails its checksum, stops the read), and
-// the library decodes it as an uncompressed page. A panic of the library becomes an error. File-level problems fail New (the
+// declares (a body that decodes to more or less, or fails its checksum, stops the read); a
+// snappy page, whose body states its decoded length, is handed to the library as it lies once
+// that length is checked, the others are decoded here and read by the library as uncompressed
+// pages. A panic of the library becomes an error. File-level problems fail New (the
 // footer, the columns) or Run (pages), naming the file, row group and row; a value that cannot
 // be converted makes its sample an error (RowError) for the error policy. Encrypted files, the
 // deprecated LZ4 codec, columns in other files and pages or row groups beyond the limits are
