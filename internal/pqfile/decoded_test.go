@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/snappy"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/mldf/convert/internal/pqfile/pqtest"
@@ -44,7 +45,7 @@ func TestSnappyServedRaw(t *testing.T) {
 			var c Checker
 			defer c.Close()
 			rg := &w.PF.Metadata().RowGroups[0]
-			st, err := c.Chunk(f.ReaderAt(), &rg.Columns[0].MetaData, rg.NumRows, Leaves(f.Schema)[0], Limits{})
+			st, err := c.Chunk(f.ReaderAt(), &rg.Columns[0].MetaData, rg.NumRows, f.Leaves()[0], Limits{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,6 +78,47 @@ func TestSnappyServedRaw(t *testing.T) {
 			}
 			if tc.want == "" && !bytes.Equal(got, whole) {
 				t.Fatal("read a byte at a time, the view differs")
+			}
+		})
+	}
+}
+
+// TestHostileSchemas: what the library builds its schema tree from without a word is checked
+// when the file is opened: the tree it builds is then the file's one schema.
+func TestHostileSchemas(t *testing.T) {
+	leaf := func(name string, typ format.Type) format.SchemaElement {
+		return format.SchemaElement{Name: name, Type: thrift.New(typ), RepetitionType: thrift.New(format.Required)}
+	}
+	group := func(name string, children int32) format.SchemaElement {
+		return format.SchemaElement{Name: name, NumChildren: thrift.New(children), RepetitionType: thrift.New(format.Optional)}
+	}
+	root := func(children int32) format.SchemaElement {
+		return format.SchemaElement{Name: "schema", NumChildren: thrift.New(children)}
+	}
+	badRep := leaf("x", format.Int64)
+	badRep.RepetitionType = thrift.New(format.FieldRepetitionType(7))
+	noType := format.SchemaElement{Name: "x", RepetitionType: thrift.New(format.Required)}
+	flba := leaf("x", format.FixedLenByteArray)
+	typedGroup := group("g", 1)
+	typedGroup.Type = thrift.New(format.Int64)
+	for _, tc := range []struct {
+		name   string
+		schema []format.SchemaElement
+		want   string
+	}{
+		{"a column without a name", []format.SchemaElement{root(1), leaf("", format.Int64)}, "has no name"},
+		{"repetition type 7", []format.SchemaElement{root(1), badRep}, `column "x" has repetition type 7`},
+		{"a leaf without a type", []format.SchemaElement{root(1), noType}, `column "x" has no type`},
+		{"physical type 99", []format.SchemaElement{root(1), leaf("x", format.Type(99))}, `column "x" has physical type 99`},
+		{"FIXED_LEN_BYTE_ARRAY of length 0", []format.SchemaElement{root(1), flba}, "FIXED_LEN_BYTE_ARRAY of length 0"},
+		{"a group with a physical type", []format.SchemaElement{root(1), typedGroup, leaf("x", format.Int64)}, `group "g" has a physical type`},
+		{"elements after the root's children", []format.SchemaElement{root(1), leaf("x", format.Int64), leaf("y", format.Int64)}, "follow the root's children"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := pqtest.File(tc.schema, nil)
+			_, err := Open(bytes.NewReader(data), int64(len(data)), "hostile.parquet")
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "hostile.parquet") {
+				t.Fatalf("error %v, want ErrCorrupt naming the file and %q", err, tc.want)
 			}
 		})
 	}

@@ -283,7 +283,7 @@ func compressedPart(h *format.PageHeader) (skip, want int, ok bool) {
 
 // CheckPages checks the pages of every column chunk of every row group (see Checker.Chunk).
 func (f *File) CheckPages(lim Limits) error {
-	leaves := Leaves(f.Schema)
+	leaves := f.Leaves()
 	var c Checker
 	defer c.Close()
 	for lo := 0; lo < f.NumRowGroups(); {
@@ -308,48 +308,4 @@ func (f *File) CheckPages(lim Limits) error {
 		lo += len(w.PF.Metadata().RowGroups)
 	}
 	return nil
-}
-
-// Leaves returns the leaf columns of a schema (checked by Open), in column order.
-func Leaves(elems []format.SchemaElement) []Leaf {
-	type group struct {
-		left           int32
-		path           string
-		maxDef, maxRep int
-	}
-	var out []Leaf
-	var stack []group
-	for i := range elems {
-		e := &elems[i]
-		if i == 0 {
-			stack = append(stack, group{left: e.NumChildren.V})
-			continue
-		}
-		if len(stack) == 0 {
-			break
-		}
-		top := &stack[len(stack)-1]
-		top.left--
-		def, rep := top.maxDef, top.maxRep
-		switch r, ok := e.RepetitionType.Get(); {
-		case !ok || r == format.Optional:
-			def++
-		case r == format.Repeated:
-			def++
-			rep++
-		}
-		path := e.Name
-		if top.path != "" {
-			path = top.path + "." + e.Name
-		}
-		if n, ok := e.NumChildren.Get(); ok && n > 0 {
-			stack = append(stack, group{left: n, path: path, maxDef: def, maxRep: rep})
-		} else {
-			out = append(out, Leaf{Path: path, MaxDef: def, MaxRep: rep, Type: e.Type.V, TypeLen: e.TypeLength.V})
-		}
-		for len(stack) > 0 && stack[len(stack)-1].left <= 0 {
-			stack = stack[:len(stack)-1]
-		}
-	}
-	return out
 }

@@ -7,9 +7,12 @@
 // The library is github.com/parquet-go/parquet-go (docs/PARQUET.md says why): it decodes every
 // standard encoding (PLAIN, dictionary, RLE, bit-packed, DELTA_BINARY_PACKED,
 // DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT) and codec (SNAPPY, GZIP, ZSTD,
-// LZ4_RAW, BROTLI), data pages v1 and v2, and checks page CRCs. This package builds its own
-// schema tree from the footer, reads each needed leaf column's values with their repetition
-// and definition levels, and assembles rows: a flat column is a value, a nested one (structs,
+// LZ4_RAW, BROTLI), data pages v1 and v2, and checks page CRCs. The schema is the library's
+// own column tree (its File.Root(): paths, repetition, the levels it decodes pages with, and
+// each leaf's Index, its column's position in a row group); the only things kept beside it
+// are indexes into it (the leaves by column index, each column's footer element for the
+// annotations as written, a wide table's columns by name). This package reads each needed
+// leaf column's values with their repetition and definition levels, and assembles rows: a flat column is a value, a nested one (structs,
 // lists, maps) is assembled as JSON (the record assembly of the Dremel paper) or, for lists of
 // numbers, as a .npy array.
 //
