@@ -9,6 +9,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/mldf/convert/internal/pqfile"
+	"github.com/mldf/convert/internal/quote"
 )
 
 // indexChildren is the number of top-level columns from which Lookup indexes them by name.
@@ -39,13 +40,13 @@ func newSchema(root *pq.Column, elems []format.SchemaElement) (*Schema, error) {
 			return fmt.Errorf("%w: schema nested deeper than %d", ErrCorrupt, pqfile.MaxSchemaDepth)
 		}
 		if pos >= len(elems) || elems[pos].Name != c.Name() {
-			return fmt.Errorf("%w: the library's schema tree differs from the footer's at column %q", ErrCorrupt, pathOf(c))
+			return fmt.Errorf("%w: the library's schema tree differs from the footer's at column %s", ErrCorrupt, quote.Q(pathOf(c)))
 		}
 		e := &elems[pos]
 		pos++
 		if c.Leaf() {
 			if c.Index() != len(s.leaves) {
-				return fmt.Errorf("%w: column %q has index %d, not %d", ErrCorrupt, pathOf(c), c.Index(), len(s.leaves))
+				return fmt.Errorf("%w: column %s has index %d, not %d", ErrCorrupt, quote.Q(pathOf(c)), c.Index(), len(s.leaves))
 			}
 			s.leaves = append(s.leaves, c)
 			s.leafElem = append(s.leafElem, e)
@@ -59,7 +60,7 @@ func newSchema(root *pq.Column, elems []format.SchemaElement) (*Schema, error) {
 			}
 		}
 		if c != root && len(s.leaves) == first {
-			return fmt.Errorf("%w: group %q has no columns", ErrUnsupported, pathOf(c))
+			return fmt.Errorf("%w: group %s has no columns", ErrUnsupported, quote.Q(pathOf(c)))
 		}
 		return nil
 	}
