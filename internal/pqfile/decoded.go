@@ -56,13 +56,71 @@ func (g *RowGroup) Close() {
 	}
 	g.v.mu.Lock()
 	defer g.v.mu.Unlock()
-	if g.v.zstd != nil {
-		g.v.zstd.Close()
+	f := g.v.file
+	f.spare.Lock()
+	defer f.spare.Unlock()
+	if d := g.v.zstd; d != nil {
+		if len(f.spare.zstd) < spareDecoders {
+			f.spare.zstd = append(f.spare.zstd, d)
+		} else {
+			d.Close()
+		}
 		g.v.zstd = nil
 	}
 	for _, c := range g.v.chunks {
+		for _, b := range [][]byte{c.page, c.comp} {
+			if cap(b) > 0 && cap(b) <= keepPage && f.spare.bytes+cap(b) <= spareBytes {
+				f.spare.bufs = append(f.spare.bufs, b[:0])
+				f.spare.bytes += cap(b)
+			}
+		}
 		c.page, c.comp = nil, nil
 	}
+}
+
+// Buffers and decoders a closed row group leaves for the next of the same file: a file read
+// row group after row group makes its zstd decoders and page buffers once, not per row group.
+// None owns a goroutine (the decoders decode synchronously), so dropping them is enough.
+const (
+	spareDecoders = 4
+	spareBytes    = 8 << 20
+)
+
+// spares is a file's stock of them.
+type spares struct {
+	sync.Mutex
+	zstd  []*zstd.Decoder
+	bufs  [][]byte
+	bytes int
+}
+
+// buffer returns a spare buffer of at least n bytes (length n), or a new one of capacity c.
+func (v *decodedFile) buffer(n, c int) []byte {
+	sp := &v.file.spare
+	sp.Lock()
+	defer sp.Unlock()
+	for i, b := range sp.bufs {
+		if cap(b) >= n {
+			last := len(sp.bufs) - 1
+			sp.bufs[i], sp.bufs[last] = sp.bufs[last], nil
+			sp.bufs = sp.bufs[:last]
+			sp.bytes -= cap(b)
+			return b[:n]
+		}
+	}
+	return make([]byte, n, c)
+}
+
+// decoder returns a spare zstd decoder, or nil.
+func (f *File) decoder() *zstd.Decoder {
+	f.spare.Lock()
+	defer f.spare.Unlock()
+	if k := len(f.spare.zstd); k > 0 {
+		d := f.spare.zstd[k-1]
+		f.spare.zstd = f.spare.zstd[:k-1]
+		return d
+	}
+	return nil
 }
 
 // RowGroup returns row group i of window w for reading the leaf columns leaves, whose chunks
@@ -96,6 +154,7 @@ func (f *File) RowGroup(w *Window, i int, leaves []int, stats []ChunkStats) (*Ro
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: row group %d: %w", ErrCorrupt, f.name, i, err)
 	}
+	v.zstd = f.decoder()
 	return &RowGroup{RG: pf.RowGroups()[0], v: v}, nil
 }
 
@@ -103,6 +162,7 @@ func (f *File) RowGroup(w *Window, i int, leaves []int, stats []ChunkStats) (*Ro
 // read (compressed ones as uncompressed pages: re-encoded headers and bodies decoded on
 // demand), and a footer naming those chunks uncompressed. It serves one reader at a time.
 type decodedFile struct {
+	file   *File
 	name   string
 	r      io.ReaderAt
 	size   int64
@@ -143,7 +203,7 @@ type decodedChunk struct {
 
 // decodedView lays out the made-up file of row group local of md.
 func (f *File) decodedView(md *format.FileMetaData, local int, leaves []int, stats []ChunkStats) (*decodedFile, error) {
-	v := &decodedFile{name: f.name, r: f.r}
+	v := &decodedFile{file: f, name: f.name, r: f.r}
 	v.segs = append(v.segs, segment{off: 0, n: 4, mem: []byte("PAR1")})
 	off := int64(4)
 	rg := md.RowGroups[local]
@@ -403,7 +463,7 @@ func (v *decodedFile) decodeBody(c *decodedChunk, h *format.PageHeader, body int
 		return fmt.Errorf("a size out of bounds") // Chunk refuses these
 	}
 	if cap(c.comp) < int(size) {
-		c.comp = make([]byte, size, max(int(size), min(c.maxComp, keepPage)))
+		c.comp = v.buffer(int(size), max(int(size), min(c.maxComp, keepPage)))
 	}
 	comp := c.comp[:size]
 	if k, err := v.r.ReadAt(comp, body); k < len(comp) {
@@ -424,7 +484,7 @@ func (v *decodedFile) decodeBody(c *decodedChunk, h *format.PageHeader, body int
 		want = len(comp)
 	}
 	if cap(c.page) < want {
-		c.page = make([]byte, want, max(want, min(c.maxPage, keepPage)))
+		c.page = v.buffer(want, max(want, min(c.maxPage, keepPage)))
 	}
 	c.page = c.page[:want]
 	if !decodes(h) {

@@ -64,7 +64,8 @@ type File struct {
 	Schema   []format.SchemaElement
 	KeyValue []format.KeyValue
 	leaves   int
-	whole    bool // one window of all the row groups
+	whole    bool   // one window of all the row groups
+	spare    spares // left by closed row groups for the next
 }
 
 // Window is a run of consecutive row groups decoded together: PF is the library's view of a
