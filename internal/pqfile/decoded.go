@@ -27,7 +27,11 @@ const keepPage = 4 << 20
 // decoded: each compressed page body is read from the file once and decompressed once, as the
 // library reads it, into exactly the size its header declares (a body that decodes to more or
 // less, or whose checksum fails, is an error; nothing larger than the header's size is ever
-// allocated). The library then reads the pages as uncompressed ones.
+// allocated). The library then reads the pages as uncompressed ones. A snappy page is the
+// exception: its body states its decoded length up front, so it is served as it lies in the
+// file, once that length is found equal to its header's, and the library decodes it into its
+// own pooled buffer (a second buffer and copy of every page would double what the read
+// allocates).
 type RowGroup struct {
 	// RG is the library's view of the row group: its column chunks in schema order.
 	RG pq.RowGroup
@@ -52,13 +56,71 @@ func (g *RowGroup) Close() {
 	}
 	g.v.mu.Lock()
 	defer g.v.mu.Unlock()
-	if g.v.zstd != nil {
-		g.v.zstd.Close()
+	f := g.v.file
+	f.spare.Lock()
+	defer f.spare.Unlock()
+	if d := g.v.zstd; d != nil {
+		if len(f.spare.zstd) < spareDecoders {
+			f.spare.zstd = append(f.spare.zstd, d)
+		} else {
+			d.Close()
+		}
 		g.v.zstd = nil
 	}
 	for _, c := range g.v.chunks {
+		for _, b := range [][]byte{c.page, c.comp} {
+			if cap(b) > 0 && cap(b) <= keepPage && f.spare.bytes+cap(b) <= spareBytes {
+				f.spare.bufs = append(f.spare.bufs, b[:0])
+				f.spare.bytes += cap(b)
+			}
+		}
 		c.page, c.comp = nil, nil
 	}
+}
+
+// Buffers and decoders a closed row group leaves for the next of the same file: a file read
+// row group after row group makes its zstd decoders and page buffers once, not per row group.
+// None owns a goroutine (the decoders decode synchronously), so dropping them is enough.
+const (
+	spareDecoders = 4
+	spareBytes    = 8 << 20
+)
+
+// spares is a file's stock of them.
+type spares struct {
+	sync.Mutex
+	zstd  []*zstd.Decoder
+	bufs  [][]byte
+	bytes int
+}
+
+// buffer returns a spare buffer of at least n bytes (length n), or a new one of capacity c.
+func (v *decodedFile) buffer(n, c int) []byte {
+	sp := &v.file.spare
+	sp.Lock()
+	defer sp.Unlock()
+	for i, b := range sp.bufs {
+		if cap(b) >= n {
+			last := len(sp.bufs) - 1
+			sp.bufs[i], sp.bufs[last] = sp.bufs[last], nil
+			sp.bufs = sp.bufs[:last]
+			sp.bytes -= cap(b)
+			return b[:n]
+		}
+	}
+	return make([]byte, n, c)
+}
+
+// decoder returns a spare zstd decoder, or nil.
+func (f *File) decoder() *zstd.Decoder {
+	f.spare.Lock()
+	defer f.spare.Unlock()
+	if k := len(f.spare.zstd); k > 0 {
+		d := f.spare.zstd[k-1]
+		f.spare.zstd = f.spare.zstd[:k-1]
+		return d
+	}
+	return nil
 }
 
 // RowGroup returns row group i of window w for reading the leaf columns leaves, whose chunks
@@ -92,6 +154,7 @@ func (f *File) RowGroup(w *Window, i int, leaves []int, stats []ChunkStats) (*Ro
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: row group %d: %w", ErrCorrupt, f.name, i, err)
 	}
+	v.zstd = f.decoder()
 	return &RowGroup{RG: pf.RowGroups()[0], v: v}, nil
 }
 
@@ -99,6 +162,7 @@ func (f *File) RowGroup(w *Window, i int, leaves []int, stats []ChunkStats) (*Ro
 // read (compressed ones as uncompressed pages: re-encoded headers and bodies decoded on
 // demand), and a footer naming those chunks uncompressed. It serves one reader at a time.
 type decodedFile struct {
+	file   *File
 	name   string
 	r      io.ReaderAt
 	size   int64
@@ -120,15 +184,18 @@ type segment struct {
 	page   int
 }
 
-// decodedChunk is a compressed column chunk served decoded.
+// decodedChunk is a compressed column chunk served decoded, or, a snappy one (raw), served
+// as it lies once each page's decoded length is checked.
 type decodedChunk struct {
-	path  string
-	codec format.CompressionCodec
-	end   int64 // the chunk's end in the real file
-	pages []pageRef
-	cur   int    // the page decoded in page, or -1
-	page  []byte // its bytes
-	comp  []byte // a compressed body, while it is decoded
+	path    string
+	codec   format.CompressionCodec
+	raw     bool
+	checked []bool // of a raw chunk: the pages whose length was checked
+	end     int64  // the chunk's end in the real file
+	pages   []pageRef
+	cur     int    // the page decoded in page, or -1
+	page    []byte // its bytes
+	comp    []byte // a compressed body, while it is decoded
 	// maxPage and maxComp are the largest sizes of its pages: the buffers are made that
 	// large once (the page checks have bounded them).
 	maxPage, maxComp int
@@ -136,7 +203,7 @@ type decodedChunk struct {
 
 // decodedView lays out the made-up file of row group local of md.
 func (f *File) decodedView(md *format.FileMetaData, local int, leaves []int, stats []ChunkStats) (*decodedFile, error) {
-	v := &decodedFile{name: f.name, r: f.r}
+	v := &decodedFile{file: f, name: f.name, r: f.r}
 	v.segs = append(v.segs, segment{off: 0, n: 4, mem: []byte("PAR1")})
 	off := int64(4)
 	rg := md.RowGroups[local]
@@ -156,7 +223,9 @@ func (f *File) decodedView(md *format.FileMetaData, local int, leaves []int, sta
 		st := &stats[k]
 		start := ChunkStart(orig)
 		base := off
-		if orig.Codec == format.Uncompressed {
+		codec := format.Uncompressed // as the view serves the chunk
+		switch {
+		case orig.Codec == format.Uncompressed:
 			n := orig.TotalCompressedSize
 			v.segs = append(v.segs, segment{off: off, n: n, real: start})
 			off += n
@@ -164,7 +233,21 @@ func (f *File) decodedView(md *format.FileMetaData, local int, leaves []int, sta
 			if orig.DictionaryPageOffset > 0 {
 				m.DictionaryPageOffset = base + orig.DictionaryPageOffset - start
 			}
-		} else {
+		case orig.Codec == format.Snappy && servesRaw(st.pages):
+			// The chunk as it lies (one run, so that a read of the library is one read of
+			// the file), each page's body checked as it is first read.
+			c := &decodedChunk{path: st.path, codec: orig.Codec, raw: true, end: st.end, pages: st.pages, cur: -1,
+				checked: make([]bool, len(st.pages))}
+			v.chunks = append(v.chunks, c)
+			codec = format.Snappy
+			n := orig.TotalCompressedSize
+			v.segs = append(v.segs, segment{off: off, n: n, real: start, chunk: c})
+			off += n
+			m.DataPageOffset = base + orig.DataPageOffset - start
+			if orig.DictionaryPageOffset > 0 {
+				m.DictionaryPageOffset = base + orig.DictionaryPageOffset - start
+			}
+		default:
 			c := &decodedChunk{path: st.path, codec: orig.Codec, end: st.end, pages: st.pages, cur: -1}
 			for _, ref := range c.pages {
 				c.maxPage = max(c.maxPage, int(ref.h.UncompressedPageSize), int(ref.h.CompressedPageSize))
@@ -199,7 +282,7 @@ func (f *File) decodedView(md *format.FileMetaData, local int, leaves []int, sta
 				m.DataPageOffset = base
 			}
 		}
-		m.Codec = format.Uncompressed
+		m.Codec = codec
 		first := m.DataPageOffset
 		if m.DictionaryPageOffset > 0 && m.DictionaryPageOffset < first {
 			first = m.DictionaryPageOffset
@@ -227,6 +310,21 @@ func (f *File) decodedView(md *format.FileMetaData, local int, leaves []int, sta
 
 func putUint32(b []byte, x uint32) {
 	b[0], b[1], b[2], b[3] = byte(x), byte(x>>8), byte(x>>16), byte(x>>24)
+}
+
+// servesRaw reports whether a snappy chunk's pages can be served as they lie: the library
+// decodes every page of it but the data pages v2 marked uncompressed, and so fails on one
+// holding nothing but levels (no snappy stream at all), which a decoded chunk serves.
+func servesRaw(pages []pageRef) bool {
+	for i := range pages {
+		h := &pages[i].h
+		if v2, ok := h.DataPageHeaderV2.Get(); ok && h.Type == format.DataPageV2 && !decodes(h) {
+			if c, set := v2.IsCompressed.Get(); !set || c {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // decodes reports whether a page's body is decompressed (a data page v2 may store its values
@@ -267,12 +365,18 @@ func (v *decodedFile) ReadAt(p []byte, off int64) (int, error) {
 		switch {
 		case s.mem != nil:
 			copy(dst, s.mem[at:])
-		case s.chunk == nil:
+		case s.chunk == nil || s.chunk.raw:
 			if k, err := v.r.ReadAt(dst, s.real+at); k < len(dst) {
 				if err == nil || errors.Is(err, io.EOF) {
 					err = io.ErrUnexpectedEOF
 				}
 				return n + k, err
+			}
+			if s.chunk != nil {
+				if err := v.checkRaw(s.chunk, dst, s.real+at); err != nil {
+					v.err = err
+					return n, err
+				}
 			}
 		default:
 			c := s.chunk
@@ -295,6 +399,52 @@ func (v *decodedFile) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
+// checkRaw checks, for each page of the raw chunk c whose body dst (the bytes just read from
+// the file at offset off) reaches, that its snappy body states the decoded size its header
+// declares, before the library decodes it (its decoder would allocate whatever the body
+// states). The few bytes of the length are read again only when dst does not hold them.
+func (v *decodedFile) checkRaw(c *decodedChunk, dst []byte, off int64) error {
+	end := off + int64(len(dst))
+	p := sort.Search(len(c.pages), func(i int) bool {
+		return c.pages[i].body+int64(c.pages[i].h.CompressedPageSize) > off
+	})
+	for ; p < len(c.pages) && c.pages[p].body < end; p++ {
+		if c.checked[p] {
+			continue
+		}
+		if err := v.checkRawPage(c, p, dst, off); err != nil {
+			return fmt.Errorf("%w: column %s: the page at offset %d: %v", ErrCorrupt, quote.Q(c.path), c.pages[p].body, err)
+		}
+		c.checked[p] = true
+	}
+	return nil
+}
+
+func (v *decodedFile) checkRawPage(c *decodedChunk, p int, dst []byte, off int64) error {
+	ref := &c.pages[p]
+	skip, want, ok := compressedPart(&ref.h)
+	if !ok {
+		return nil
+	}
+	at := ref.body + int64(skip)
+	k := min(int64(ref.h.CompressedPageSize)-int64(skip), 10) // the varint of the decoded length
+	var head []byte
+	if at >= off && at+k <= off+int64(len(dst)) {
+		head = dst[at-off : at-off+k]
+	} else {
+		var b [10]byte
+		head = b[:k]
+		if got, err := v.r.ReadAt(head, at); int64(got) < k {
+			return fmt.Errorf("reading the page: %w", err)
+		}
+	}
+	got, err := snappy.DecodedLen(head)
+	if err == nil && got != want {
+		err = fmt.Errorf("snappy data of %d bytes where the header says %d", got, want)
+	}
+	return err
+}
+
 // decode reads page p of c from the file and decodes it into c.page.
 func (v *decodedFile) decode(c *decodedChunk, p int) error {
 	ref := &c.pages[p]
@@ -313,7 +463,7 @@ func (v *decodedFile) decodeBody(c *decodedChunk, h *format.PageHeader, body int
 		return fmt.Errorf("a size out of bounds") // Chunk refuses these
 	}
 	if cap(c.comp) < int(size) {
-		c.comp = make([]byte, size, max(int(size), min(c.maxComp, keepPage)))
+		c.comp = v.buffer(int(size), max(int(size), min(c.maxComp, keepPage)))
 	}
 	comp := c.comp[:size]
 	if k, err := v.r.ReadAt(comp, body); k < len(comp) {
@@ -334,7 +484,7 @@ func (v *decodedFile) decodeBody(c *decodedChunk, h *format.PageHeader, body int
 		want = len(comp)
 	}
 	if cap(c.page) < want {
-		c.page = make([]byte, want, max(want, min(c.maxPage, keepPage)))
+		c.page = v.buffer(want, max(want, min(c.maxPage, keepPage)))
 	}
 	c.page = c.page[:want]
 	if !decodes(h) {

@@ -48,8 +48,8 @@ type Leaf struct {
 type ChunkStats struct {
 	// InFlight is about the most bytes the reading of the chunk holds at once: its
 	// dictionary page, the largest page compressed, and twice uncompressed (the page, and
-	// the values copied out of it), and for a compressed chunk the page as decompressed
-	// (RowGroup keeps that buffer, up to 4 MiB, for the next page).
+	// the values copied out of it), and for a chunk RowGroup decompresses (any codec but
+	// snappy) the page as decompressed (it keeps that buffer, up to 4 MiB, for the next page).
 	InFlight int64
 	path     string
 	codec    format.CompressionCodec
@@ -196,7 +196,7 @@ func (c *Checker) Chunk(r io.ReaderAt, m *format.ColumnMetaData, rows int64, lea
 		return st, fmt.Errorf("%w: column %s: the pages hold %d values, the column chunk declares %d", ErrCorrupt, path, values, m.NumValues)
 	}
 	st.InFlight = dict + maxComp + 2*maxUncomp
-	if m.Codec != format.Uncompressed {
+	if m.Codec != format.Uncompressed && m.Codec != format.Snappy { // RowGroup decodes these
 		st.InFlight += min(maxUncomp, keepPage)
 	}
 	st.codec, st.end, st.path = m.Codec, end, leaf.Path
@@ -244,19 +244,9 @@ func (c *Checker) checkBody(r io.ReaderAt, codec format.CompressionCodec, h *for
 		int64(h.CompressedPageSize) > end-body || int64(h.UncompressedPageSize) > maxPage {
 		return nil // the size checks report these
 	}
-	skip, want := 0, int(h.UncompressedPageSize)
-	if v2, ok := h.DataPageHeaderV2.Get(); ok && h.Type == format.DataPageV2 {
-		levels := int(v2.DefinitionLevelsByteLength) + int(v2.RepetitionLevelsByteLength)
-		if v2.DefinitionLevelsByteLength < 0 || v2.RepetitionLevelsByteLength < 0 || levels > int(h.CompressedPageSize) || levels > want {
-			return nil
-		}
-		if isCompressed, set := v2.IsCompressed.Get(); set && !isCompressed {
-			return nil
-		}
-		skip, want = levels, want-levels
-		if want == 0 && int(h.CompressedPageSize) == levels {
-			return nil // no values: nothing to decompress
-		}
+	skip, want, ok := compressedPart(h)
+	if !ok {
+		return nil
 	}
 	n := int(h.CompressedPageSize) - skip
 	if codec == format.Snappy {
@@ -269,9 +259,31 @@ func (c *Checker) checkBody(r io.ReaderAt, codec format.CompressionCodec, h *for
 	return c.body.check(codec, b, want)
 }
 
+// compressedPart returns where the compressed part of a page's body starts (after the
+// levels of a data page v2, which are not compressed) and the size it decodes to; ok is
+// false when nothing of the body is decompressed (or its sizes are wrong: Chunk reports
+// those).
+func compressedPart(h *format.PageHeader) (skip, want int, ok bool) {
+	skip, want = 0, int(h.UncompressedPageSize)
+	if v2, set := h.DataPageHeaderV2.Get(); set && h.Type == format.DataPageV2 {
+		levels := int(v2.DefinitionLevelsByteLength) + int(v2.RepetitionLevelsByteLength)
+		if v2.DefinitionLevelsByteLength < 0 || v2.RepetitionLevelsByteLength < 0 || levels > int(h.CompressedPageSize) || levels > want {
+			return 0, 0, false
+		}
+		if isCompressed, set := v2.IsCompressed.Get(); set && !isCompressed {
+			return 0, 0, false
+		}
+		skip, want = levels, want-levels
+		if want == 0 && int(h.CompressedPageSize) == levels {
+			return 0, 0, false // no values: nothing to decompress
+		}
+	}
+	return skip, want, true
+}
+
 // CheckPages checks the pages of every column chunk of every row group (see Checker.Chunk).
 func (f *File) CheckPages(lim Limits) error {
-	leaves := Leaves(f.Schema)
+	leaves := f.Leaves()
 	var c Checker
 	defer c.Close()
 	for lo := 0; lo < f.NumRowGroups(); {
@@ -296,48 +308,4 @@ func (f *File) CheckPages(lim Limits) error {
 		lo += len(w.PF.Metadata().RowGroups)
 	}
 	return nil
-}
-
-// Leaves returns the leaf columns of a schema (checked by Open), in column order.
-func Leaves(elems []format.SchemaElement) []Leaf {
-	type group struct {
-		left           int32
-		path           string
-		maxDef, maxRep int
-	}
-	var out []Leaf
-	var stack []group
-	for i := range elems {
-		e := &elems[i]
-		if i == 0 {
-			stack = append(stack, group{left: e.NumChildren.V})
-			continue
-		}
-		if len(stack) == 0 {
-			break
-		}
-		top := &stack[len(stack)-1]
-		top.left--
-		def, rep := top.maxDef, top.maxRep
-		switch r, ok := e.RepetitionType.Get(); {
-		case !ok || r == format.Optional:
-			def++
-		case r == format.Repeated:
-			def++
-			rep++
-		}
-		path := e.Name
-		if top.path != "" {
-			path = top.path + "." + e.Name
-		}
-		if n, ok := e.NumChildren.Get(); ok && n > 0 {
-			stack = append(stack, group{left: n, path: path, maxDef: def, maxRep: rep})
-		} else {
-			out = append(out, Leaf{Path: path, MaxDef: def, MaxRep: rep, Type: e.Type.V, TypeLen: e.TypeLength.V})
-		}
-		for len(stack) > 0 && stack[len(stack)-1].left <= 0 {
-			stack = stack[:len(stack)-1]
-		}
-	}
-	return out
 }

@@ -1,7 +1,8 @@
 // Package pqfile is the one guarded way into a Parquet file. Every Parquet read of the
 // repository opens its file here: the footer is walked in its raw Thrift bytes before
 // parquet-go decodes it (no length may exceed its bytes, the schema's element count and
-// nesting are bounded), the row groups are decoded a window at a time (so a file of many
+// nesting are bounded), the decoded schema elements are checked before anything relies on the
+// column tree the library built from them (Root, the one schema tree of a file), the row groups are decoded a window at a time (so a file of many
 // small row groups holds the state of a few), every column chunk must lie in the file and use
 // a supported codec, and, before a column chunk is read, its page headers are checked against
 // the chunk's and the row group's bounds (Checker.Chunk). A row group is then read through
@@ -63,7 +64,8 @@ type File struct {
 	Schema   []format.SchemaElement
 	KeyValue []format.KeyValue
 	leaves   int
-	whole    bool // one window of all the row groups
+	whole    bool   // one window of all the row groups
+	spare    spares // left by closed row groups for the next
 }
 
 // Window is a run of consecutive row groups decoded together: PF is the library's view of a
@@ -145,6 +147,9 @@ func open(r io.ReaderAt, size int64, name string, whole bool) (f *File, err erro
 		return nil, err
 	}
 	md := f.first.PF.Metadata()
+	if err := checkSchema(md.Schema); err != nil {
+		return nil, fmt.Errorf("%s: the schema: %w", name, err)
+	}
 	f.Schema, f.KeyValue = md.Schema, md.KeyValueMetadata
 	f.leaves = max(1, len(f.first.PF.Schema().Columns()))
 	for i := f.windowEnd(0); i < f.NumRowGroups(); i = f.windowEnd(i) {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	pq "github.com/parquet-go/parquet-go"
 	"math"
 	"strconv"
 
@@ -30,29 +31,32 @@ func (d *leafData) rowRange(i int) (int, int) {
 }
 
 // errLevels reports levels that do not fit the schema.
-func errLevels(n *Node) error {
-	return fmt.Errorf("%w: the repetition and definition levels of %q do not fit its schema", ErrCorrupt, n.Path)
+func errLevels(n *pq.Column) error {
+	return fmt.Errorf("%w: the repetition and definition levels of %q do not fit its schema", ErrCorrupt, pathOf(n))
 }
 
 // walker assembles one row of a nested column from its leaves' entries (the record assembly
 // of the Dremel paper): each leaf has a cursor; a missing subtree holds exactly one entry in
 // every leaf below it.
 type walker struct {
+	s     *Schema
 	data  []*leafData // by leaf index
 	pos   []int
 	end   []int
 	arena []byte
 }
 
-func (w *walker) start(n *Node, row int) {
-	for l := n.firstLeaf; l < n.endLeaf; l++ {
+func (w *walker) start(n *pq.Column, row int) {
+	first, end := leafRange(n)
+	for l := first; l < end; l++ {
 		w.pos[l], w.end[l] = w.data[l].rowRange(row)
 	}
 }
 
 // done checks that every leaf of n was consumed exactly.
-func (w *walker) done(n *Node) error {
-	for l := n.firstLeaf; l < n.endLeaf; l++ {
+func (w *walker) done(n *pq.Column) error {
+	first, end := leafRange(n)
+	for l := first; l < end; l++ {
 		if w.pos[l] != w.end[l] {
 			return errLevels(n)
 		}
@@ -60,8 +64,8 @@ func (w *walker) done(n *Node) error {
 	return nil
 }
 
-func (w *walker) peek(n *Node) (*entry, error) {
-	l := n.firstLeaf
+func (w *walker) peek(n *pq.Column) (*entry, error) {
+	l, _ := leafRange(n)
 	if w.pos[l] >= w.end[l] {
 		return nil, errLevels(n)
 	}
@@ -69,13 +73,14 @@ func (w *walker) peek(n *Node) (*entry, error) {
 }
 
 // more reports whether the next entry of n's first leaf repeats at n's level.
-func (w *walker) more(n *Node) bool {
-	l := n.firstLeaf
-	return w.pos[l] < w.end[l] && int(w.data[l].ents[w.pos[l]].rep) == n.maxRep
+func (w *walker) more(n *pq.Column) bool {
+	l, _ := leafRange(n)
+	return w.pos[l] < w.end[l] && int(w.data[l].ents[w.pos[l]].rep) == n.MaxRepetitionLevel()
 }
 
-func (w *walker) skip(n *Node) error {
-	for l := n.firstLeaf; l < n.endLeaf; l++ {
+func (w *walker) skip(n *pq.Column) error {
+	first, end := leafRange(n)
+	for l := first; l < end; l++ {
 		if w.pos[l] >= w.end[l] {
 			return errLevels(n)
 		}
@@ -88,9 +93,9 @@ func (w *walker) skip(n *Node) error {
 const maxJSON = 1 << 30
 
 // value appends node n at the cursors as JSON.
-func (w *walker) value(n *Node, out []byte) ([]byte, error) {
+func (w *walker) value(n *pq.Column, out []byte) ([]byte, error) {
 	if len(out) > maxJSON {
-		return out, fmt.Errorf("%w: the JSON of %q exceeds %d bytes", ErrValue, n.Path, maxJSON)
+		return out, fmt.Errorf("%w: the JSON of %q exceeds %d bytes", ErrValue, pathOf(n), maxJSON)
 	}
 	if n.Repeated() { // a repeated field outside a LIST group: a JSON array
 		return w.list(n, n, out)
@@ -99,7 +104,7 @@ func (w *walker) value(n *Node, out []byte) ([]byte, error) {
 	if err != nil {
 		return out, err
 	}
-	if int(e.def) < n.maxDef {
+	if int(e.def) < n.MaxDefinitionLevel() {
 		if !n.Optional() {
 			return out, errLevels(n)
 		}
@@ -109,9 +114,9 @@ func (w *walker) value(n *Node, out []byte) ([]byte, error) {
 }
 
 // present appends n, known to be defined at the cursors.
-func (w *walker) present(n *Node, out []byte) ([]byte, error) {
+func (w *walker) present(n *pq.Column, out []byte) ([]byte, error) {
 	switch {
-	case n.leaf:
+	case n.Leaf():
 		e, err := w.peek(n)
 		if err != nil {
 			return out, err
@@ -119,23 +124,23 @@ func (w *walker) present(n *Node, out []byte) ([]byte, error) {
 		if e.null {
 			return out, errLevels(n)
 		}
-		w.pos[n.leafIndex]++
-		return appendJSONScalar(out, n, e, w.arena)
-	case n.isMap() && !n.Repeated():
+		w.pos[n.Index()]++
+		return w.s.appendJSONScalar(out, n, e, w.arena)
+	case w.s.isMap(n) && !n.Repeated():
 		if kv := mapEntries(n); kv != nil {
 			return w.mapValue(kv, out)
 		}
-	case n.isList() && !n.Repeated():
+	case w.s.isList(n) && !n.Repeated():
 		if rep, elem := listElement(n); rep != nil {
 			return w.list(rep, elem, out)
 		}
 	}
 	out = append(out, '{')
-	for i, c := range n.Children {
+	for i, c := range n.Columns() {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = appendJSONString(out, []byte(c.Name))
+		out = appendJSONString(out, []byte(c.Name()))
 		out = append(out, ':')
 		var err error
 		if out, err = w.value(c, out); err != nil {
@@ -147,36 +152,36 @@ func (w *walker) present(n *Node, out []byte) ([]byte, error) {
 
 // listElement returns the repeated child of a LIST group and the node each element is
 // (the backward-compatibility rules of the LIST spec), or nil when n is not a valid list.
-func listElement(n *Node) (rep, elem *Node) {
+func listElement(n *pq.Column) (rep, elem *pq.Column) {
 	if n.Repeated() {
 		return n, n
 	}
-	if len(n.Children) != 1 || !n.Children[0].Repeated() {
+	if len(n.Columns()) != 1 || !n.Columns()[0].Repeated() {
 		return nil, nil
 	}
-	rep = n.Children[0]
-	if rep.leaf || len(rep.Children) != 1 || rep.Name == "array" || rep.Name == n.Name+"_tuple" {
+	rep = n.Columns()[0]
+	if rep.Leaf() || len(rep.Columns()) != 1 || rep.Name() == "array" || rep.Name() == n.Name()+"_tuple" {
 		return rep, rep
 	}
-	return rep, rep.Children[0]
+	return rep, rep.Columns()[0]
 }
 
 // mapEntries returns the repeated key-value group of a MAP, or nil.
-func mapEntries(n *Node) *Node {
-	if len(n.Children) != 1 || !n.Children[0].Repeated() || n.Children[0].leaf || len(n.Children[0].Children) == 0 {
+func mapEntries(n *pq.Column) *pq.Column {
+	if len(n.Columns()) != 1 || !n.Columns()[0].Repeated() || n.Columns()[0].Leaf() || len(n.Columns()[0].Columns()) == 0 {
 		return nil
 	}
-	return n.Children[0]
+	return n.Columns()[0]
 }
 
 // list appends the repetitions of rep at the cursors as a JSON array of elem.
-func (w *walker) list(rep, elem *Node, out []byte) ([]byte, error) {
+func (w *walker) list(rep, elem *pq.Column, out []byte) ([]byte, error) {
 	out = append(out, '[')
 	e, err := w.peek(rep)
 	if err != nil {
 		return out, err
 	}
-	if int(e.def) < rep.maxDef { // no element
+	if int(e.def) < rep.MaxDefinitionLevel() { // no element
 		return append(out, ']'), w.skip(rep)
 	}
 	for i := 0; ; i++ {
@@ -195,20 +200,20 @@ func (w *walker) list(rep, elem *Node, out []byte) ([]byte, error) {
 			break
 		}
 		if len(out) > maxJSON {
-			return out, fmt.Errorf("%w: the JSON of %q exceeds %d bytes", ErrValue, rep.Path, maxJSON)
+			return out, fmt.Errorf("%w: the JSON of %q exceeds %d bytes", ErrValue, pathOf(rep), maxJSON)
 		}
 	}
 	return append(out, ']'), nil
 }
 
 // mapValue appends a map as a JSON object when its keys are text, else as [key, value] pairs.
-func (w *walker) mapValue(kv *Node, out []byte) ([]byte, error) {
-	key := kv.Children[0]
-	var val *Node
-	if len(kv.Children) > 1 {
-		val = kv.Children[1]
+func (w *walker) mapValue(kv *pq.Column, out []byte) ([]byte, error) {
+	key := kv.Columns()[0]
+	var val *pq.Column
+	if len(kv.Columns()) > 1 {
+		val = kv.Columns()[1]
 	}
-	object := key.leaf && isStringNode(key)
+	object := key.Leaf() && w.s.isStringNode(key)
 	open, close := byte('['), byte(']')
 	if object {
 		open, close = '{', '}'
@@ -218,7 +223,7 @@ func (w *walker) mapValue(kv *Node, out []byte) ([]byte, error) {
 	if err != nil {
 		return out, err
 	}
-	if int(e.def) < kv.maxDef {
+	if int(e.def) < kv.MaxDefinitionLevel() {
 		return append(out, close), w.skip(kv)
 	}
 	for i := 0; ; i++ {
@@ -241,7 +246,7 @@ func (w *walker) mapValue(kv *Node, out []byte) ([]byte, error) {
 		} else if out, err = w.value(val, out); err != nil {
 			return out, err
 		}
-		for _, extra := range kv.Children[min(2, len(kv.Children)):] { // malformed: consume
+		for _, extra := range kv.Columns()[min(2, len(kv.Columns())):] { // malformed: consume
 			if _, err = w.value(extra, nil); err != nil {
 				return out, err
 			}
@@ -257,14 +262,14 @@ func (w *walker) mapValue(kv *Node, out []byte) ([]byte, error) {
 }
 
 // npyType returns the numpy descr of a numeric leaf, or "".
-func npyType(n *Node) string {
-	if !n.leaf {
+func (s *Schema) npyType(n *pq.Column) string {
+	if !n.Leaf() {
 		return ""
 	}
-	if _, dec := decimalScale(n); dec {
+	if _, dec := s.decimalScale(n); dec {
 		return ""
 	}
-	switch n.phys {
+	switch s.phys(n) {
 	case format.Boolean:
 		return "|b1"
 	case format.Float:
@@ -273,13 +278,13 @@ func npyType(n *Node) string {
 		return "<f8"
 	case format.Int32, format.Int64:
 		width := 32
-		if n.phys == format.Int64 {
+		if s.phys(n) == format.Int64 {
 			width = 64
 		}
 		kind := "i"
-		if u := unsignedWidth(n); u > 0 {
+		if u := s.unsignedWidth(n); u > 0 {
 			kind, width = "u", u
-		} else if t, ok := n.logical.(*format.IntType); ok {
+		} else if t, ok := s.logical(n).(*format.IntType); ok {
 			width = int(t.BitWidth)
 		}
 		if width != 8 && width != 16 && width != 32 && width != 64 {
@@ -290,7 +295,7 @@ func npyType(n *Node) string {
 		}
 		return "<" + kind + strconv.Itoa(width/8)
 	}
-	if isFloat16(n) {
+	if s.isFloat16(n) {
 		return "<f2"
 	}
 	return ""
@@ -298,55 +303,55 @@ func npyType(n *Node) string {
 
 // npyLeaf returns the numeric leaf of a column of (nested) lists of numbers and the number
 // of list levels, or an error saying why it is not one.
-func npyLeaf(n *Node) (*Node, int, error) {
+func (s *Schema) npyLeaf(n *pq.Column) (*pq.Column, int, error) {
 	dims := 0
 	cur := n
-	for !cur.leaf {
+	for !cur.Leaf() {
 		rep, elem := listElement(cur)
-		if rep == nil || !cur.isList() {
-			return nil, 0, fmt.Errorf("%w: %q is %s, not a list of numbers", ErrColumn, n.Path, n.Type())
+		if rep == nil || !s.isList(cur) {
+			return nil, 0, fmt.Errorf("%w: %q is %s, not a list of numbers", ErrColumn, pathOf(n), s.Describe(n))
 		}
 		dims++
-		if elem == rep && !rep.leaf {
-			return nil, 0, fmt.Errorf("%w: %q is a list of structs, not of numbers", ErrColumn, n.Path)
+		if elem == rep && !rep.Leaf() {
+			return nil, 0, fmt.Errorf("%w: %q is a list of structs, not of numbers", ErrColumn, pathOf(n))
 		}
 		cur = elem
-		if cur.leaf && cur.Repeated() && cur != rep {
-			return nil, 0, fmt.Errorf("%w: %q is not a list of numbers", ErrColumn, n.Path)
+		if cur.Leaf() && cur.Repeated() && cur != rep {
+			return nil, 0, fmt.Errorf("%w: %q is not a list of numbers", ErrColumn, pathOf(n))
 		}
-		if cur.leaf {
+		if cur.Leaf() {
 			break
 		}
 	}
-	if n.leaf && n.Repeated() {
+	if n.Leaf() && n.Repeated() {
 		dims = 1
 	}
 	if dims == 0 {
-		return nil, 0, fmt.Errorf("%w: %q is %s, not a list of numbers", ErrColumn, n.Path, n.Type())
+		return nil, 0, fmt.Errorf("%w: %q is %s, not a list of numbers", ErrColumn, pathOf(n), s.Describe(n))
 	}
-	if npyType(cur) == "" {
-		return nil, 0, fmt.Errorf("%w: %q is a list of %s, not of numbers", ErrColumn, n.Path, cur.Type())
+	if s.npyType(cur) == "" {
+		return nil, 0, fmt.Errorf("%w: %q is a list of %s, not of numbers", ErrColumn, pathOf(n), s.Describe(cur))
 	}
 	return cur, dims, nil
 }
 
 // npy assembles one row of a list column as a .npy file (C order), or returns nil for a null
 // list. Lists nested d deep must be rectangular.
-func (w *walker) npy(n, leaf *Node, dims int) ([]byte, error) {
-	l := leaf.leafIndex
+func (w *walker) npy(n, leaf *pq.Column, dims int) ([]byte, error) {
+	l := leaf.Index()
 	ents := w.data[l].ents[w.pos[l]:w.end[l]]
 	w.pos[l] = w.end[l]
 	if len(ents) == 0 {
 		return nil, errLevels(n)
 	}
-	if n.Optional() && int(ents[0].def) < n.maxDef {
+	if n.Optional() && int(ents[0].def) < n.MaxDefinitionLevel() {
 		if len(ents) != 1 {
 			return nil, errLevels(n)
 		}
 		return nil, nil // null list: no value
 	}
-	descr := npyType(leaf)
-	base := leaf.maxRep - dims // the repetition level of the row
+	descr := w.s.npyType(leaf)
+	base := leaf.MaxRepetitionLevel() - dims // the repetition level of the row
 	shape := make([]int, dims)
 	known := make([]bool, dims)
 	cnt := make([]int, dims+1) // cnt[k]: elements so far in the open list of level k (1-based)
@@ -354,22 +359,22 @@ func (w *walker) npy(n, leaf *Node, dims int) ([]byte, error) {
 		if !known[k-1] {
 			shape[k-1], known[k-1] = cnt[k], true
 		} else if shape[k-1] != cnt[k] {
-			return fmt.Errorf("%w: %q is a ragged array (lengths %d and %d at depth %d), not an ndarray", ErrValue, n.Path, shape[k-1], cnt[k], k)
+			return fmt.Errorf("%w: %q is a ragged array (lengths %d and %d at depth %d), not an ndarray", ErrValue, pathOf(n), shape[k-1], cnt[k], k)
 		}
 		return nil
 	}
 	var data []byte
-	if len(ents) == 1 && ents[0].def < uint8(leaf.maxDef) {
+	if len(ents) == 1 && ents[0].def < uint8(leaf.MaxDefinitionLevel()) {
 		// One entry that is not a value: an empty outer list, or a list holding a null.
 		if dims == 1 && isEmptyList(n, leaf, ents[0].def) {
 			return npyFile(descr, []int{0}, nil), nil
 		}
-		return nil, fmt.Errorf("%w: %q holds a null or an empty inner list; an ndarray needs numbers", ErrValue, n.Path)
+		return nil, fmt.Errorf("%w: %q holds a null or an empty inner list; an ndarray needs numbers", ErrValue, pathOf(n))
 	}
 	for i := range ents {
 		e := &ents[i]
-		if e.null || e.def != uint8(leaf.maxDef) {
-			return nil, fmt.Errorf("%w: %q holds a null or an empty inner list; an ndarray needs numbers", ErrValue, n.Path)
+		if e.null || e.def != uint8(leaf.MaxDefinitionLevel()) {
+			return nil, fmt.Errorf("%w: %q holds a null or an empty inner list; an ndarray needs numbers", ErrValue, pathOf(n))
 		}
 		rr := int(e.rep) - base
 		if i == 0 {
@@ -396,7 +401,7 @@ func (w *walker) npy(n, leaf *Node, dims int) ([]byte, error) {
 		}
 		data = appendNumber(data, leaf, e, w.arena, descr)
 		if len(data) > maxJSON {
-			return nil, fmt.Errorf("%w: the array of %q exceeds %d bytes", ErrValue, n.Path, maxJSON)
+			return nil, fmt.Errorf("%w: the array of %q exceeds %d bytes", ErrValue, pathOf(n), maxJSON)
 		}
 	}
 	for k := dims; k >= 1; k-- {
@@ -408,15 +413,15 @@ func (w *walker) npy(n, leaf *Node, dims int) ([]byte, error) {
 }
 
 // isEmptyList reports whether definition level def means "the outer list exists and is empty".
-func isEmptyList(n, leaf *Node, def uint8) bool {
+func isEmptyList(n, leaf *pq.Column, def uint8) bool {
 	rep, _ := listElement(n)
 	if rep == nil {
 		return false
 	}
-	return int(def) >= rep.maxDef-1 && int(def) < rep.maxDef
+	return int(def) >= rep.MaxDefinitionLevel()-1 && int(def) < rep.MaxDefinitionLevel()
 }
 
-func appendNumber(b []byte, leaf *Node, e *entry, arena []byte, descr string) []byte {
+func appendNumber(b []byte, leaf *pq.Column, e *entry, arena []byte, descr string) []byte {
 	le := binary.LittleEndian
 	switch descr[1:] {
 	case "b1", "i1", "u1":

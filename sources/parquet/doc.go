@@ -7,9 +7,12 @@
 // The library is github.com/parquet-go/parquet-go (docs/PARQUET.md says why): it decodes every
 // standard encoding (PLAIN, dictionary, RLE, bit-packed, DELTA_BINARY_PACKED,
 // DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT) and codec (SNAPPY, GZIP, ZSTD,
-// LZ4_RAW, BROTLI), data pages v1 and v2, and checks page CRCs. This package builds its own
-// schema tree from the footer, reads each needed leaf column's values with their repetition
-// and definition levels, and assembles rows: a flat column is a value, a nested one (structs,
+// LZ4_RAW, BROTLI), data pages v1 and v2, and checks page CRCs. The schema is the library's
+// own column tree (its File.Root(): paths, repetition, the levels it decodes pages with, and
+// each leaf's Index, its column's position in a row group); the only things kept beside it
+// are indexes into it (the leaves by column index, each column's footer element for the
+// annotations as written, a wide table's columns by name). This package reads each needed
+// leaf column's values with their repetition and definition levels, and assembles rows: a flat column is a value, a nested one (structs,
 // lists, maps) is assembled as JSON (the record assembly of the Dremel paper) or, for lists of
 // numbers, as a .npy array.
 //
@@ -30,8 +33,10 @@
 // row group can hold, PLAIN data long enough); then, within the row group's share of
 // Options.MaxInFlight, the row group is read: each compressed page is read from the input
 // once and decompressed once, as the library reaches it, into exactly the size its header
-// declares (a body that decodes to more or less, or fails its checksum, stops the read), and
-// the library decodes it as an uncompressed page. A panic of the library becomes an error. File-level problems fail New (the
+// declares (a body that decodes to more or less, or fails its checksum, stops the read); a
+// snappy page, whose body states its decoded length, is handed to the library as it lies once
+// that length is checked, the others are decoded here and read by the library as uncompressed
+// pages. A panic of the library becomes an error. File-level problems fail New (the
 // footer, the columns) or Run (pages), naming the file, row group and row; a value that cannot
 // be converted makes its sample an error (RowError) for the error policy. Encrypted files, the
 // deprecated LZ4 codec, columns in other files and pages or row groups beyond the limits are

@@ -38,10 +38,10 @@ func FuzzSource(f *testing.F) {
 			return
 		}
 		var cols []Column
-		for _, c := range s.Root.Children {
-			cols = append(cols, Column{Name: c.Name, Path: c.Name, As: AsJSON})
-			if leaf, _, err := npyLeaf(c); err == nil && leaf != nil {
-				cols = append(cols, Column{Name: c.Name + ".npy", Path: c.Name, As: AsNPY})
+		for _, c := range s.Root.Columns() {
+			cols = append(cols, Column{Name: c.Name(), Path: c.Name(), As: AsJSON})
+			if leaf, _, err := s.npyLeaf(c); err == nil && leaf != nil {
+				cols = append(cols, Column{Name: c.Name() + ".npy", Path: c.Name(), As: AsNPY})
 			}
 		}
 		src, err := NewFiles([]string{"fuzz.parquet"}, cols, Options{Workers: 2, BatchRows: 3, MaxPageSize: 1 << 20, Open: open})

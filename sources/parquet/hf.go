@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	pq "github.com/parquet-go/parquet-go"
 	"strings"
 
 	"github.com/parquet-go/parquet-go/format"
@@ -84,12 +85,12 @@ func Infer(s *Schema, meta map[string]string) ([]Field, []string, error) {
 	}
 	var fields []Field
 	var notes []string
-	for _, c := range s.Root.Children {
-		if len(c.Name) > maxName || c.Name == "" {
-			notes = append(notes, fmt.Sprintf("column %q left out: a field name is at most %d bytes (map it with a named field)", c.Name, maxName))
+	for _, c := range s.Root.Columns() {
+		if len(c.Name()) > maxName || c.Name() == "" {
+			notes = append(notes, fmt.Sprintf("column %q left out: a field name is at most %d bytes (map it with a named field)", c.Name(), maxName))
 			continue
 		}
-		f := inferColumn(c, feats)
+		f := s.inferColumn(c, feats)
 		fields = append(fields, f)
 	}
 	if len(fields) == 0 {
@@ -102,23 +103,23 @@ var intDTypes = map[string]string{"int8": "|i1", "int16": "<i2", "int32": "<i4",
 	"uint8": "|u1", "uint16": "<u2", "uint32": "<u4", "uint64": "<u8", "bool": "|b1"}
 var floatDTypes = map[string]string{"float16": "<f2", "float32": "<f4", "float64": "<f8", "float": "<f4", "double": "<f8"}
 
-func inferColumn(c *Node, feats map[string]Feature) Field {
-	f := Field{Name: c.Name, From: c.Name}
-	feat, hf := feats[c.Name]
+func (s *Schema) inferColumn(c *pq.Column, feats map[string]Feature) Field {
+	f := Field{Name: c.Name(), From: c.Name()}
+	feat, hf := feats[c.Name()]
 	if hf {
 		switch feat.Type {
 		case "Image":
-			if _, ok := BinaryStruct(c); ok {
+			if _, ok := s.BinaryStruct(c); ok {
 				f.Type, f.Why = "image", "Hugging Face Image {bytes, path}"
 				return f
 			}
 		case "Audio":
-			if _, ok := BinaryStruct(c); ok {
+			if _, ok := s.BinaryStruct(c); ok {
 				f.Type, f.Why = "flac", "Hugging Face Audio {bytes, path}"
 				return f
 			}
 		case "ClassLabel":
-			if c.leaf && !c.inRepeated() && (c.phys == format.Int32 || c.phys == format.Int64) {
+			if c.Leaf() && !inRepeated(c) && (s.phys(c) == format.Int32 || s.phys(c) == format.Int64) {
 				f.Type, f.Classes = "int", feat.Names
 				f.Why = fmt.Sprintf("Hugging Face ClassLabel (%d names)", len(feat.Names))
 				if len(feat.Names) == 0 {
@@ -130,13 +131,13 @@ func inferColumn(c *Node, feats map[string]Feature) Field {
 			var elem Feature
 			if err := json.Unmarshal(feat.Feature, &elem); err == nil && elem.Type == "Value" {
 				if _, isInt := intDTypes[elem.DType]; isInt && elem.DType != "bool" {
-					if _, _, err := npyLeaf(c); err == nil {
+					if _, _, err := s.npyLeaf(c); err == nil {
 						f.Type, f.Why = "tokens", "Hugging Face "+feat.Type+" of "+elem.DType+" (token ids, stored as given)"
 						return f
 					}
 				}
 				if dt, isFloat := floatDTypes[elem.DType]; isFloat {
-					if _, dims, err := npyLeaf(c); err == nil && dims == 1 {
+					if _, dims, err := s.npyLeaf(c); err == nil && dims == 1 {
 						f.Type = "ndarray"
 						if feat.Length != nil && *feat.Length > 0 {
 							f.DType, f.Shape = dt, []uint64{uint64(*feat.Length)}
@@ -149,7 +150,7 @@ func inferColumn(c *Node, feats map[string]Feature) Field {
 				}
 			}
 		case "Array2D", "Array3D", "Array4D", "Array5D":
-			if _, dims, err := npyLeaf(c); err == nil && dims == len(feat.Shape) {
+			if _, dims, err := s.npyLeaf(c); err == nil && dims == len(feat.Shape) {
 				f.Type = "ndarray"
 				dt := floatDTypes[feat.DType]
 				if dt == "" {
@@ -172,7 +173,7 @@ func inferColumn(c *Node, feats map[string]Feature) Field {
 			}
 		}
 	}
-	f.Type, f.Why = schemaType(c)
+	f.Type, f.Why = s.schemaType(c)
 	if hf && feat.Type != "" {
 		f.Why = "Hugging Face " + feat.Type + ": " + f.Why
 	}
@@ -180,33 +181,33 @@ func inferColumn(c *Node, feats map[string]Feature) Field {
 }
 
 // schemaType maps a column by its Parquet type alone.
-func schemaType(c *Node) (string, string) {
-	if c.leaf && !c.Repeated() {
-		if _, dec := decimalScale(c); dec {
+func (s *Schema) schemaType(c *pq.Column) (string, string) {
+	if c.Leaf() && !c.Repeated() {
+		if _, dec := s.decimalScale(c); dec {
 			return "text", "DECIMAL column (exact decimal text)"
 		}
 		switch {
-		case c.phys == format.Boolean || c.phys == format.Int32 || c.phys == format.Int64 || c.phys == format.Int96:
-			return "int", c.Type() + " column"
-		case c.phys == format.Float || c.phys == format.Double || isFloat16(c):
-			return "float", c.Type() + " column"
-		case isJSONNode(c):
+		case s.phys(c) == format.Boolean || s.phys(c) == format.Int32 || s.phys(c) == format.Int64 || s.phys(c) == format.Int96:
+			return "int", s.Describe(c) + " column"
+		case s.phys(c) == format.Float || s.phys(c) == format.Double || s.isFloat16(c):
+			return "float", s.Describe(c) + " column"
+		case s.isJSONNode(c):
 			return "json", "JSON column"
-		case isStringNode(c):
+		case s.isStringNode(c):
 			return "text", "STRING column"
 		}
-		return "bytes", c.Type() + " column"
+		return "bytes", s.Describe(c) + " column"
 	}
-	if _, ok := BinaryStruct(c); ok {
+	if _, ok := s.BinaryStruct(c); ok {
 		return "bytes", "struct with a binary \"bytes\" member (no Hugging Face feature says image or audio: declare the field's type)"
 	}
-	if leaf, dims, err := npyLeaf(c); err == nil && dims == 1 {
-		if (leaf.phys == format.Int32 || leaf.phys == format.Int64) && unsignedWidth(leaf) != 64 {
+	if leaf, dims, err := s.npyLeaf(c); err == nil && dims == 1 {
+		if (s.phys(leaf) == format.Int32 || s.phys(leaf) == format.Int64) && s.unsignedWidth(leaf) != 64 {
 			return "tokens", "list of integers (token ids, stored as given)"
 		}
-		return "ndarray", fmt.Sprintf("list of %s (a .npy per sample)", strings.ToLower(leaf.phys.String()))
+		return "ndarray", fmt.Sprintf("list of %s (a .npy per sample)", strings.ToLower(s.phys(leaf).String()))
 	} // nested lists may be ragged: JSON
-	return "json", c.Type() + " (as JSON)"
+	return "json", s.Describe(c) + " (as JSON)"
 }
 
 // ReadSchema opens one file's footer and returns its schema and key-value metadata.
@@ -235,11 +236,11 @@ func ColumnFor(s *Schema, name, path, fieldType string) (Column, error) {
 	case "json":
 		c.As = AsJSON
 	case "ndarray":
-		if !n.leaf || n.Repeated() {
+		if !n.Leaf() || n.Repeated() {
 			c.As = AsNPY
 		}
 	case "tokens", "packed":
-		if !n.leaf || n.Repeated() {
+		if !n.Leaf() || n.Repeated() {
 			c.As = AsJSON
 		}
 	}

@@ -250,6 +250,8 @@ func TestLyingPageBodies(t *testing.T) {
 		{"zstd bomb", format.Zstd, compressBody(t, format.Zstd, bomb), 1024, 0, "where the header says 1024"},
 		{"brotli bomb", format.Brotli, compressBody(t, format.Brotli, bomb), 1024, 0, "where the header says 1024"},
 		{"snappy length beyond the header", format.Snappy, compressBody(t, format.Snappy, plain), len(plain) - 1, 0, "where the header says"},
+		{"snappy length short of the header", format.Snappy, compressBody(t, format.Snappy, plain), len(plain) + 1, 0, "where the header says"},
+		{"snappy checksum", format.Snappy, compressBody(t, format.Snappy, plain), len(plain), 12345, "crc32 checksum mismatch"},
 		{"lz4 beyond the header", format.Lz4Raw, compressBody(t, format.Lz4Raw, plain), len(plain) - 1, 0, "lz4"},
 		{"gzip short of the header", format.Gzip, compressBody(t, format.Gzip, plain), len(plain) + 10, 0, "where the header says"},
 		{"zstd short of the header", format.Zstd, compressBody(t, format.Zstd, plain), len(plain) + 10, 0, "where the header says"},

@@ -54,7 +54,7 @@ type osBlob struct {
 
 func (b *osBlob) Size() int64 { return b.size }
 
-// file is an opened Parquet file: its blob, its checked footer and our schema tree.
+// file is an opened Parquet file: its blob, its checked footer and its schema (the library's tree).
 type file struct {
 	name   string
 	blob   Blob
@@ -81,7 +81,7 @@ func openFile(open Opener, name string) (f *file, err error) {
 	if err != nil {
 		return nil, err
 	}
-	schema, err := buildSchema(pqf.Schema)
+	schema, err := newSchema(pqf.Root(), pqf.Schema)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

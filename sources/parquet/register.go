@@ -69,7 +69,7 @@ func (t *table) Column(from, fieldType string) (sources.ColumnInfo, error) {
 		t.seen[from] = true
 		t.cols = append(t.cols, c)
 	}
-	return sources.ColumnInfo{As: c.As.String(), Type: t.schema.Lookup(from).Type(), IDs: c.As == AsJSON}, nil
+	return sources.ColumnInfo{As: c.As.String(), Type: t.schema.Describe(t.schema.Lookup(from)), IDs: c.As == AsJSON}, nil
 }
 
 // Open implements sources.Table.

@@ -212,11 +212,11 @@ type plan struct {
 
 type colPlan struct {
 	name  string
-	node  *Node
+	node  *pq.Column
 	as    As
-	bytes *Node // AsValue of a {bytes, path} struct: its bytes and path leaves
-	path  *Node
-	npy   *Node // AsNPY: the numeric leaf and the list depth
+	bytes *pq.Column // AsValue of a {bytes, path} struct: its bytes and path leaves
+	path  *pq.Column
+	npy   *pq.Column // AsNPY: the numeric leaf and the list depth
 	dims  int
 }
 
@@ -224,8 +224,9 @@ type colPlan struct {
 func newPlan(s *Schema, cols []Column) (*plan, error) {
 	p := &plan{}
 	seen := map[int]bool{}
-	use := func(n *Node) {
-		for l := n.firstLeaf; l < n.endLeaf; l++ {
+	use := func(n *pq.Column) {
+		first, end := leafRange(n)
+		for l := first; l < end; l++ {
 			if !seen[l] {
 				seen[l] = true
 				p.leaves = append(p.leaves, l)
@@ -241,19 +242,19 @@ func newPlan(s *Schema, cols []Column) (*plan, error) {
 		switch c.As {
 		case AsValue:
 			switch {
-			case n.inRepeated():
-				return nil, fmt.Errorf("%w: %q is a list (%s); read it as json, as an ndarray (numbers) or as tokens (integers)", ErrColumn, c.Path, n.Type())
-			case n.leaf:
+			case inRepeated(n):
+				return nil, fmt.Errorf("%w: %q is a list (%s); read it as json, as an ndarray (numbers) or as tokens (integers)", ErrColumn, c.Path, s.Describe(n))
+			case n.Leaf():
 				use(n)
-			case n.isList() || n.isMap():
-				return nil, fmt.Errorf("%w: %q is a list (%s); read it as json, as an ndarray (numbers) or as tokens (integers)", ErrColumn, c.Path, n.Type())
+			case s.isList(n) || s.isMap(n):
+				return nil, fmt.Errorf("%w: %q is a list (%s); read it as json, as an ndarray (numbers) or as tokens (integers)", ErrColumn, c.Path, s.Describe(n))
 			default:
-				b, ok := BinaryStruct(n)
+				b, ok := s.BinaryStruct(n)
 				if !ok {
-					return nil, fmt.Errorf("%w: %q is a struct (%s); name a member (%q) or read it as json", ErrColumn, c.Path, n.Type(), c.Path+"."+n.Children[0].Name)
+					return nil, fmt.Errorf("%w: %q is a struct (%s); name a member (%q) or read it as json", ErrColumn, c.Path, s.Describe(n), c.Path+"."+n.Columns()[0].Name())
 				}
-				cp.bytes, cp.path = b, n.Child("path")
-				if cp.path != nil && (!cp.path.leaf || cp.path.inRepeated()) {
+				cp.bytes, cp.path = b, n.Column("path")
+				if cp.path != nil && (!cp.path.Leaf() || inRepeated(cp.path)) {
 					cp.path = nil
 				}
 				use(cp.bytes)
@@ -262,15 +263,15 @@ func newPlan(s *Schema, cols []Column) (*plan, error) {
 				}
 			}
 		case AsJSON:
-			if n.inRepeated() && !n.Repeated() && n.Parent.inRepeated() {
+			if inRepeated(n) && !n.Repeated() && parentInRepeated(n) {
 				return nil, fmt.Errorf("%w: %q lies inside a list; name the list", ErrColumn, c.Path)
 			}
 			use(n)
 		case AsNPY:
-			if n.Parent != s.Root && n.Parent.inRepeated() {
+			if parentInRepeated(n) {
 				return nil, fmt.Errorf("%w: %q lies inside a list; name the list", ErrColumn, c.Path)
 			}
-			leaf, dims, err := npyLeaf(n)
+			leaf, dims, err := s.npyLeaf(n)
 			if err != nil {
 				return nil, err
 			}
@@ -286,12 +287,12 @@ func newPlan(s *Schema, cols []Column) (*plan, error) {
 
 // BinaryStruct returns the bytes member of a Hugging Face Image/Audio-style struct
 // {bytes: binary, path: string} (a group, not in a list, with a BYTE_ARRAY member "bytes").
-func BinaryStruct(n *Node) (*Node, bool) {
-	if n.leaf || n.inRepeated() {
+func (s *Schema) BinaryStruct(n *pq.Column) (*pq.Column, bool) {
+	if n.Leaf() || inRepeated(n) {
 		return nil, false
 	}
-	b := n.Child("bytes")
-	if b == nil || !b.leaf || b.phys.String() != "BYTE_ARRAY" || b.Repeated() {
+	b := n.Column("bytes")
+	if b == nil || !b.Leaf() || s.phys(b).String() != "BYTE_ARRAY" || b.Repeated() {
 		return nil, false
 	}
 	return b, true
@@ -453,7 +454,7 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 
 // leafReader streams one column chunk's values with their levels.
 type leafReader struct {
-	node  *Node
+	node  *pq.Column
 	vr    pq.ColumnChunkValueReader
 	buf   []pq.Value
 	carry []entry // values read past the last row taken (repeated columns): the next row's
@@ -488,12 +489,12 @@ func (r *leafReader) take(d *leafData, bb *batchBytes, want, budget int) (int, e
 				d.rows = append(d.rows, len(d.ents))
 				got++
 			} else if got == 0 {
-				return got, fmt.Errorf("%w: column %q: a row starts with repetition level %d", ErrCorrupt, r.node.Path, e.rep)
+				return got, fmt.Errorf("%w: column %q: a row starts with repetition level %d", ErrCorrupt, pathOf(r.node), e.rep)
 			}
 			d.ents = append(d.ents, e)
 		}
 	}
-	flat := r.node.maxRep == 0
+	flat := r.node.MaxRepetitionLevel() == 0
 	for !r.eof {
 		if flat && full() {
 			return got, nil
@@ -508,15 +509,15 @@ func (r *leafReader) take(d *leafData, bb *batchBytes, want, budget int) (int, e
 		k, err := r.vr.ReadValues(r.buf[:n])
 		for i := 0; i < k; i++ {
 			v := r.buf[i]
-			if v.RepetitionLevel() > r.node.maxRep || v.DefinitionLevel() > r.node.maxDef {
-				return got, fmt.Errorf("%w: column %q: levels (%d, %d) above the schema's (%d, %d)", ErrCorrupt, r.node.Path,
-					v.RepetitionLevel(), v.DefinitionLevel(), r.node.maxRep, r.node.maxDef)
+			if v.RepetitionLevel() > r.node.MaxRepetitionLevel() || v.DefinitionLevel() > r.node.MaxDefinitionLevel() {
+				return got, fmt.Errorf("%w: column %q: levels (%d, %d) above the schema's (%d, %d)", ErrCorrupt, pathOf(r.node),
+					v.RepetitionLevel(), v.DefinitionLevel(), r.node.MaxRepetitionLevel(), r.node.MaxDefinitionLevel())
 			}
-			if !v.IsNull() && v.DefinitionLevel() < r.node.maxDef {
-				return got, fmt.Errorf("%w: column %q: a value below its definition level", ErrCorrupt, r.node.Path)
+			if !v.IsNull() && v.DefinitionLevel() < r.node.MaxDefinitionLevel() {
+				return got, fmt.Errorf("%w: column %q: a value below its definition level", ErrCorrupt, pathOf(r.node))
 			}
-			if v.IsNull() && v.DefinitionLevel() == r.node.maxDef {
-				return got, fmt.Errorf("%w: column %q: a null in a required position", ErrCorrupt, r.node.Path)
+			if v.IsNull() && v.DefinitionLevel() == r.node.MaxDefinitionLevel() {
+				return got, fmt.Errorf("%w: column %q: a null in a required position", ErrCorrupt, pathOf(r.node))
 			}
 			if v.RepetitionLevel() == 0 {
 				if full() {
@@ -533,11 +534,11 @@ func (r *leafReader) take(d *leafData, bb *batchBytes, want, budget int) (int, e
 				d.rows = append(d.rows, len(d.ents))
 				got++
 			} else if got == 0 {
-				return got, fmt.Errorf("%w: column %q: a row starts with repetition level %d", ErrCorrupt, r.node.Path, v.RepetitionLevel())
+				return got, fmt.Errorf("%w: column %q: a row starts with repetition level %d", ErrCorrupt, pathOf(r.node), v.RepetitionLevel())
 			}
 			d.ents = appendEntry(d.ents, bb, v)
 			if len(d.ents)-d.rows[len(d.rows)-1] > maxRowValues {
-				return got, fmt.Errorf("%w: column %q: a row with more than %d values", ErrUnsupported, r.node.Path, maxRowValues)
+				return got, fmt.Errorf("%w: column %q: a row with more than %d values", ErrUnsupported, pathOf(r.node), maxRowValues)
 			}
 		}
 		if err == io.EOF {
@@ -545,10 +546,10 @@ func (r *leafReader) take(d *leafData, bb *batchBytes, want, budget int) (int, e
 			break
 		}
 		if err != nil {
-			return got, fmt.Errorf("%w: column %q: %w", ErrCorrupt, r.node.Path, err)
+			return got, fmt.Errorf("%w: column %q: %w", ErrCorrupt, pathOf(r.node), err)
 		}
 		if k == 0 {
-			return got, fmt.Errorf("%w: column %q: the reader made no progress", ErrCorrupt, r.node.Path)
+			return got, fmt.Errorf("%w: column %q: the reader made no progress", ErrCorrupt, pathOf(r.node))
 		}
 	}
 	return got, nil
@@ -584,7 +585,7 @@ func (s *Source) readGroup(ctx context.Context, t *task, fly *inflight) (err err
 	var need int64
 	stats := make([]pqfile.ChunkStats, len(p.leaves))
 	for i, l := range p.leaves {
-		st, err := chk.Chunk(f.blob, &meta[l].MetaData, rgMeta.NumRows, f.schema.Leaves[l].pqLeaf(), lim)
+		st, err := chk.Chunk(f.blob, &meta[l].MetaData, rgMeta.NumRows, pqfile.LeafOf(f.schema.leaves[l]), lim)
 		if err != nil {
 			return err
 		}
@@ -615,15 +616,15 @@ func (s *Source) readGroup(ctx context.Context, t *task, fly *inflight) (err err
 	leaves := p.leaves
 	readers := make([]*leafReader, len(leaves))
 	for i, l := range leaves {
-		readers[i] = &leafReader{node: f.schema.Leaves[l], vr: pq.NewColumnChunkValueReader(chunks[l]), buf: make([]pq.Value, 64)}
+		readers[i] = &leafReader{node: f.schema.leaves[l], vr: pq.NewColumnChunkValueReader(chunks[l]), buf: make([]pq.Value, 64)}
 	}
 	defer func() {
 		for _, r := range readers {
 			r.vr.Close()
 		}
 	}()
-	nleaves := len(f.schema.Leaves)
-	w := &walker{data: make([]*leafData, nleaves), pos: make([]int, nleaves), end: make([]int, nleaves)}
+	nleaves := len(f.schema.leaves)
+	w := &walker{s: f.schema, data: make([]*leafData, nleaves), pos: make([]int, nleaves), end: make([]int, nleaves)}
 	var done int64
 	// The arena of a batch starts as large as the last batch's, the first as the chunks'
 	// uncompressed size (bounded by the batch budget): values are copied once, not regrown.
@@ -670,7 +671,7 @@ func (s *Source) readGroup(ctx context.Context, t *task, fly *inflight) (err err
 					n0 = n
 				} else if n != n0 {
 					return fmt.Errorf("%w: column %q has %d rows where column %q has %d", ErrCorrupt,
-						r.node.Path, done+int64(k+n), readers[0].node.Path, done+int64(k+n0))
+						pathOf(r.node), done+int64(k+n), pathOf(readers[0].node), done+int64(k+n0))
 				}
 			}
 			if n0 == 0 {
@@ -714,7 +715,7 @@ func (s *Source) samples(f *openRef, p *plan, w *walker, rg int, first int64, k 
 		for _, c := range p.cols {
 			v, ok, err := s.value(w, c, i)
 			if err != nil {
-				smp.Err = &RowError{File: f.name, RowGroup: rg, Row: rowNo, Column: c.node.Path, Err: err}
+				smp.Err = &RowError{File: f.name, RowGroup: rg, Row: rowNo, Column: pathOf(c.node), Err: err}
 				break
 			}
 			if !ok {
@@ -765,7 +766,7 @@ func (s *Source) value(w *walker, c colPlan, i int) (sample.Value, bool, error) 
 	w.start(c.node, i)
 	if e, err := w.peek(c.node); err != nil {
 		return sample.Value{}, false, err
-	} else if int(e.def) < c.node.maxDef && !c.node.Repeated() {
+	} else if int(e.def) < c.node.MaxDefinitionLevel() && !c.node.Repeated() {
 		// A null column (or a null parent struct): no value.
 		return sample.Value{}, false, w.skipRow(c.node)
 	}
@@ -780,7 +781,7 @@ func (s *Source) value(w *walker, c colPlan, i int) (sample.Value, bool, error) 
 }
 
 // skipRow consumes a null subtree's single entry per leaf.
-func (w *walker) skipRow(n *Node) error {
+func (w *walker) skipRow(n *pq.Column) error {
 	if err := w.skip(n); err != nil {
 		return err
 	}
@@ -788,17 +789,17 @@ func (w *walker) skipRow(n *Node) error {
 }
 
 // leafValue returns a flat leaf's value in row i.
-func leafValue(w *walker, n *Node, i int) (sample.Value, bool, error) {
-	d := w.data[n.leafIndex]
+func leafValue(w *walker, n *pq.Column, i int) (sample.Value, bool, error) {
+	d := w.data[n.Index()]
 	lo, hi := d.rowRange(i)
 	if hi != lo+1 {
 		return sample.Value{}, false, errLevels(n)
 	}
 	e := &d.ents[lo]
-	if int(e.def) < n.maxDef || e.null {
+	if int(e.def) < n.MaxDefinitionLevel() || e.null {
 		return sample.Value{}, false, nil
 	}
-	v, err := scalar(n, e, w.arena)
+	v, err := w.s.scalar(n, e, w.arena)
 	return v, err == nil, err
 }
 

@@ -61,8 +61,8 @@ func jsonColumns(t *testing.T, path string) []Column {
 		t.Fatal(err)
 	}
 	var cols []Column
-	for _, c := range s.Root.Children {
-		cols = append(cols, Column{Name: c.Name, Path: c.Name, As: AsJSON})
+	for _, c := range s.Root.Columns() {
+		cols = append(cols, Column{Name: c.Name(), Path: c.Name(), As: AsJSON})
 	}
 	return cols
 }

@@ -33,8 +33,8 @@ func allColumns(t *testing.T, path string) ([]Column, error) {
 	}
 	defer f.close()
 	var cols []Column
-	for _, c := range f.schema.Root.Children {
-		cols = append(cols, Column{Name: c.Name, Path: c.Name, As: AsJSON})
+	for _, c := range f.schema.Root.Columns() {
+		cols = append(cols, Column{Name: c.Name(), Path: c.Name(), As: AsJSON})
 	}
 	return cols, nil
 }

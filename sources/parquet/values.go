@@ -98,44 +98,46 @@ func appendEntry(ents []entry, bb *batchBytes, v pq.Value) []entry {
 	return append(ents, e)
 }
 
-func isStringNode(n *Node) bool {
-	switch n.logical.(type) {
+func (s *Schema) isStringNode(n *pq.Column) bool {
+	switch s.logical(n).(type) {
 	case *format.StringType, *format.EnumType, *format.JsonType:
 		return true
 	}
-	return n.hasConv && (n.conv == deprecated.UTF8 || n.conv == deprecated.Enum || n.conv == deprecated.Json)
+	c, ok := s.conv(n)
+	return ok && (c == deprecated.UTF8 || c == deprecated.Enum || c == deprecated.Json)
 }
 
-func isJSONNode(n *Node) bool {
-	if _, ok := n.logical.(*format.JsonType); ok {
+func (s *Schema) isJSONNode(n *pq.Column) bool {
+	if _, ok := s.logical(n).(*format.JsonType); ok {
 		return true
 	}
-	return n.hasConv && n.conv == deprecated.Json
+	c, ok := s.conv(n)
+	return ok && c == deprecated.Json
 }
 
 // decimalScale returns the scale of a DECIMAL column, and whether it is one.
-func decimalScale(n *Node) (int, bool) {
-	if d, ok := n.logical.(*format.DecimalType); ok {
+func (s *Schema) decimalScale(n *pq.Column) (int, bool) {
+	if d, ok := s.logical(n).(*format.DecimalType); ok {
 		return int(d.Scale), true
 	}
-	if n.hasConv && n.conv == deprecated.Decimal {
-		return int(n.scale), true
+	if c, ok := s.conv(n); ok && c == deprecated.Decimal {
+		return int(s.elem(n).Scale.V), true
 	}
 	return 0, false
 }
 
-func isFloat16(n *Node) bool {
-	_, ok := n.logical.(*format.Float16Type)
-	return ok && n.phys == format.FixedLenByteArray && n.typeLen == 2
+func (s *Schema) isFloat16(n *pq.Column) bool {
+	_, ok := s.logical(n).(*format.Float16Type)
+	return ok && s.phys(n) == format.FixedLenByteArray && s.typeLen(n) == 2
 }
 
 // unsignedWidth returns the bit width of an unsigned integer column, or 0.
-func unsignedWidth(n *Node) int {
-	if t, ok := n.logical.(*format.IntType); ok && !t.IsSigned {
+func (s *Schema) unsignedWidth(n *pq.Column) int {
+	if t, ok := s.logical(n).(*format.IntType); ok && !t.IsSigned {
 		return int(t.BitWidth)
 	}
-	if n.hasConv {
-		switch n.conv {
+	if c, ok := s.conv(n); ok {
+		switch c {
 		case deprecated.Uint8:
 			return 8
 		case deprecated.Uint16:
@@ -222,31 +224,31 @@ func half(h uint16) float64 {
 // (INT96 as nanoseconds since the Unix epoch), FLOAT, DOUBLE and FLOAT16 → KindFloat,
 // DECIMAL → KindString (exact decimal text), STRING/ENUM → KindString, JSON → KindJSON,
 // other byte arrays → KindBytes. Bytes alias arena.
-func scalar(n *Node, e *entry, arena []byte) (sample.Value, error) {
+func (s *Schema) scalar(n *pq.Column, e *entry, arena []byte) (sample.Value, error) {
 	b := e.bytesOf(arena)
-	if scale, ok := decimalScale(n); ok {
+	if scale, ok := s.decimalScale(n); ok {
 		var v *big.Int
-		switch n.phys {
+		switch s.phys(n) {
 		case format.Int32, format.Int64:
 			v = big.NewInt(int64(e.bits))
 		case format.ByteArray, format.FixedLenByteArray:
 			v = bigFromBytes(b)
 		default:
-			return sample.Value{}, fmt.Errorf("%w: DECIMAL on %s", ErrValue, n.phys)
+			return sample.Value{}, fmt.Errorf("%w: DECIMAL on %s", ErrValue, s.phys(n))
 		}
 		return sample.Value{Kind: sample.KindString, Bytes: []byte(decimalText(v, scale))}, nil
 	}
-	switch n.phys {
+	switch s.phys(n) {
 	case format.Boolean:
 		return sample.Value{Kind: sample.KindInt, Int: int64(e.bits)}, nil
 	case format.Int32:
 		v := int64(e.bits)
-		if unsignedWidth(n) > 0 {
+		if s.unsignedWidth(n) > 0 {
 			v = int64(uint32(e.bits))
 		}
 		return sample.Value{Kind: sample.KindInt, Int: v}, nil
 	case format.Int64:
-		if unsignedWidth(n) == 64 && int64(e.bits) < 0 {
+		if s.unsignedWidth(n) == 64 && int64(e.bits) < 0 {
 			return sample.Value{}, fmt.Errorf("%w: unsigned value %d does not fit an int64", ErrValue, e.bits)
 		}
 		return sample.Value{Kind: sample.KindInt, Int: int64(e.bits)}, nil
@@ -258,13 +260,13 @@ func scalar(n *Node, e *entry, arena []byte) (sample.Value, error) {
 	case format.Double:
 		return sample.Value{Kind: sample.KindFloat, Float: math.Float64frombits(e.bits)}, nil
 	}
-	if isFloat16(n) {
+	if s.isFloat16(n) {
 		return sample.Value{Kind: sample.KindFloat, Float: half(binary.LittleEndian.Uint16(b))}, nil
 	}
 	switch {
-	case isJSONNode(n):
+	case s.isJSONNode(n):
 		return sample.Value{Kind: sample.KindJSON, Bytes: b}, nil
-	case isStringNode(n):
+	case s.isStringNode(n):
 		return sample.Value{Kind: sample.KindString, Bytes: b}, nil
 	}
 	return sample.Value{Kind: sample.KindBytes, Bytes: b}, nil
@@ -272,20 +274,20 @@ func scalar(n *Node, e *entry, arena []byte) (sample.Value, error) {
 
 // appendJSONScalar appends a defined leaf value as JSON: numbers as numbers (NaN and
 // infinities as null), text as strings, JSON columns as they are, other bytes as base64.
-func appendJSONScalar(out []byte, n *Node, e *entry, arena []byte) ([]byte, error) {
-	v, err := scalar(n, e, arena)
+func (s *Schema) appendJSONScalar(out []byte, n *pq.Column, e *entry, arena []byte) ([]byte, error) {
+	v, err := s.scalar(n, e, arena)
 	if err != nil {
 		return out, err
 	}
-	if _, ok := decimalScale(n); ok {
+	if _, ok := s.decimalScale(n); ok {
 		return append(out, v.Bytes...), nil
 	}
 	switch v.Kind {
 	case sample.KindInt:
-		if n.phys == format.Boolean {
+		if s.phys(n) == format.Boolean {
 			return strconv.AppendBool(out, v.Int != 0), nil
 		}
-		if n.phys == format.Int64 && unsignedWidth(n) == 64 {
+		if s.phys(n) == format.Int64 && s.unsignedWidth(n) == 64 {
 			return strconv.AppendUint(out, e.bits, 10), nil
 		}
 		return strconv.AppendInt(out, v.Int, 10), nil
@@ -294,7 +296,7 @@ func appendJSONScalar(out []byte, n *Node, e *entry, arena []byte) ([]byte, erro
 			return append(out, "null"...), nil
 		}
 		bits := 64
-		if n.phys == format.Float {
+		if s.phys(n) == format.Float {
 			bits = 32
 		}
 		return strconv.AppendFloat(out, v.Float, 'g', -1, bits), nil
