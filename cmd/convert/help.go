@@ -207,7 +207,8 @@ const (
 )
 
 // flagInfos lists c's flags as the help shows them: by c's groups in their order, then the
-// flags in no group (by name), then the global flags.
+// flags in no group (by name, under "Flags", or "Other flags" after groups), then the global
+// flags.
 func flagInfos(c command, fs *flag.FlagSet) []flagInfo {
 	byName := map[string]flagInfo{}
 	fs.VisitAll(func(f *flag.Flag) {
@@ -237,9 +238,13 @@ func flagInfos(c command, fs *flag.FlagSet) []flagInfo {
 		rest = append(rest, name)
 	}
 	slices.Sort(rest)
+	other := "Flags"
+	if len(c.groups) > 0 {
+		other = "Other flags"
+	}
 	for _, name := range rest {
 		f := byName[name]
-		f.group = "Flags"
+		f.group = other
 		out = append(out, f)
 	}
 	if c.quiet {
