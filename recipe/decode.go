@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mldf/convert/internal/quote"
+	suggestpkg "github.com/mldf/convert/internal/suggest"
 )
 
 // The recipe is decoded by walking the YAML node tree, not by yaml.Decode: every unknown
@@ -371,38 +372,13 @@ func ctxPrefix(ctx string) string {
 	return ctx + ": "
 }
 
-// suggest returns " (did you mean X?)" for a key one or two edits from a known one, else
-// the list of known keys.
+// suggest returns " (did you mean X?)" naming the known key nearest to key (internal/suggest),
+// else the list of known keys.
 func suggest(key string, known []string) string {
-	if len(key) <= 64 {
-		for _, k := range known {
-			if editDistance(key, k) <= 2 {
-				return fmt.Sprintf(" (did you mean %s?)", k)
-			}
-		}
+	if k := suggestpkg.Closest(key, known); k != "" {
+		return fmt.Sprintf(" (did you mean %s?)", k)
 	}
 	return " (known keys: " + strings.Join(known, ", ") + ")"
-}
-
-// editDistance is the Levenshtein distance of two short strings.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // countNodes counts the nodes of a tree without following aliases.

@@ -51,6 +51,12 @@ func TestTypeProblemsNameKeyAndLine(t *testing.T) {
 		{baseImages + "fields: [{name: x, type: ndarray, dtype: <f4, shape: [3, -1]}]\n", `line 3: field "x": shape[1]: "-1" is not a non-negative integer`},
 		{baseImages + "fields: [{name: x, type: packed, seq_len: 12.5}]\n", `line 3: field "x": seq_len: "12.5" is not an integer`},
 		{baseImages + "fields: [{name: a, type: int}]\nworker: 4\n", `line 4: unknown key "worker" (did you mean workers?)`},
+		// The nearest known key, not the first within two edits (shard), and a swap is one edit.
+		{baseImages + "fields: [{name: a, type: int}]\nshadrs: 4\n", `line 4: unknown key "shadrs" (did you mean shards?)`},
+		{baseImages + "fields: [{name: x, type: ndarray, dytpe: <f4, shape: [3]}]\n", `line 3: field "x": unknown key "dytpe" (did you mean dtype?)`},
+		{"source: {type: images, path: p}\noutput: o\nfeilds: [{name: a, type: int}]\n", `line 3: unknown key "feilds" (did you mean fields?)`},
+		{baseImages + "fields: [{name: a, type: image, max_resolutoin: 256}]\n", `line 3: field "a": unknown key "max_resolutoin" (did you mean max_resolution?)`},
+		{baseImages + "fields: [{name: a, type: image, jpg_quality: 90}]\n", `line 3: field "a": unknown key "jpg_quality" (did you mean jpeg_quality?)`},
 		{baseImages + "fields: [{name: a, type: int}]\noutput: p.mldf\n", `line 4: output is given twice (also line 2)`},
 		{baseImages + "fields: [{name: a, type: int, colour: red}]\n", `line 3: field "a": unknown key "colour"`},
 	} {

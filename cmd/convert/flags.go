@@ -9,6 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mldf/convert/encoders"
+	"github.com/mldf/convert/internal/quote"
+	"github.com/mldf/convert/internal/suggest"
 	"github.com/mldf/convert/recipe"
 )
 
@@ -35,9 +38,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, &helpRequest{fs}
 			}
-			// The flag package names flags with one dash; the README and -h spell them --name.
-			msg := strings.Replace(err.Error(), "flag -", "flag --", 1)
-			return nil, fmt.Errorf("%w: %s: %s (see convert %s -h)", errUsage, fs.Name(), msg, fs.Name())
+			return nil, newFlagError(fs, err)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -48,10 +49,72 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// helpRequest is returned by parseArgs for -h: dispatch prints the command's flags.
+// helpRequest is returned by parseArgs for -h: dispatch prints the command's help.
 type helpRequest struct{ fs *flag.FlagSet }
 
 func (h *helpRequest) Error() string { return "help requested" }
+
+// flagError is a command-line mistake in a command's flags (a usage error, exit status 2):
+// an unknown flag, with the nearest known one, or a value the flag refuses.
+type flagError struct {
+	cmd     string // the flag set's name: the command
+	unknown string // the unknown flag's name as given, without dashes
+	known   []string
+	fields  bool   // the command takes field options (of some field types)
+	msg     string // the flag package's message, flags spelled --name
+}
+
+// newFlagError makes the error of fs.Parse a usage error of the command fs belongs to.
+func newFlagError(fs *flag.FlagSet, err error) *flagError {
+	e := &flagError{cmd: fs.Name(), msg: err.Error()}
+	const undefined = "flag provided but not defined: -"
+	if name, ok := strings.CutPrefix(e.msg, undefined); ok {
+		e.unknown = name
+		fs.VisitAll(func(f *flag.Flag) { e.known = append(e.known, f.Name) })
+		e.known = append(e.known, "help")
+		e.fields = fs.Lookup("mode") != nil
+	}
+	// The flag package names flags with one dash; the help and the docs spell them --name.
+	e.msg = strings.Replace(e.msg, "flag -", "flag --", 1)
+	return e
+}
+
+func (e *flagError) Error() string {
+	see := fmt.Sprintf("convert %s --help lists its flags", e.cmd)
+	if e.unknown == "" {
+		return fmt.Sprintf("%s: %s (%s)", e.cmd, e.msg, see)
+	}
+	hint := ""
+	if s := suggest.Closest(e.unknown, e.known); s != "" {
+		hint = fmt.Sprintf(" (did you mean %s?)", dashed(s))
+	} else if types := optionOf(e.unknown); e.fields && len(types) > 0 {
+		hint = fmt.Sprintf(" (an option of %s fields, which convert %s does not write; a recipe and convert run take it)",
+			strings.Join(types, " and "), e.cmd)
+	}
+	return fmt.Sprintf("%s: unknown flag %s%s; %s", e.cmd, quote.S(dashed(e.unknown)), hint, see)
+}
+
+func (e *flagError) Unwrap() error { return errUsage }
+
+// optionOf lists the field types that take the option a flag of this name would set.
+func optionOf(flagName string) []string {
+	key := strings.ReplaceAll(flagName, "-", "_")
+	var types []string
+	for _, t := range encoders.Types() {
+		if recipe.Applies(t, key) {
+			types = append(types, t)
+		}
+	}
+	return types
+}
+
+// dashed spells a flag as the help does: -q for one letter, --name for a word.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
 
 // runFlags are the run options every converting command takes; each has the name of its recipe
 // key. Only flags given on the command line override the recipe.
@@ -64,27 +127,33 @@ type runFlags struct {
 	fs                                                                       *flag.FlagSet
 }
 
-func bindRunFlags(fs *flag.FlagSet) *runFlags {
+// bindRunFlags defines the run options as flags; with run false (convert validate, which
+// runs nothing) not those that only a run uses: --dry-run, --cpuprofile and
+// --abort-incomplete-older-than.
+func bindRunFlags(fs *flag.FlagSet, run bool) *runFlags {
 	f := &runFlags{fs: fs}
-	fs.StringVar(&f.output, "output", "", "output file (.mldf or .beton)")
+	fs.StringVar(&f.output, "output", "", "write to `FILE` (.mldf, .beton; a folder for scdl and mds)")
 	choiceVar(fs, &f.format, "format", "container: mldf (default), beton (FFCV), scdl or mds (MosaicML Streaming: a directory)", "mldf", "beton", "scdl", "mds")
-	checkedVar(fs, &f.pageSize, "page-size", "page size, a power of two (e.g. 2MiB)", checkPageSize)
+	checkedVar(fs, &f.pageSize, "page-size", "SIZE", "page size, a power of two (e.g. 2MiB)", checkPageSize)
 	intVar(fs, &f.workers, "workers", 0, 0, recipe.MaxWorkers, "0 = all cores", "encoder workers (0 = all cores)")
 	intVar(fs, &f.chunkSize, "chunk-size", 0, 0, recipe.MaxChunkSize, "0 = adaptive", "samples per work unit (0 = default)")
 	fs.BoolVar(&f.checksums, "checksums", true, "write CRC-32C and xxhash64 checksums")
 	choiceVar(fs, &f.onError, "on-error", "skip (default) or fail on a bad sample", "skip", "fail")
-	checkedVar(fs, &f.maxErrors, "max-errors", "fail when more samples than this are rejected (count or N%)", checkMaxErrors)
-	fs.StringVar(&f.rejects, "rejects", "", "rejects JSONL (default OUTPUT.rejects.jsonl)")
-	fs.StringVar(&f.report, "report", "", "report JSON (default OUTPUT.report.json)")
+	checkedVar(fs, &f.maxErrors, "max-errors", "N|N%", "fail when more samples than this are rejected (count or N%)", checkMaxErrors)
+	fs.StringVar(&f.rejects, "rejects", "", "rejected samples, one JSON line each, to `FILE` (default OUTPUT.rejects.jsonl)")
+	fs.StringVar(&f.report, "report", "", "the run's report (JSON) to `FILE` (default OUTPUT.report.json)")
 	choiceVar(fs, &f.logFormat, "log-format", "text or json log lines", "text", "json")
 	intVar(fs, &f.shard, "shard", -1, 0, recipe.MaxShards-1, "less than --shards",
 		"this task's slice (default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)")
 	intVar(fs, &f.shards, "shards", 0, 0, recipe.MaxShards, "0 = not sharded", "number of slices (default: SLURM_ARRAY_TASK_COUNT)")
-	fs.BoolVar(&f.dryRun, "dry-run", false, "validate and print the plan without writing")
+	fs.BoolVar(&f.json, "json", false, "print the plan (--dry-run, validate), the summary and errors as JSON (docs/schema)")
+	if !run {
+		return f
+	}
+	fs.BoolVar(&f.dryRun, "dry-run", false, "validate and print the plan without writing (convert validate)")
 	durationVar(fs, &f.abortOlderThan, "abort-incomplete-older-than",
 		"bucket output: before uploading, abort the incomplete uploads (of killed runs) to the same key started more than this long ago; 0 = all of them")
-	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (go tool pprof)")
-	fs.BoolVar(&f.json, "json", false, "print the plan (--dry-run, validate), the summary and errors as JSON (docs/schema)")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to `FILE` (go tool pprof)")
 	return f
 }
 
@@ -141,22 +210,73 @@ type fieldFlags struct {
 	fs                                                               *flag.FlagSet
 }
 
-func bindFieldFlags(fs *flag.FlagSet) *fieldFlags {
+// bindFieldFlags defines the field options of the field types given (all of them when none
+// is given) as flags: convert images, whose fields are an image and a label, takes only the
+// image options.
+func bindFieldFlags(fs *flag.FlagSet, types ...string) *fieldFlags {
 	f := &fieldFlags{fs: fs}
-	choiceVar(fs, &f.mode, "mode", "image storage: jpeg | png | raw | smart", recipe.ImageModes...)
-	intVar(fs, &f.maxResolution, "max-resolution", 0, 0, recipe.MaxResolution, "0 = keep", "image longest side in pixels (0 = keep)")
-	intVar(fs, &f.jpegQuality, "jpeg-quality", 0, 1, 100, "default 90", "JPEG quality 1..100 (default 90)")
-	choiceVar(fs, &f.filter, "filter", "resize filter: lanczos | catmullrom | linear | box | nearest | ...", recipe.ImageFilters...)
-	choiceVar(fs, &f.channels, "channels", "image: 1 | 3 | 4; audio: mono | keep", append(slices.Clone(imageChannels), audioChannels...)...)
-	int64Var(fs, &f.maxPixels, "max-pixels", 0, 0, recipe.MaxPixels, "0 = the default limit", "refuse images whose decoding costs more pixels than this (decompression bombs; JPEGs count their DCT-scaled size)")
-	intVar(fs, &f.sampleRate, "sample-rate", 0, 0, recipe.MaxSampleRate, "0 = keep the input's rate", "audio: resample to this rate in Hz")
-	choiceVar(fs, &f.sampleType, "sample-type", "audio waveform samples: int16 | int32 | float32", recipe.SampleTypes...)
-	fs.Var(&floatFlag{p: &f.maxDuration, lo: 0, hi: recipe.MaxDuration, note: "seconds; 0 = no limit"}, "max-duration", "audio: longest clip in seconds")
-	choiceVar(fs, &f.onLong, "on-long", "audio longer than max-duration: truncate | skip", "truncate", "skip")
-	choiceVar(fs, &f.tokenizer, "tokenizer", "text: cl100k_base | o200k_base | p50k_base | r50k_base | none", recipe.Tokenizers...)
-	fs.BoolVar(&f.appendEOT, "append-eot", false, "text: append the end-of-text token")
-	intVar(fs, &f.seqLen, "seq-len", 0, 1, recipe.MaxSeqLen, "tokens per row", "packed text: tokens per row")
-	choiceVar(fs, &f.remainder, "remainder", "packed text: drop | pad the last partial row", "drop", "pad")
+	takes := func(key string) bool {
+		if len(types) == 0 {
+			return true
+		}
+		return slices.ContainsFunc(types, func(t string) bool { return recipe.Applies(t, key) })
+	}
+	def := func(key string, define func(name string)) {
+		if takes(key) {
+			define(strings.ReplaceAll(key, "_", "-"))
+		}
+	}
+	def("mode", func(n string) {
+		choiceVar(fs, &f.mode, n, "image storage: jpeg | png | raw | smart", recipe.ImageModes...)
+	})
+	def("max_resolution", func(n string) {
+		intVar(fs, &f.maxResolution, n, 0, 0, recipe.MaxResolution, "0 = keep", "image longest side in pixels (0 = keep)")
+	})
+	def("jpeg_quality", func(n string) {
+		intVar(fs, &f.jpegQuality, n, 0, 1, 100, "default 90", "JPEG quality 1..100 (default 90)")
+	})
+	def("filter", func(n string) {
+		choiceVar(fs, &f.filter, n, "resize filter: lanczos | catmullrom | linear | box | nearest | ...", recipe.ImageFilters...)
+	})
+	var channels []string
+	if len(types) == 0 || slices.Contains(types, "image") {
+		channels = append(channels, imageChannels...)
+	}
+	if len(types) == 0 || slices.Contains(types, "audio") {
+		channels = append(channels, audioChannels...)
+	}
+	def("channels", func(n string) {
+		usage := "image: 1 | 3 | 4; audio: mono | keep"
+		if !slices.Contains(channels, "mono") {
+			usage = "image channels: 1 (gray), 3 (RGB) or 4 (RGBA)"
+		}
+		choiceVar(fs, &f.channels, n, usage, channels...)
+	})
+	def("max_pixels", func(n string) {
+		int64Var(fs, &f.maxPixels, n, 0, 0, recipe.MaxPixels, "0 = the default limit", "refuse images whose decoding costs more pixels than this (decompression bombs; JPEGs count their DCT-scaled size)")
+	})
+	def("sample_rate", func(n string) {
+		intVar(fs, &f.sampleRate, n, 0, 0, recipe.MaxSampleRate, "0 = keep the input's rate", "audio: resample to this rate in Hz")
+	})
+	def("sample_type", func(n string) {
+		choiceVar(fs, &f.sampleType, n, "audio waveform samples: int16 | int32 | float32", recipe.SampleTypes...)
+	})
+	def("max_duration", func(n string) {
+		fs.Var(&floatFlag{p: &f.maxDuration, lo: 0, hi: recipe.MaxDuration, note: "seconds; 0 = no limit"}, n, "audio: longest clip in `SECONDS`")
+	})
+	def("on_long", func(n string) {
+		choiceVar(fs, &f.onLong, n, "audio longer than max-duration: truncate | skip", "truncate", "skip")
+	})
+	def("tokenizer", func(n string) {
+		choiceVar(fs, &f.tokenizer, n, "text: cl100k_base | o200k_base | p50k_base | r50k_base | none", recipe.Tokenizers...)
+	})
+	def("append_eot", func(n string) { fs.BoolVar(&f.appendEOT, n, false, "text: append the end-of-text token") })
+	def("seq_len", func(n string) {
+		intVar(fs, &f.seqLen, n, 0, 1, recipe.MaxSeqLen, "tokens per row", "packed text: tokens per row")
+	})
+	def("remainder", func(n string) {
+		choiceVar(fs, &f.remainder, n, "packed text: drop | pad the last partial row", "drop", "pad")
+	})
 	return f
 }
 

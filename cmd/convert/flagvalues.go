@@ -149,10 +149,12 @@ func durationVar(fs *flag.FlagSet, p *time.Duration, name string, usage string) 
 	fs.Var(&durationFlag{p}, name, usage)
 }
 
-// checkedFlag is a string flag checked by a function (sizes, max_errors).
+// checkedFlag is a string flag checked by a function (sizes, max_errors); meta names its
+// value in the help (SIZE).
 type checkedFlag struct {
 	p     *string
 	check func(string) error
+	meta  string
 }
 
 func (v *checkedFlag) String() string {
@@ -170,9 +172,10 @@ func (v *checkedFlag) Set(s string) error {
 	return nil
 }
 
-// checkedVar defines a string flag whose value check accepts.
-func checkedVar(fs *flag.FlagSet, p *string, name, usage string, check func(string) error) {
-	fs.Var(&checkedFlag{p: p, check: check}, name, usage)
+// checkedVar defines a string flag whose value check accepts; meta names the value in the
+// help (SIZE, N|N%).
+func checkedVar(fs *flag.FlagSet, p *string, name, meta, usage string, check func(string) error) {
+	fs.Var(&checkedFlag{p: p, check: check, meta: meta}, name, usage)
 }
 
 // checkPageSize accepts a page size: a power of two in the recipe's range.

@@ -13,37 +13,21 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"sort"
+	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/mldf/convert/internal/quote"
+	"github.com/mldf/convert/internal/suggest"
 )
 
 // version is the tool version recorded in reports.
 const version = "0.1.0"
-
-type command struct {
-	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
-	summary string
-}
-
-func commands() map[string]command {
-	return map[string]command{
-		"run":      {cmdRun, "run RECIPE.yaml [flags]: convert as a recipe says (flags override it)"},
-		"validate": {cmdValidate, "validate RECIPE.yaml: check a recipe and print the resolved plan"},
-		"images":   {cmdImages, "images SRC_DIR OUT.mldf [flags]: convert an ImageFolder (root/<class>/<image>)"},
-		"inspect":  {cmdInspect, "inspect FILE [--sample N]: header, fields, sizes (also .taridx and .beton)"},
-		"verify":   {cmdVerify, "verify FILE [--decode] [--require-checksums]: check every structural invariant, field rule and checksum"},
-		"index":    {cmdIndex, "index SHARD.tar [...] [-o FOLD.taridx]: write a TARIDX index"},
-		"merge":    {cmdMerge, "merge OUT.mldf PARTS...: join the parts of a sharded run"},
-		"cat":      {cmdCat, "cat FILE --sample N --field F: write one payload to stdout"},
-		"storage":  {cmdStorage, "storage ls-incomplete URL | abort-incomplete URL [--older-than D]: list or abort the uploads killed runs left"},
-		"export":   {cmdExport, "export FILE DIR --format folder|webdataset|parquet: write samples back out"},
-	}
-}
 
 // Exit statuses (README, "Exit status").
 const (
@@ -106,44 +90,110 @@ func plural(n int64, noun string) string {
 // errUsage marks a command-line mistake; dispatch prints the usage with it.
 var errUsage = errors.New("usage")
 
+// dispatch runs the command args name (the command table, commands.go) and prints the help
+// it asks for. Flags before the command: -q (--quiet), -h (--help), --version.
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cmds := commands()
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stdout, cmds)
+	quiet := false
+	for len(args) > 0 && isQuietFlag(args[0]) { // convert -q COMMAND ...
+		quiet, args = true, args[1:]
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		usage(stdout)
 		return nil
 	}
 	if args[0] == "version" || args[0] == "--version" {
 		fmt.Fprintln(stdout, "convert", version)
 		return nil
 	}
-	c, ok := cmds[args[0]]
-	if !ok {
-		usage(stderr, cmds)
-		return fmt.Errorf("%w: unknown command %q", errUsage, args[0])
+	c, ok := lookup(args[0])
+	if !ok || c.run == nil {
+		if strings.HasPrefix(args[0], "-") {
+			return fmt.Errorf("%w: unknown flag %s before the command (there: -q, --help, --version); convert help lists the commands", errUsage, quote.Q(args[0]))
+		}
+		if suggest.Closest(args[0], commandNames()) == "" {
+			usage(stderr) // no near name: the list of commands
+		}
+		return unknownCommand(args[0])
 	}
-	err := c.run(ctx, args[1:], stdout, stderr)
+	args = args[1:]
+	if c.quiet {
+		var q bool
+		var err error
+		if args, q, err = takeQuiet(c, args); err != nil {
+			return err
+		}
+		quiet = quiet || q
+	} else if quiet {
+		return fmt.Errorf("%w: convert %s takes no --quiet: what it prints is its output", errUsage, c.name)
+	}
+	out, errOut := stdout, stderr
+	if quiet { // errors are returned, and main prints them
+		out, errOut = io.Discard, io.Discard
+	}
+	err := c.run(ctx, args, out, errOut)
 	var help *helpRequest
 	if errors.As(err, &help) {
-		// -h: the command's synopsis and every flag with its default, on stdout.
-		fmt.Fprintf(stdout, "convert %s\n\nFlags (named like the recipe keys, with '-' for '_'):\n", c.summary)
-		help.fs.SetOutput(stdout)
-		help.fs.PrintDefaults()
+		writeHelp(stdout, c, help.fs)
 		return nil
+	}
+	var fe *flagError
+	if errors.As(err, &fe) && c.quiet {
+		fe.known = append(fe.known, "quiet")
 	}
 	return err
 }
 
-func usage(w io.Writer, cmds map[string]command) {
-	names := make([]string, 0, len(cmds))
-	for n := range cmds {
-		names = append(names, n)
+// isQuietFlag reports whether arg is --quiet or -q (the flag package's spellings).
+func isQuietFlag(arg string) bool {
+	switch arg {
+	case "-q", "--q", "-quiet", "--quiet":
+		return true
 	}
-	sort.Strings(names)
-	fmt.Fprintln(w, "convert turns ML datasets into one random-access MLDF file.\n\nUsage:")
-	for _, n := range names {
-		fmt.Fprintf(w, "  convert %s\n", cmds[n].summary)
+	return false
+}
+
+// takeQuiet removes --quiet (or -q, --quiet=BOOL) from the arguments of c, a command that
+// takes it, wherever it is among the flags: the values of c's other flags are skipped by
+// their type, so --report -q keeps -q as the report's name.
+func takeQuiet(c command, args []string) (rest []string, quiet bool, err error) {
+	fs, err := commandFlags(c)
+	if err != nil {
+		return nil, false, err
 	}
-	fmt.Fprintln(w, "\nRun convert COMMAND -h for a command's flags. Recipes: docs/RECIPES.md.")
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			rest = append(rest, a)
+			continue
+		}
+		name, val, hasVal := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+		if name == "q" || name == "quiet" {
+			quiet = true
+			if hasVal {
+				if quiet, err = strconv.ParseBool(val); err != nil {
+					return nil, false, fmt.Errorf("%w: %s: invalid value %s for flag --quiet: want true or false", errUsage, c.name, quote.Q(val))
+				}
+			}
+			continue
+		}
+		rest = append(rest, a)
+		f := fs.Lookup(strings.ReplaceAll(name, "_", "-"))
+		if f != nil && !hasVal && !isBoolFlag(f) && i+1 < len(args) {
+			rest = append(rest, args[i+1])
+			i++
+		}
+	}
+	return rest, quiet, nil
+}
+
+// isBoolFlag reports whether f is a switch (given without a value).
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 func usageErr(_, synopsis string) error {

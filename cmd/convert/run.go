@@ -22,7 +22,7 @@ import (
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	rf, ff := bindRunFlags(fs), bindFieldFlags(fs)
+	rf, ff := bindRunFlags(fs, true), bindFieldFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -39,7 +39,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	rf, ff := bindRunFlags(fs), bindFieldFlags(fs)
+	rf, ff := bindRunFlags(fs, false), bindFieldFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -69,7 +69,7 @@ func loadRecipe(path string) (*recipe.Recipe, error) {
 // cmdImages is the one-shot form for an ImageFolder: no YAML needed.
 func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("images", flag.ContinueOnError)
-	rf, ff := bindRunFlags(fs), bindFieldFlags(fs)
+	rf, ff := bindRunFlags(fs, true), bindFieldFlags(fs, "image")
 	flat := fs.Bool("flat", false, "a flat folder of images without class subfolders (no label)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {

@@ -5,8 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
+	"github.com/mldf/convert/internal/quote"
+	"github.com/mldf/convert/internal/suggest"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/pagewriter/multipart"
@@ -95,27 +98,35 @@ func (s *storage) readSmall(ctx context.Context, path string) ([]byte, error) {
 	return s.client.ReadFile(ctx, path, maxSmall)
 }
 
+// storageSubcommands are the words convert storage takes first.
+func storageSubcommands() []string { return []string{"ls-incomplete", "abort-incomplete"} }
+
 // cmdStorage runs the storage subcommands: ls-incomplete and abort-incomplete.
 func cmdStorage(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	const synopsis = "storage ls-incomplete PREFIX_URL | storage abort-incomplete URL [--older-than D]"
-	if len(args) == 0 {
-		return usageErr("storage", synopsis)
-	}
-	fs := flag.NewFlagSet("storage "+args[0], flag.ContinueOnError)
+	fs := flag.NewFlagSet("storage", flag.ContinueOnError)
 	olderThan := new(time.Duration)
 	durationVar(fs, olderThan, "older-than", "abort-incomplete: only uploads started more than this long ago (e.g. 24h; 0 = all)")
-	pos, err := parseArgs(fs, args[1:])
+	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
+	if len(pos) != 2 {
 		return usageErr("storage", synopsis)
+	}
+	sub, url := pos[0], pos[1]
+	if !slices.Contains(storageSubcommands(), sub) {
+		hint := ""
+		if s := suggest.Closest(sub, storageSubcommands()); s != "" {
+			hint = fmt.Sprintf(" (did you mean %s?)", s)
+		}
+		return fmt.Errorf("%w: storage: unknown subcommand %s%s: convert %s", errUsage, quote.Q(sub), hint, synopsis)
 	}
 	st := newStorage()
 	defer st.Close()
-	switch args[0] {
+	switch sub {
 	case "ls-incomplete":
-		list, err := st.client.ListIncomplete(ctx, pos[0])
+		list, err := st.client.ListIncomplete(ctx, url)
 		if err != nil {
 			return err
 		}
@@ -126,14 +137,14 @@ func cmdStorage(ctx context.Context, args []string, stdout, _ io.Writer) error {
 			}
 			fmt.Fprintf(stdout, "%s\tstarted %s\tupload %s\n", u.URL, started, u.ID)
 		}
-		fmt.Fprintf(stdout, "%d incomplete uploads under %s\n", len(list), pos[0])
+		fmt.Fprintf(stdout, "%d incomplete uploads under %s\n", len(list), url)
 		return nil
 	case "abort-incomplete":
-		n, err := st.client.AbortIncomplete(ctx, pos[0], *olderThan)
+		n, err := st.client.AbortIncomplete(ctx, url, *olderThan)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "aborted %d incomplete uploads to %s\n", n, pos[0])
+		fmt.Fprintf(stdout, "aborted %d incomplete uploads to %s\n", n, url)
 		return nil
 	}
 	return usageErr("storage", synopsis)

@@ -19,8 +19,8 @@ import (
 // With one shard and no -o, the index is written beside it (X.tar → X.taridx).
 func cmdIndex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("index", flag.ContinueOnError)
-	out := fs.String("o", "", "output .taridx (default with one shard: beside it, X.tar → X.taridx)")
-	fs.StringVar(out, "output", "", "output .taridx (same as -o)")
+	out := fs.String("o", "", "output .taridx (same as --output)")
+	fs.StringVar(out, "output", "", "output .taridx `FILE` (default with one shard: beside it, X.tar → X.taridx)")
 	contiguous := fs.Bool("contiguous", false, "reorder rows so each sample's members are adjacent (sets flag bit 0)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
