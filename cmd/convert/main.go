@@ -41,6 +41,7 @@ func commands() map[string]command {
 		"merge":    {cmdMerge, "merge OUT.mldf PARTS...: join the parts of a sharded run"},
 		"cat":      {cmdCat, "cat FILE --sample N --field F: write one payload to stdout"},
 		"storage":  {cmdStorage, "storage ls-incomplete URL | abort-incomplete URL [--older-than D]: list or abort the uploads killed runs left"},
+		"version":  {cmdVersion, "version: the version, commit, build date, and the codecs and stores compiled in"},
 		"export":   {cmdExport, "export FILE DIR --format folder|webdataset|parquet: write samples back out"},
 	}
 }
@@ -112,8 +113,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return nil
 	}
 	if args[0] == "version" || args[0] == "--version" {
-		fmt.Fprintln(stdout, "convert", version)
-		return nil
+		return cmdVersion(ctx, args[1:], stdout, stderr)
 	}
 	c, ok := cmds[args[0]]
 	if !ok {
