@@ -20,7 +20,10 @@ import (
 // fully static: no interpreter, no DT_NEEDED at all), and with an empty environment, in a
 // chroot holding only itself and the demo data when the test runs as root, it prints its
 // version and converts the demo images (libjpeg-turbo) and the demo .h5ad files (HDF5)
-// and verifies both outputs.
+// and verifies both outputs. The arm64 release on an amd64 machine:
+//
+//	MLDF_RELEASE_EMULATOR=qemu-aarch64-static MLDF_RELEASE_BINARY=dist/convert-VERSION-linux-arm64 \
+//	  go test -run TestReleaseBinary ./deploy/
 func TestReleaseBinary(t *testing.T) {
 	bin := os.Getenv("MLDF_RELEASE_BINARY")
 	if bin == "" {
@@ -59,6 +62,16 @@ func TestReleaseBinary(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// MLDF_RELEASE_EMULATOR runs a binary of another architecture (qemu-aarch64-static for
+	// the arm64 release on amd64); it is static too, so it goes into the chroot beside it.
+	emu := os.Getenv("MLDF_RELEASE_EMULATOR")
+	if emu != "" {
+		p, err := exec.LookPath(emu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copyFile(t, p, filepath.Join(root, "emu"), 0o755)
+	}
 	chroot := os.Geteuid() == 0
 	if !chroot {
 		t.Log("not root: runs with an empty environment but not in a chroot")
@@ -66,10 +79,17 @@ func TestReleaseBinary(t *testing.T) {
 	run := func(args ...string) string {
 		t.Helper()
 		dir, prefix := root, root
-		cmd := exec.Command(filepath.Join(root, "convert"), args...)
 		if chroot {
 			dir, prefix = "/", ""
-			cmd = exec.Command("/convert", args...)
+		}
+		name := prefix + "/convert"
+		if emu != "" {
+			args = append([]string{name}, args...)
+			name = prefix + "/emu"
+		}
+		cmd := exec.Command(filepath.Join(root, name[len(prefix):]), args...)
+		if chroot {
+			cmd = exec.Command(name, args...)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: root}
 		}
 		cmd.Dir = dir
