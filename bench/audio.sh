@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Audio benchmark (issue 3): a deterministic Speech Commands-style class-folder tree of
+# Audio benchmark: a deterministic Speech Commands-style class-folder tree of
 # speech-like 48 kHz 16-bit mono WAV clips (bench/genaudio, ~10 s each) and the same clips as
 # FLAC (flac -5), converted with --workers 1 and 2:
 #   WAV -> PCM int16        (field type audio)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Inputs in a bucket vs on local disk (issue 14): the tar-shard job of bench/tar.sh with its
+# Inputs in a bucket vs on local disk: the tar-shard job of bench/tar.sh with its
 # shards read from versitygw (a local S3 server over the same disk, so the gap is the S3 path:
 # HTTP, SigV4, the gateway's own work, not a network) and from the directory itself.
 #   bench/bucket.sh [N] [RUNS]      results: bench/out/bucket.md

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Image benchmark (issues 2 and 16): a deterministic ImageFolder of N photo-like 500x375 JPEGs
+# Image benchmark: a deterministic ImageFolder of N photo-like 500x375 JPEGs
 # (bench/genimages), converted RUNS times with --workers 1 and 2 in jpeg mode (max_resolution
 # 256, quality 90: the job FFCV's writer was measured on), in smart mode (max_resolution 512:
 # every image passes through untouched), with TurboJPEG (cgo) and the pure-Go build, and to

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Training loaders side by side in one run (issue 27): the bench/images.sh set of N photo-like
+# Training loaders side by side in one run: the bench/images.sh set of N photo-like
 # 500x375 JPEGs, stored as JPEG q90 at max side 256 with the int label, read with the usual
 # ImageNet training transform (random-resized crop to S, random horizontal flip, uint8 CHW
 # batches of B, shuffled, 2 workers or threads) at S = 160 and 224, B = 128 and 256, by:

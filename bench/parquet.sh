@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Parquet benchmark (issue 15). Images: the 2000-image benchmark set (bench/genimages, as in
+# Parquet benchmark. Images: the 2000-image benchmark set (bench/genimages, as in
 # bench/images.sh) as a Hugging Face-style Parquet file (bench/genparquet: image struct +
 # ClassLabel, snappy, row groups of 100) against the same images as a folder, in smart mode
 # (max_resolution 512: every JPEG passes through, so the source dominates) and jpeg mode

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scale benchmark (issue 13): memory must not grow with the number of samples, and time must
+# Scale benchmark: memory must not grow with the number of samples, and time must
 # grow linearly with it. Everything is generated here, in a temporary folder (bench/genscale),
 # and deleted as soon as it has been used; nothing is committed.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SCDL benchmark (issue 17): a generated .h5ad of CELLS cells x 20,000 genes at 5% density
+# SCDL benchmark: a generated .h5ad of CELLS cells x 20,000 genes at 5% density
 # (bench/gen_h5ad.py: CSR float32, uncompressed) converted to an SCDL archive with convert
 # (format scdl), against reading the same matrix in row blocks with h5py (bench/h5py_read.py).
 # BioNeMo's own converter cannot run here (no bionemo-scdl: PyPI is unreachable), so h5py's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Object storage benchmark (issue 14): the same conversions written to local disk and to a
+# Object storage benchmark: the same conversions written to local disk and to a
 # local S3 server (versitygw over a temporary folder on the same disk: the figures show our
 # overhead and the gateway's, not a network's), and the merge of a 4-task sharded run locally
 # (copy_file_range) and in the bucket (server-side UploadPartCopy).

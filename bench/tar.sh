@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tar shards benchmark (issue 4): MB/s of WebDataset tar -> .mldf with smart pass-through
+# Tar shards benchmark: MB/s of WebDataset tar -> .mldf with smart pass-through
 # (every JPEG kept as its bytes), workers 1 and 2, beside reading the shards; and MB/s of
 # `convert index` on a 1 GB tar (headers only: it seeks over payloads).
 #   bench/tar.sh [N]           results: bench/out/tar.md

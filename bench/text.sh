@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Text benchmark (issue 5): a deterministic JSONL corpus of English-like documents
+# Text benchmark: a deterministic JSONL corpus of English-like documents
 # (bench/genjsonl: {"id", "text", "meta": {"lang", "score"}}, ~200 MB) converted with --workers
 # 1 and 2 to TEXT_RAW (field type text from "text") and to TEXT_TOKENIZED (type tokens,
 # cl100k_base). Reports MB/s of JSONL input, peak RSS and output size (from each run's report
 # JSON) beside the time to read the file (cat > /dev/null, warm page cache).
 # WORDS, when given, is the median words per document (genjsonl -words): 14 gives fortune-sized
-# lines of about 270 bytes (the issue 16 target), the default about 2 KB lines.
+# lines of about 270 bytes (the fortune-sized target), the default about 2 KB lines.
 # The 2-worker TEXT_RAW run is followed by its disk anchor, a plain durable copy of its output
 # (the part of the run no converter can skip), and by the same run with its output on tmpfs
 # (TMPFS, default /dev/shm; TMPFS= skips it): the converter's speed without the disk.

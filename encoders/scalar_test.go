@@ -104,7 +104,7 @@ func TestBytesAndJSON(t *testing.T) {
 	}
 }
 
-// TestJSONDepthLimit (issue 18 item 9): the writer refuses JSON nested deeper than the depth
+// TestJSONDepthLimit: the writer refuses JSON nested deeper than the depth
 // every reader accepts (manifest.MaxJSONDepth), as a per-sample error; at the limit it writes.
 func TestJSONDepthLimit(t *testing.T) {
 	j, _ := NewJSON("meta")

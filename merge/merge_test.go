@@ -424,7 +424,7 @@ func flipPayloadBit(t *testing.T, path string, i int, off func(size int) int) in
 	return int(ref.Size)
 }
 
-// TestMergeChecksPayloads (issue 18): a part with one flipped payload bit fails the merge by
+// TestMergeChecksPayloads: a part with one flipped payload bit fails the merge by
 // default, naming the part, the sample and the rule, and leaves no output; the check runs
 // while copying (no --verify-parts), for small payloads and for one that spans the copy
 // buffer. TrustParts restores the unchecked copy.

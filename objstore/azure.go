@@ -1,3 +1,5 @@
+//go:build !noazure
+
 package objstore
 
 import (
@@ -272,4 +274,15 @@ func (n *azNative) abortIncomplete(ctx context.Context, key, _ string) error {
 		return nil
 	}
 	return err
+}
+
+// azureBuilt: this build reaches az:// (azblob://) URLs.
+const azureBuilt = true
+
+// azureReply reads an Azure SDK error: its HTTP status and error code.
+func azureReply(err error, r *reply) {
+	var are *azcore.ResponseError
+	if errors.As(err, &are) {
+		r.status, r.code = are.StatusCode, are.ErrorCode
+	}
 }

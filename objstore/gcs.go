@@ -1,3 +1,5 @@
+//go:build !nogcs
+
 package objstore
 
 import (
@@ -13,6 +15,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/gcsblob"
 	"gocloud.dev/gcp"
+	"google.golang.org/api/googleapi"
 )
 
 // openGCS opens a bucket with Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS,
@@ -245,4 +248,25 @@ func (n *gcsNative) abortIncomplete(ctx context.Context, key, id string) error {
 		return &kindError{ErrBadURL, "not an upload ID: " + id}
 	}
 	return n.deletePrefix(ctx, tmpPrefix(key, id))
+}
+
+// gcsBuilt: this build reaches gs:// URLs.
+const gcsBuilt = true
+
+// gcsReply reads a Google Cloud Storage error: a missing bucket or object, or the API's
+// status, reason and message.
+func gcsReply(err error, r *reply) {
+	switch {
+	case errors.Is(err, storage.ErrBucketNotExist):
+		r.missing = "no such bucket"
+	case errors.Is(err, storage.ErrObjectNotExist):
+		r.missing = "no such object"
+	}
+	var gae *googleapi.Error
+	if errors.As(err, &gae) {
+		r.status, r.msg = gae.Code, gae.Message
+		if len(gae.Errors) > 0 {
+			r.code = gae.Errors[0].Reason
+		}
+	}
 }

@@ -1,3 +1,5 @@
+//go:build !nogcs
+
 package objstore
 
 import (

@@ -13,12 +13,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"cloud.google.com/go/storage"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
-	"google.golang.org/api/googleapi"
 )
 
 // errStalled cancels an attempt that moved no byte for the stall timeout.
@@ -176,31 +170,12 @@ func classify(err error) class {
 		return class{kind: ErrNotFound, detail: "no such file"}
 	case errors.Is(err, fs.ErrPermission):
 		return class{kind: ErrDenied, detail: "permission denied"}
-	case errors.Is(err, storage.ErrBucketNotExist):
-		return class{kind: ErrNotFound, detail: "no such bucket"}
-	case errors.Is(err, storage.ErrObjectNotExist):
-		return class{kind: ErrNotFound, detail: "no such object"}
 	}
-	code, status, msg := "", 0, ""
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		code, msg = ae.ErrorCode(), ae.ErrorMessage()
+	r := replyOf(err)
+	if r.missing != "" {
+		return class{kind: ErrNotFound, detail: r.missing}
 	}
-	var sre *smithyhttp.ResponseError
-	if errors.As(err, &sre) && sre.Response != nil {
-		status = sre.HTTPStatusCode()
-	}
-	var gae *googleapi.Error
-	if errors.As(err, &gae) {
-		status, msg = gae.Code, gae.Message
-		if len(gae.Errors) > 0 {
-			code = gae.Errors[0].Reason
-		}
-	}
-	var are *azcore.ResponseError
-	if errors.As(err, &are) {
-		status, code = are.StatusCode, are.ErrorCode
-	}
+	code, status, msg := r.code, r.status, r.msg
 	detail := code
 	if detail == "" && status != 0 {
 		detail = fmt.Sprintf("HTTP %d %s", status, http.StatusText(status))
@@ -302,18 +277,4 @@ func (c *Client) wrap(ctx context.Context, op, url string, err error) *Error {
 }
 
 // status returns the HTTP status of a store's error reply, or 0.
-func status(err error) int {
-	var sre *smithyhttp.ResponseError
-	if errors.As(err, &sre) && sre.Response != nil {
-		return sre.HTTPStatusCode()
-	}
-	var gae *googleapi.Error
-	if errors.As(err, &gae) {
-		return gae.Code
-	}
-	var are *azcore.ResponseError
-	if errors.As(err, &are) {
-		return are.StatusCode
-	}
-	return 0
-}
+func status(err error) int { return replyOf(err).status }

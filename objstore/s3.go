@@ -1,3 +1,5 @@
+//go:build !nos3
+
 package objstore
 
 import (
@@ -8,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -18,6 +19,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/s3blob"
@@ -264,23 +266,17 @@ func (n *s3Native) listedSized(o *blob.ListObject) bool {
 	return !o.As(&obj) || obj.Size != nil
 }
 
-// replySize returns an object's size from the reply to a ranged read: the total of its
-// Content-Range ("bytes 0-0/1234"), or, for a reply that ignored the range (whole: a 200
-// with the whole object), its Content-Length.
-func replySize(contentRange *string, contentLength *int64, whole bool) (int64, bool) {
-	if contentRange == nil {
-		if contentLength == nil || !whole {
-			return 0, false
-		}
-		return *contentLength, *contentLength >= 0
+// s3Built: this build reaches s3:// URLs.
+const s3Built = true
+
+// s3Reply reads an AWS SDK error: its code and message, and the HTTP status.
+func s3Reply(err error, r *reply) {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		r.code, r.msg = ae.ErrorCode(), ae.ErrorMessage()
 	}
-	_, total, ok := strings.Cut(*contentRange, "/")
-	if !ok {
-		return 0, false
+	var sre *smithyhttp.ResponseError
+	if errors.As(err, &sre) && sre.Response != nil {
+		r.status = sre.HTTPStatusCode()
 	}
-	v, err := strconv.ParseInt(strings.TrimSpace(total), 10, 64)
-	if err != nil || v < 0 {
-		return 0, false
-	}
-	return v, true
 }

@@ -69,9 +69,8 @@ func BenchmarkJSONLTiny(b *testing.B) {
 }
 
 // BenchmarkJSONLFortune converts 200 000 fortune-sized JSONL lines (about 270 bytes:
-// {"id", "text", "meta": {"lang", "score"}}, the shape of bench/genjsonl -words 14 and of
-// issue 16) to one TEXT_RAW field, through the whole pipeline with 1 and 2 workers. Besides
-// MB/s it reports MB per CPU-second (user+sys of the process, steadier than wall time on a
+// {"id", "text", "meta": {"lang", "score"}}, the shape of bench/genjsonl -words 14) to one
+// TEXT_RAW field, through the whole pipeline with 1 and 2 workers. Besides MB/s it reports MB per CPU-second (user+sys of the process, steadier than wall time on a
 // shared machine) and the heap bytes allocated per sample.
 func BenchmarkJSONLFortune(b *testing.B) {
 	const n = 200_000

@@ -94,7 +94,7 @@ func commandTable() []command {
 		{name: "completion", args: "bash|zsh|fish", section: secShell, run: cmdCompletion, noFiles: true,
 			words:   []string{"bash", "zsh", "fish"},
 			summary: "print the shell completion script (see docs/CLI.md to install it)"},
-		{name: "version", section: secShell, noFiles: true, summary: "print the version"}, // dispatch prints it
+		{name: "version", section: secShell, run: cmdVersion, noFiles: true, summary: "print the version, commit, build date, and the codecs and stores compiled in"},
 	}
 }
 

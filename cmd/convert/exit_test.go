@@ -76,7 +76,7 @@ func TestRejectsAndMaxErrors(t *testing.T) {
 	}
 }
 
-// chunk_size: 1e12 passed validation and then ran out of memory (issue 18, 11): validate
+// chunk_size: 1e12 passed validation and then ran out of memory: validate
 // now names the key and its line.
 func TestValidateRefusesHugeChunkSize(t *testing.T) {
 	dir := t.TempDir()

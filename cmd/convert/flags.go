@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/internal/quote"
@@ -91,7 +92,7 @@ func (e *flagError) Error() string {
 		hint = fmt.Sprintf(" (an option of %s fields, which convert %s does not write; a recipe and convert run take it)",
 			strings.Join(types, " and "), e.cmd)
 	}
-	return fmt.Sprintf("%s: unknown flag %s%s; %s", e.cmd, quote.S(dashed(e.unknown)), hint, see)
+	return fmt.Sprintf("%s: unknown flag %s%s; %s", e.cmd, printable(dashed(e.unknown)), hint, see)
 }
 
 func (e *flagError) Unwrap() error { return errUsage }
@@ -333,4 +334,15 @@ func (f *fieldFlags) apply(r *recipe.Recipe) error {
 		}
 	})
 	return err
+}
+
+// printable is name as it is when every rune of it prints, else quoted with escapes, so that
+// a control byte in a mistyped flag never reaches the terminal.
+func printable(name string) string {
+	for _, r := range name {
+		if !unicode.IsPrint(r) {
+			return quote.Q(name)
+		}
+	}
+	return quote.S(name)
 }

@@ -170,7 +170,7 @@ json.dump(out, sys.stdout)
 	return res
 }
 
-// TestLyingHeadersEveryReader is issue 18's table of lying headers × readers: every lie of
+// TestLyingHeadersEveryReader is the table of lying headers × readers: every lie of
 // internal/hostile, applied once to a file of every field kind, is rejected with its rule
 // named by `convert verify` (with --decode for what only decoding can tell), by the Go
 // reader's accessors, by the Python reader (open, read, verify) and by `convert export`.
@@ -318,7 +318,7 @@ func TestLyingHeadersEveryReader(t *testing.T) {
 }
 
 // TestVerifyWithoutChecksums: a file written without checksums verifies, saying plainly that
-// only the structure was verified; --require-checksums fails it (issue 18 item 1).
+// only the structure was verified; --require-checksums fails it.
 func TestVerifyWithoutChecksums(t *testing.T) {
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "plain.mldf")
@@ -343,7 +343,7 @@ func TestVerifyWithoutChecksums(t *testing.T) {
 }
 
 // TestInspectJSONNonFinite: `inspect --sample N --json` prints NaN and ±Inf FLOAT values as
-// the strings "NaN", "Infinity", "-Infinity" (issue 18 item 3).
+// the strings "NaN", "Infinity", "-Infinity".
 func TestInspectJSONNonFinite(t *testing.T) {
 	f, err := encoders.NewFloat("x")
 	if err != nil {

@@ -101,9 +101,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		usage(stdout)
 		return nil
 	}
-	if args[0] == "version" || args[0] == "--version" {
-		fmt.Fprintln(stdout, "convert", version)
-		return nil
+	if args[0] == "--version" {
+		args = append([]string{"version"}, args[1:]...)
 	}
 	c, ok := lookup(args[0])
 	if !ok || c.run == nil {

@@ -28,7 +28,7 @@ func wavAt(t *testing.T, rate uint32) []byte {
 	return b
 }
 
-// TestHugeDeclaredRate is issue 18 item 8: a WAV declaring 16,777,213 Hz resampled to 16 kHz
+// TestHugeDeclaredRate: a WAV declaring 16,777,213 Hz resampled to 16 kHz
 // built a 1.7 GB filter table. Declared rates at, just over and far over the bound, in WAV and
 // FLAC, through a resampling field: over the bound is a per-file error naming the file, and
 // no clip allocates more than a few MiB.

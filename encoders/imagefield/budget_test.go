@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestPixelBudget covers the "13000×13000 PNG used 3.2 GB" finding of issue 18: pixel counts
+// TestPixelBudget covers the "13000×13000 PNG used 3.2 GB" finding of an audit: pixel counts
 // at, just over and far over the default max_pixels. Over the limit fails from the header,
 // before anything is allocated for pixels; at the limit the image is converted within the
 // documented per-worker budget (P × BytesPerPixel; TotalAlloc counts garbage too, so it

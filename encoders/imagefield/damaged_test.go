@@ -22,7 +22,7 @@ func allPaths(t *testing.T, o Options) []*Field {
 	return fs
 }
 
-// TestDamagedJPEG is issue 18 item 7: a baseline JPEG cut in the middle of its scan with an EOI
+// TestDamagedJPEG: a baseline JPEG cut in the middle of its scan with an EOI
 // marker appended (libjpeg-turbo warns "Corrupt JPEG data: premature end of data segment",
 // lower-case p) is rejected on every decode path and in every mode that decodes it, instead
 // of being stored with a grey bottom. Harmless warnings still let the image through, and a

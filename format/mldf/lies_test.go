@@ -57,8 +57,8 @@ func lyingBase(t *testing.T) []byte {
 	return buildFile(t, 4096, descs, samples, true)
 }
 
-// TestFieldValueJSON: a FLOAT value that JSON numbers cannot hold is a string (issue 18
-// item 3); the others are numbers.
+// TestFieldValueJSON: a FLOAT value that JSON numbers cannot hold is a string; the
+// others are numbers.
 func TestFieldValueJSON(t *testing.T) {
 	for _, c := range []struct {
 		v    float64

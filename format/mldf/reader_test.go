@@ -192,7 +192,7 @@ var hostileCases = []hostile{
 	{name: "major 0", mut: set16(offMajor, 0), err: ErrVersion, rule: "R3", open: true},
 	{name: "not little-endian", mut: set32(offFlags, 4), err: ErrCorrupt, cause: ErrBadHeader, rule: "R4", open: true},
 	{name: "encrypted", mut: set32(offFlags, 1|4|8), err: ErrUnsupported, rule: "R4", open: true},
-	// Issue 18 item 1: one flipped bit must not turn the checksums off.
+	// One flipped bit must not turn the checksums off.
 	{name: "checksummed flag cleared (0x05 -> 0x01)", mut: flip(offFlags, 0x04), err: ErrCorrupt, rule: "R4", open: true, where: "header checksum is 9ab57030a6859133"},
 	{name: "checksummed flag cleared, header checksum zeroed", mut: muts(flip(offFlags, 0x04), set64(offSum, 0)), err: ErrCorrupt, rule: "V6",
 		where: "check is 9a71bb4c"},

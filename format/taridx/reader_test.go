@@ -382,8 +382,8 @@ for l in sys.stdin.read().split('\n')[:-1]:
 	}
 }
 
-// TestCompressedShard: a compressed shard is refused with a message that says why (issue 18:
-// "unsupported tar size field" said nothing useful), and the Writer is unchanged.
+// TestCompressedShard: a compressed shard is refused with a message that says why
+// (not just "unsupported tar size field"), and the Writer is unchanged.
 func TestCompressedShard(t *testing.T) {
 	tarball := validTar()
 	var gz bytes.Buffer

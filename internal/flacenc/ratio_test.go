@@ -12,7 +12,7 @@ import (
 // use it skip when it is absent.
 const sharedAudio = "../../../shared/testdata/mini/audio"
 
-// maxRatio is the size bound of issue 3: our output at most 10% larger than
+// maxRatio is the size bound: our output at most 10% larger than
 // `flac -5`'s.
 const maxRatio = 1.10
 

@@ -52,15 +52,15 @@ type Lie struct {
 
 var le = binary.LittleEndian
 
-// Lies is the table of lying files: one per rule and kind of lie of issue 18.
+// Lies is the table of lying files: one per rule and kind of lie.
 var Lies = []Lie{
-	// Issue 18 item 1: one flipped bit must not turn the checksums off.
+	// One flipped bit must not turn the checksums off.
 	{Name: "lie_flag_checksummed_cleared", What: "flag bit 2 cleared (0x05 -> 0x01) in a checksummed file",
 		Header: func(h []byte) { h[4] &^= byte(mldf.FlagChecksummed) }, Rule: "R4", Reach: Open},
 	{Name: "lie_flag_cleared_checksum_zeroed", What: "flag bit 2 cleared and the header checksum zeroed: the entries' checks remain",
 		Header: func(h []byte) { h[4] &^= byte(mldf.FlagChecksummed); clear(h[mldf.HeaderChecksumOffset:]) },
 		Rule:   "V6", Reach: Verify},
-	// Issue 18 item 2: metadata that lies about the payload.
+	// Metadata that lies about the payload.
 	{Name: "lie_image_mode", What: "JPEG sample's mode is 7 (no such mode)", Type: mldf.TypeImageJPEG, Sample: 1,
 		Meta: func(m []byte) { m[17] = 7 }, Rule: "F2", Reach: Access},
 	{Name: "lie_image_zero_height", What: "raw image with height 0", Type: mldf.TypeImageRaw, Sample: 1,
@@ -85,7 +85,7 @@ var Lies = []Lie{
 		Meta: func(m []byte) { m[14] = 1 }, Rule: "F8", Reach: Access},
 	{Name: "lie_ndarray_shape", What: "fixed NDARRAY arguments claim one more row than every payload holds", Type: mldf.TypeNDArray, Sample: 0,
 		Args: func(a []byte) { le.PutUint64(a[24:], le.Uint64(a[24:])+1) }, Rule: "F10", Reach: Access},
-	// Issue 18 item 14: a .npy header that declares 2^40 elements.
+	// A .npy header that declares 2^40 elements.
 	{Name: "lie_npy_header_huge", What: ".npy payload whose header declares 2^40 elements", Type: mldf.TypeNDArray, Nth: 1, Sample: 0,
 		Payload: func(p []byte) error { return setNPYShape(p, "(1099511627776,)") }, Rule: "F10", Reach: Access},
 	// Only decoding can tell.

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestRateBounds is issue 18 item 8: rates and ratios at, just over and far over each bound.
+// TestRateBounds: rates and ratios at, just over and far over each bound.
 // A WAV declaring 16,777,213 Hz resampled to 16 kHz built a 1.7 GB table; it is now refused.
 func TestRateBounds(t *testing.T) {
 	for _, tc := range []struct {

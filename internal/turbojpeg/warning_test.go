@@ -41,7 +41,7 @@ func TestDamagingWarning(t *testing.T) {
 }
 
 // TestLinkedWarnings decodes damaged JPEGs with the libjpeg-turbo we link and checks the exact
-// warning each gives (issue 18 item 7), in both decode paths, and how it is classified. It
+// warning each gives, in both decode paths, and how it is classified. It
 // also shows why no warning can be trusted: libjpeg reports only the first one, so junk
 // before a marker hides a truncated scan after it.
 func TestLinkedWarnings(t *testing.T) {

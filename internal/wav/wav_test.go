@@ -417,7 +417,7 @@ func TestOddValues(t *testing.T) {
 	}
 }
 
-// TestSampleRateBounds is issue 18 item 8: the sample rate a header declares at, just over and
+// TestSampleRateBounds: the sample rate a header declares at, just over and
 // far over its bounds.
 func TestSampleRateBounds(t *testing.T) {
 	for _, tc := range []struct {

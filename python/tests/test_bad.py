@@ -61,7 +61,7 @@ def test_bad_files_agree_with_go(fixtures_dir):
 
 
 def test_lying_files_are_listed(fixtures_dir):
-    """bad.json has a lying file for every field rule and for the flag of issue 18 item 1."""
+    """bad.json has a lying file for every field rule and for the checksum flag."""
     rules = {c.get("verify_rule") or c.get("open_rule") or c.get("decode_rule") for c in cases(fixtures_dir)
              if c["file"].startswith("lie_")}
     for rule in ["R4", "V6", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F10", "D1", "D2"]:

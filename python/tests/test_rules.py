@@ -1,5 +1,5 @@
 """Field and payload rules (docs/FORMAT.md §10.2-10.3) on files built here, independently of
-the Go writer: hostile JSON depth (issue 18 item 9) and lying .npy headers (item 14) raise
+the Go writer: hostile JSON depth and lying .npy headers raise
 FormatError naming the rule, never RecursionError or MemoryError."""
 
 import struct
@@ -106,7 +106,7 @@ NPY_ARGS = b"\x01\x01"  # version 1, layout npy
     ("(2, 3)", 24, True),                   # at the payload size
     ("(7,)", 24, False),                    # one element more than the payload holds
     ("(2, 3)", 28, False),                  # one element less
-    ("(1099511627776,)", 24, False),        # 2^40 elements: issue 18 item 14
+    ("(1099511627776,)", 24, False),        # 2^40 elements
     ("(4294967296, 4294967296)", 24, False),  # 2^64 elements
     ("(9223372036854775808,)", 24, False),  # not an int63
 ])
@@ -160,7 +160,7 @@ def test_fixed_ndarray_args(tmp_path):
 
 def test_unchecksummed_file(tmp_path):
     """A file written without checksums verifies (structure only); one whose entry carries a
-    check anyway, or whose header carries a checksum, is corrupt (issue 18 item 1)."""
+    check anyway, or whose header carries a checksum, is corrupt."""
     p = build(tmp_path / "u.mldf", [("b", BYTES, b"")], [[b"hello"], [b"world"]], checksummed=False)
     with mldf.open(p) as r:
         rep = r.verify()

@@ -19,7 +19,7 @@ func mkfifo(t *testing.T, path string) {
 	}
 }
 
-// TestFIFOs is issue 18 item 12 for the audio sources: a named pipe where a file is expected
+// TestFIFOs (audio sources): a named pipe where a file is expected
 // (a clip in a folder, a root, a manifest, a manifest entry, a transcript) never blocks; a
 // clip becomes a per-sample error (a reject entry), a root or manifest an error of the open.
 func TestFIFOs(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/mldf/convert/sample"
 )
 
-// TestFIFOEntries is issue 18 item 12 for image folders: a named pipe named like an image (or
+// TestFIFOEntries (image folders): a named pipe named like an image (or
 // a symbolic link to one) is listed as a sample with ErrNotRegular, a reject entry, without
 // ever being opened; a named pipe as the root is not a directory; and loading such a value
 // (what the image field does) is refused at once.

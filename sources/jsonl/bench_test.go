@@ -256,8 +256,8 @@ func fortuneFile(b *testing.B) string {
 	return fortunePath
 }
 
-// BenchmarkSourceFortune measures the source on fortune-sized lines (issue 16's JSONL →
-// TEXT_RAW shape): the "text" column of each line, with 1 and 2 parse workers.
+// BenchmarkSourceFortune measures the source on fortune-sized lines (the JSONL →
+// TEXT_RAW shape of bench/text.sh): the "text" column of each line, with 1 and 2 parse workers.
 func BenchmarkSourceFortune(b *testing.B) {
 	p := fortuneFile(b)
 	cols := []Column{{Key: "text", Kind: sample.KindString, Required: true}}

@@ -19,7 +19,7 @@ import (
 )
 
 // TestCorruptCompressedTable: every decompressor failure stops the run and names the file,
-// including a checksum that fails only at the end of the stream (issue 18 item 6).
+// including a checksum that fails only at the end of the stream.
 func TestCorruptCompressedTable(t *testing.T) {
 	raw := genCorpus(400, 3)
 	gzStored := func() []byte {
@@ -73,7 +73,7 @@ func mkfifo(t *testing.T) string {
 	return p
 }
 
-// TestFIFOInput is issue 18 item 12 for JSONL: a named pipe with no writer does not hang New,
+// TestFIFOInput (JSONL): a named pipe with no writer does not hang New,
 // and Run waits for a writer only until cancelled; with a writer it reads the stream.
 func TestFIFOInput(t *testing.T) {
 	cols := []Column{{Key: "text", Kind: sample.KindString, Required: true}}

@@ -77,7 +77,7 @@ func allocated(fn func()) uint64 {
 	return b.TotalAlloc - a.TotalAlloc
 }
 
-// TestIgnoredMembersNotRead is issue 18 item 5: members no field reads are skipped without
+// TestIgnoredMembersNotRead: members no field reads are skipped without
 // being held, whatever their size; the sample still shows they were there.
 func TestIgnoredMembersNotRead(t *testing.T) {
 	const size, big = 64 << 20, 3
@@ -227,7 +227,7 @@ func TestOptionsRange(t *testing.T) {
 	}
 }
 
-// TestCorruptCompressed is issue 18 item 6: a compressed shard whose decompressor fails (a
+// TestCorruptCompressed: a compressed shard whose decompressor fails (a
 // checksum, truncated or corrupt data, trailing garbage) stops the run with ErrCorrupt naming
 // the shard, even after its samples went out, and even when it is not the first shard.
 func TestCorruptCompressed(t *testing.T) {
@@ -336,7 +336,7 @@ func TestReadAheadBytes(t *testing.T) {
 	}
 }
 
-// TestFIFOShard is issue 18 item 12 for tar inputs: a shard that is a named pipe is read when a
+// TestFIFOShard (tar inputs): a shard that is a named pipe is read when a
 // writer comes, and a run waiting for a writer that never comes stops on cancel.
 func TestFIFOShard(t *testing.T) {
 	dir := t.TempDir()

@@ -76,7 +76,7 @@ func TestDecodeRules(t *testing.T) {
 	}
 	defer d.Close()
 	jp := jpegBytes(t, 40, 30)
-	// A baseline JPEG cut in the middle of its scan with an EOI appended (issue 18 item 7).
+	// A baseline JPEG cut in the middle of its scan with an EOI appended.
 	cut := append(append([]byte(nil), jp[:len(jp)*2/3]...), 0xff, 0xd9)
 	pn := pngBytes(t, 12, 9)
 	fl := flacBytes(t, 3000, 2)
