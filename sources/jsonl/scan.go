@@ -497,7 +497,7 @@ func (s *scanner) str() (escaped bool, err error) {
 
 // plainRun reports whether b, a run of string bytes free of '"' and '\\', holds no control
 // character and is valid UTF-8. ASCII is checked sixteen bytes a step; from the first byte
-// >= 0x80 or < 0x20 on, the rest goes to noControl and utf8.Valid.
+// >= 0x80 or < 0x20 on, the rest goes to validRun.
 func plainRun(b []byte) bool {
 	i := 0
 	for ; i+16 <= len(b); i += 16 {
@@ -505,30 +505,85 @@ func plainRun(b []byte) bool {
 		y := binary.LittleEndian.Uint64(b[i+8:])
 		// A byte < 0x20 sets its high bit in (x - 0x20…) &^ x, a byte >= 0x80 in x.
 		if ((x-lsb*0x20)&^x|x|(y-lsb*0x20)&^y|y)&msb != 0 {
-			return noControl(b[i:]) && utf8.Valid(b[i:])
+			return validRun(b[i:])
 		}
 	}
 	for ; i < len(b); i++ {
 		if c := b[i]; c < 0x20 || c >= utf8.RuneSelf {
-			return noControl(b[i:]) && utf8.Valid(b[i:])
+			return validRun(b[i:])
 		}
 	}
 	return true
 }
 
-// noControl reports whether b holds no byte < 0x20.
-func noControl(b []byte) bool {
+// validRun reports whether b, string bytes free of '"' and '\\', holds no control character
+// and is valid UTF-8, in one pass of eight bytes a word (utf8.Valid takes a byte at a time
+// past the first non-ASCII one, and text in Cyrillic, Greek, Hebrew or Arabic has one every
+// other byte). Two-byte sequences are checked with bit masks: a continuation byte
+// (10xxxxxx) must stand exactly after a lead C2-DF, which is the lead mask shifted by a byte
+// (carried across words). A word holding the lead of a longer sequence (CJK, emoji,
+// typographic quotes) is validated rune by rune to its end.
+func validRun(b []byte) bool {
 	i := 0
-	for ; i+8 <= len(b); i += 8 {
+	var carry uint64 // 0x80 when b[i-1] is a two-byte lead: b[i] must continue it
+	for i+8 <= len(b) {
 		x := binary.LittleEndian.Uint64(b[i:])
 		if (x-lsb*0x20)&^x&msb != 0 {
+			return false // a control character (only below a true one can a borrow flag)
+		}
+		if x&msb|carry == 0 {
+			i += 8
+			continue
+		}
+		cont := x &^ (x << 1) & msb  // 10xxxxxx
+		lead := x & (x << 1) & msb   // 11xxxxxx
+		long := lead & (x << 2)      // 111xxxxx: the lead of three or four bytes
+		t := x & (lsb * 0x1e)        // C0 and C1 (overlong) have t == 0; t is even,
+		over := (t - lsb) &^ t & msb // so no borrow reaches a flag
+		if long != 0 {
+			end := i + 8
+			if carry != 0 {
+				i--
+			}
+			for i < end {
+				if b[i] < utf8.RuneSelf {
+					if b[i] < 0x20 {
+						return false
+					}
+					i++
+					continue
+				}
+				r, n := utf8.DecodeRune(b[i:])
+				if r == utf8.RuneError && n == 1 {
+					return false
+				}
+				i += n
+			}
+			carry = 0
+			continue
+		}
+		if lead&over != 0 || cont != lead<<8|carry {
 			return false
 		}
+		carry = lead >> 56
+		i += 8
 	}
-	for ; i < len(b); i++ {
-		if b[i] < 0x20 {
+	if carry != 0 {
+		i--
+	}
+	for i < len(b) {
+		if b[i] < utf8.RuneSelf {
+			if b[i] < 0x20 {
+				return false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
 			return false
 		}
+		i += n
 	}
 	return true
 }
