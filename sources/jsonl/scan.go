@@ -572,11 +572,16 @@ func validRun(b []byte) bool {
 		i--
 	}
 	for i < len(b) {
-		if b[i] < utf8.RuneSelf {
-			if b[i] < 0x20 {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 {
 				return false
 			}
 			i++
+			continue
+		}
+		if c >= 0xc2 && c <= 0xdf && i+1 < len(b) && b[i+1]&0xc0 == 0x80 {
+			i += 2 // a two-byte sequence, the most common in the tail
 			continue
 		}
 		r, n := utf8.DecodeRune(b[i:])
