@@ -15,7 +15,7 @@
 # fortunes-de/-es/-it/-ru and manpages packages (apt-get download, dpkg-deb -x, then
 # bench/realtext: one {"id", "lang", "source", "text"} object per fortune or man page),
 # repeated to the sizes of REAL_MB (default fortunes-en=120,fortunes-eu=60,fortunes-ru=199,
-# manpages=139: a 518 MB mix). Each part converts to TEXT_RAW with 1 and 2 workers, output on
+# manpages=139: about 530 MB, the 518 MB mix). Each part converts to TEXT_RAW with 1 and 2 workers, output on
 # tmpfs (the converter's speed), then the whole mix with 2 workers to disk (durable) with its
 # disk anchor. The packages and the corpus stay in bench/data/realtext (not committed).
 # Every TEXT_RAW row gives the output's sha256 (its first 12 hex digits): a faster build

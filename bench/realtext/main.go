@@ -21,7 +21,7 @@
 // Usage:
 //
 //	go run ./bench/realtext -root bench/data/realtext/root -out bench/data/realtext \
-//	    -mb fortunes-en=130,fortunes-eu=50,fortunes-ru=199,manpages=139
+//	    -mb fortunes-en=120,fortunes-eu=60,fortunes-ru=199,manpages=139
 package main
 
 import (
@@ -46,7 +46,7 @@ func main() {
 	var root, out, sizes string
 	flag.StringVar(&root, "root", "", "directory the .deb packages were unpacked into (dpkg-deb -x)")
 	flag.StringVar(&out, "out", "", "output directory: PART.jsonl per part")
-	flag.StringVar(&sizes, "mb", "fortunes-en=130,fortunes-eu=50,fortunes-ru=199,manpages=139",
+	flag.StringVar(&sizes, "mb", "fortunes-en=120,fortunes-eu=60,fortunes-ru=199,manpages=139",
 		"PART=MB,...: the parts to write and their sizes in MB (10^6 bytes; 0: the packages once)")
 	flag.Parse()
 	if err := run(root, out, sizes); err != nil {
