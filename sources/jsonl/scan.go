@@ -424,7 +424,9 @@ const (
 //
 // The fast path finds the next '"' and the next '\\' with bytes.IndexByte (vectorised in
 // the runtime), checks the plain runs between them for control characters eight bytes at a
-// time and, only when a run holds a byte >= 0x80, validates it with utf8.Valid. Each byte is
+// time and, only when a run holds a byte >= 0x80, validates it with validRun. After each
+// escape one word is checked first for the next escape or the closing quote, so text dense
+// with escapes (roff sources, code) costs no call per escape. Each byte is
 // looked at a bounded number of times (the positions of the next quote and backslash are
 // kept until passed), so the cost stays linear for any string. Anything wrong sends the
 // string through strSlow, which finds and reports the first error.
@@ -455,6 +457,28 @@ func (s *scanner) str() (escaped bool, err error) {
 	}
 	q, bs := -1, -1 // positions of the next '"' and '\\' at or after i; -1: not searched
 	for {
+		// In text dense with escapes (roff, code, verse), the next escape or the closing
+		// quote is often in the next eight bytes: one word finds it without a call.
+		if i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			xq, xb := x^(lsb*'"'), x^(lsb*'\\')
+			if m := (((xq - lsb) &^ xq) | ((xb - lsb) &^ xb) | ((x - lsb*0x20) &^ x) | x) & msb; m != 0 {
+				k := i + bits.TrailingZeros64(m)/8 // the bytes before it are plain ASCII
+				switch b[k] {
+				case '"':
+					s.i = k + 1
+					return escaped, nil
+				case '\\':
+					if k+1 < len(b) {
+						switch b[k+1] {
+						case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+							escaped, i = true, k+2
+							continue
+						}
+					}
+				}
+			}
+		}
 		if q < i {
 			k := bytes.IndexByte(b[i:], '"')
 			if k < 0 {
