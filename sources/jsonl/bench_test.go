@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -298,5 +300,73 @@ func BenchmarkExtractFortune(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// realTextParts are the first 16 MiB of the parts of bench/realtext's corpus (Debian's
+// fortunes and man pages as {"id", "lang", "source", "text"} lines), read from the directory
+// $JSONL_REALTEXT or else bench/data/realtext when it was built (bench/text.sh builds it);
+// without it, a generated stand-in of Russian fortunes.
+func realTextParts(b *testing.B) map[string][]byte {
+	dir := os.Getenv("JSONL_REALTEXT")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "bench", "data", "realtext")
+	}
+	parts := map[string][]byte{}
+	for _, p := range []string{"fortunes-en", "fortunes-ru", "manpages"} {
+		data, err := os.ReadFile(filepath.Join(dir, p+".jsonl"))
+		if err != nil {
+			continue
+		}
+		data = data[:min(len(data), 16<<20)]
+		parts[p] = data[:bytes.LastIndexByte(data, '\n')+1]
+	}
+	if len(parts) == 0 {
+		r := rand.New(rand.NewPCG(5, 6))
+		words := strings.Fields(`Аппетит приходит и уходит а кушать хочется всегда Беззубым остаётся в утешение
+			око за око Безопасным бывает секс но не любовь -- Евгений Кащеев это что как так`)
+		var buf bytes.Buffer
+		var t strings.Builder
+		for id := 0; buf.Len() < 16<<20; id++ {
+			t.Reset()
+			for k := range 5 + r.IntN(20) {
+				if k > 0 {
+					t.WriteByte(" \n"[min(1, r.IntN(8))])
+				}
+				t.WriteString(words[r.IntN(len(words))])
+			}
+			t.WriteString(".\n\t\t-- Автор")
+			text, _ := json.Marshal(t.String())
+			fmt.Fprintf(&buf, `{"id":"fortunes/ru/x:%d","lang":"ru","source":"fortunes/ru/x","text":%s}`+"\n", id, text)
+		}
+		parts["generated-ru"] = buf.Bytes()
+	}
+	return parts
+}
+
+// BenchmarkExtractRealText is the line → "text" column mapping alone on real text, per part,
+// on one goroutine.
+func BenchmarkExtractRealText(b *testing.B) {
+	parts := realTextParts(b)
+	x, _ := newExtractor([]Column{{Key: "text", Kind: sample.KindString, Required: true}})
+	for _, name := range slices.Sorted(maps.Keys(parts)) {
+		data := parts[name]
+		lines := bytes.Split(data[:len(data)-1], []byte("\n"))
+		b.Run(name, func(b *testing.B) {
+			sc := &scanner{}
+			b.SetBytes(int64(len(data)))
+			defer reportCPU(b, int64(len(data)), cpuTime())
+			var vals []sample.Column
+			var err error
+			var blocks [][]byte // reused, as the pipeline reuses a chunk's memory
+			for b.Loop() {
+				arena := arena{reuse: &blocks}
+				for _, l := range lines {
+					if vals, _, err = x.extract(sc, l, &arena, vals[:0]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
 	}
 }

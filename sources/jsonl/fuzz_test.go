@@ -177,3 +177,71 @@ func FuzzStr(f *testing.F) {
 		}
 	})
 }
+
+// strSeeds are string bodies for the string scanner's and unescape's fast paths: every
+// script's byte pattern, escapes, and each kind of bad byte.
+var strSeeds = []string{
+	"Аппетит приходит... и уходит,\\n\\t\\t-- Евгений", "a😀b漢字cд\\u00e9\\ud83d\\ude00\\\"\\\\\\/\\b\\f\\r",
+	"plain ascii text long enough for words", "\xd0", "\xd0\x28", "\x80", "\xc1\xbf", "\xe0\x80\xaf",
+	"\xed\xa0\x80", "\xf4\x90\x80\x80", "\xf0\x9f\x98", "\x1f", "\\q", "\\u12G4", "\\ud83d", "\\ude00x",
+	"\\ud83d\\u0041", "ж\\", "é\"", "\xff",
+}
+
+// TestStrAlignments runs the string scanner's fast path against its careful path (and the
+// unescaped text against encoding/json) for each seed at every offset in two words, alone,
+// repeated, and amid Cyrillic and ASCII text.
+func TestStrAlignments(t *testing.T) {
+	for _, body := range strSeeds {
+		for pad := range 17 {
+			for _, b := range []string{strings.Repeat("x", pad) + body, "é" + strings.Repeat("x", pad) + body + strings.Repeat("z", 24),
+				strings.Repeat("ж", pad) + body + strings.Repeat("ы", 9),
+				strings.Repeat(body+strings.Repeat("y", pad), 3)} {
+				checkStr(t, []byte(`"`+b+`"`))
+				checkStr(t, []byte(`"`+b))
+			}
+		}
+	}
+}
+
+// checkStr compares str with strSlow on b, a string at the start of a line, and what
+// unescape makes of the strings they accept with encoding/json.
+func checkStr(t *testing.T, b []byte) {
+	t.Helper()
+	fast, slow := &scanner{b: b}, &scanner{b: b}
+	escF, errF := fast.str()
+	escS, errS := slow.strSlow()
+	if (errF == nil) != (errS == nil) || errF != nil && errF.Error() != errS.Error() {
+		t.Fatalf("%q: fast path error %v, careful path error %v", b, errF, errS)
+	}
+	if errF != nil {
+		return
+	}
+	if fast.i != slow.i || escF != escS {
+		t.Fatalf("%q: fast path ends at %d (escaped %v), careful path at %d (escaped %v)", b, fast.i, escF, slow.i, escS)
+	}
+	// The text is what encoding/json decodes.
+	raw := b[1 : fast.i-1]
+	got, errG := unescape([]byte("abc"), raw)
+	var want string
+	if err := json.Unmarshal(b[:fast.i], &want); err != nil {
+		t.Fatalf("%q: accepted, but encoding/json fails: %v", b[:fast.i], err)
+	}
+	// An unpaired surrogate is an error here; encoding/json replaces it with U+FFFD.
+	if errG != nil && !strings.ContainsRune(want, utf8.RuneError) {
+		t.Fatalf("%q: unescape error %v, encoding/json gives %q", raw, errG, want)
+	}
+	if errG == nil && string(got) != "abc"+want {
+		t.Fatalf("%q: unescape gives %q, encoding/json %q", raw, got, want)
+	}
+}
+
+// FuzzStrText checks the string scanner's fast path against its careful path, and the
+// unescaped text against encoding/json, on any string.
+func FuzzStrText(f *testing.F) {
+	for _, s := range strSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkStr(t, append([]byte{'"'}, b...))
+	})
+}

@@ -346,6 +346,21 @@ func TestBadLines(t *testing.T) {
 		{"crlf ok", "{\"text\": \"x\"}\r", nil},
 		{"bom inside line", "\xef\xbb\xbf{\"text\": \"x\"}", ErrSyntax},
 		{"string top", `"text"`, ErrSyntax},
+		// Long strings, read a word of eight bytes at a time: every kind of bad byte at
+		// every position of a word.
+		{"cyrillic ok", `{"id": "x", "text": "` + strings.Repeat("Аппетит приходит\\n\\t", 9) + `"}`, nil},
+		{"cyrillic with a bad byte", "{\"text\": \"" + strings.Repeat("Аппетит ", 5) + "\xd0\x28" + strings.Repeat("ж", 9) + "\"}", ErrUTF8},
+		{"lead before the quote", "{\"text\": \"" + strings.Repeat("abcdefg", 3) + "\xd0\"}", ErrUTF8},
+		{"lead before an escape", "{\"text\": \"" + strings.Repeat("abcdefg", 3) + "\xd0\\n\"}", ErrUTF8},
+		{"lone continuation", "{\"text\": \"" + strings.Repeat("abcdefgh", 3) + "\x80abcdefgh\"}", ErrUTF8},
+		{"C1 lead", "{\"text\": \"" + strings.Repeat("abcdefgh", 3) + "\xc1\xbfabcdefgh\"}", ErrUTF8},
+		{"overlong three bytes", "{\"text\": \"" + strings.Repeat("abcdefgh", 3) + "\xe0\x80\xafabcdefgh\"}", ErrUTF8},
+		{"above U+10FFFF", "{\"text\": \"" + strings.Repeat("abcdefgh", 3) + "\xf4\x90\x80\x80abcdefgh\"}", ErrUTF8},
+		{"control in a long string", "{\"text\": \"" + strings.Repeat("ЖЖЖЖ", 6) + "\x1f" + strings.Repeat("ЖЖЖЖ", 6) + "\"}", ErrSyntax},
+		{"bad escape in a long string", `{"text": "` + strings.Repeat("ЖЖЖЖ", 6) + `\q` + strings.Repeat("ЖЖЖЖ", 6) + `"}`, ErrSyntax},
+		{"unterminated long string", `{"text": "` + strings.Repeat("ЖЖЖЖ", 6) + `\"`, ErrSyntax},
+		{"emoji and CJK ok", `{"text": "` + strings.Repeat("a😀b漢字cд\\u00e9\\ud83d\\ude00", 5) + `"}`, nil},
+		{"lone surrogate in a long string", `{"text": "` + strings.Repeat("ЖЖЖЖ", 6) + `\ud83d` + strings.Repeat("ЖЖЖЖ", 6) + `"}`, ErrUTF8},
 	}
 	x, err := newExtractor([]Column{{Key: "text", Kind: sample.KindString, Required: true}})
 	if err != nil {

@@ -424,7 +424,9 @@ const (
 //
 // The fast path finds the next '"' and the next '\\' with bytes.IndexByte (vectorised in
 // the runtime), checks the plain runs between them for control characters eight bytes at a
-// time and, only when a run holds a byte >= 0x80, validates it with utf8.Valid. Each byte is
+// time and, only when a run holds a byte >= 0x80, validates it with validRun. After each
+// escape one word is checked first for the next escape or the closing quote, so text dense
+// with escapes (roff sources, code) costs no call per escape. Each byte is
 // looked at a bounded number of times (the positions of the next quote and backslash are
 // kept until passed), so the cost stays linear for any string. Anything wrong sends the
 // string through strSlow, which finds and reports the first error.
@@ -455,6 +457,28 @@ func (s *scanner) str() (escaped bool, err error) {
 	}
 	q, bs := -1, -1 // positions of the next '"' and '\\' at or after i; -1: not searched
 	for {
+		// In text dense with escapes (roff, code, verse), the next escape or the closing
+		// quote is often in the next eight bytes: one word finds it without a call.
+		if i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			xq, xb := x^(lsb*'"'), x^(lsb*'\\')
+			if m := (((xq - lsb) &^ xq) | ((xb - lsb) &^ xb) | ((x - lsb*0x20) &^ x) | x) & msb; m != 0 {
+				k := i + bits.TrailingZeros64(m)/8 // the bytes before it are plain ASCII
+				switch b[k] {
+				case '"':
+					s.i = k + 1
+					return escaped, nil
+				case '\\':
+					if k+1 < len(b) {
+						switch b[k+1] {
+						case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+							escaped, i = true, k+2
+							continue
+						}
+					}
+				}
+			}
+		}
 		if q < i {
 			k := bytes.IndexByte(b[i:], '"')
 			if k < 0 {
@@ -497,7 +521,7 @@ func (s *scanner) str() (escaped bool, err error) {
 
 // plainRun reports whether b, a run of string bytes free of '"' and '\\', holds no control
 // character and is valid UTF-8. ASCII is checked sixteen bytes a step; from the first byte
-// >= 0x80 or < 0x20 on, the rest goes to noControl and utf8.Valid.
+// >= 0x80 or < 0x20 on, the rest goes to validRun.
 func plainRun(b []byte) bool {
 	i := 0
 	for ; i+16 <= len(b); i += 16 {
@@ -505,30 +529,90 @@ func plainRun(b []byte) bool {
 		y := binary.LittleEndian.Uint64(b[i+8:])
 		// A byte < 0x20 sets its high bit in (x - 0x20…) &^ x, a byte >= 0x80 in x.
 		if ((x-lsb*0x20)&^x|x|(y-lsb*0x20)&^y|y)&msb != 0 {
-			return noControl(b[i:]) && utf8.Valid(b[i:])
+			return validRun(b[i:])
 		}
 	}
 	for ; i < len(b); i++ {
 		if c := b[i]; c < 0x20 || c >= utf8.RuneSelf {
-			return noControl(b[i:]) && utf8.Valid(b[i:])
+			return validRun(b[i:])
 		}
 	}
 	return true
 }
 
-// noControl reports whether b holds no byte < 0x20.
-func noControl(b []byte) bool {
+// validRun reports whether b, string bytes free of '"' and '\\', holds no control character
+// and is valid UTF-8, in one pass of eight bytes a word (utf8.Valid takes a byte at a time
+// past the first non-ASCII one, and text in Cyrillic, Greek, Hebrew or Arabic has one every
+// other byte). Two-byte sequences are checked with bit masks: a continuation byte
+// (10xxxxxx) must stand exactly after a lead C2-DF, which is the lead mask shifted by a byte
+// (carried across words). A word holding the lead of a longer sequence (CJK, emoji,
+// typographic quotes) is validated rune by rune to its end.
+func validRun(b []byte) bool {
 	i := 0
-	for ; i+8 <= len(b); i += 8 {
+	var carry uint64 // 0x80 when b[i-1] is a two-byte lead: b[i] must continue it
+	for i+8 <= len(b) {
 		x := binary.LittleEndian.Uint64(b[i:])
 		if (x-lsb*0x20)&^x&msb != 0 {
+			return false // a control character (only below a true one can a borrow flag)
+		}
+		if x&msb|carry == 0 {
+			i += 8
+			continue
+		}
+		cont := x &^ (x << 1) & msb  // 10xxxxxx
+		lead := x & (x << 1) & msb   // 11xxxxxx
+		long := lead & (x << 2)      // 111xxxxx: the lead of three or four bytes
+		t := x & (lsb * 0x1e)        // C0 and C1 (overlong) have t == 0; t is even,
+		over := (t - lsb) &^ t & msb // so no borrow reaches a flag
+		if long != 0 {
+			end := i + 8
+			if carry != 0 {
+				i--
+			}
+			for i < end {
+				if b[i] < utf8.RuneSelf {
+					if b[i] < 0x20 {
+						return false
+					}
+					i++
+					continue
+				}
+				r, n := utf8.DecodeRune(b[i:])
+				if r == utf8.RuneError && n == 1 {
+					return false
+				}
+				i += n
+			}
+			carry = 0
+			continue
+		}
+		if lead&over != 0 || cont != lead<<8|carry {
 			return false
 		}
+		carry = lead >> 56
+		i += 8
 	}
-	for ; i < len(b); i++ {
-		if b[i] < 0x20 {
+	if carry != 0 {
+		i--
+	}
+	for i < len(b) {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 {
+				return false
+			}
+			i++
+			continue
+		}
+		if c >= 0xc2 && c <= 0xdf && i+1 < len(b) && b[i+1]&0xc0 == 0x80 {
+			i += 2 // a two-byte sequence, the most common in the tail
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
 			return false
 		}
+		i += n
 	}
 	return true
 }
