@@ -137,6 +137,17 @@ func (d *Decoder) Size(im Image) (w, h, c int, err error) {
 // RGB, 1: gray) into dst (len(dst) == outH*outW*channels), mirrored left-right when flip is
 // set. On error dst's contents are unspecified.
 func (d *Decoder) DecodeResized(im Image, crop image.Rectangle, outW, outH, channels int, flip bool, dst []byte) error {
+	return d.decodeResized(im, crop, outW, outH, channels, flip, false, dst)
+}
+
+// DecodeResizedCHW is DecodeResized writing CHW pixels: one plane of outH rows of outW
+// bytes per channel. The resampler writes the planes itself (no transposing pass after
+// it); the pixels are DecodeResized's.
+func (d *Decoder) DecodeResizedCHW(im Image, crop image.Rectangle, outW, outH, channels int, flip bool, dst []byte) error {
+	return d.decodeResized(im, crop, outW, outH, channels, flip, true, dst)
+}
+
+func (d *Decoder) decodeResized(im Image, crop image.Rectangle, outW, outH, channels int, flip, planar bool, dst []byte) error {
 	if outW < 1 || outH < 1 || outW > MaxOutSide || outH > MaxOutSide {
 		return fmt.Errorf("%w: output size %dx%d (1..%d a side)", ErrArgument, outW, outH, MaxOutSide)
 	}
@@ -156,12 +167,12 @@ func (d *Decoder) DecodeResized(im Image, crop image.Rectangle, outW, outH, chan
 		d.rs.trim()
 	}()
 	if im.Raw {
-		return d.raw(im, crop, outW, outH, channels, flip, dst)
+		return d.raw(im, crop, outW, outH, channels, flip, planar, dst)
 	}
 	f, other := imagefield.DetectFormat(im.Data)
 	switch f {
 	case imagefield.FormatJPEG:
-		return d.decodeJPEG(im.Data, crop, outW, outH, channels, flip, dst)
+		return d.decodeJPEG(im.Data, crop, outW, outH, channels, flip, planar, dst)
 	case imagefield.FormatUnknown:
 		return formatErr(im.Data, other)
 	}
@@ -176,7 +187,7 @@ func (d *Decoder) DecodeResized(im Image, crop image.Rectangle, outW, outH, chan
 	if err != nil {
 		return err
 	}
-	return d.fromImage(img, crop, outW, outH, channels, flip, dst)
+	return d.fromImage(img, crop, outW, outH, channels, flip, planar, dst)
 }
 
 // checkSize checks a header's dimensions against MaxPixels and the crop against them.
@@ -216,7 +227,7 @@ func checkRaw(im Image) error {
 
 // raw resamples raw pixels: in place when they have the output's channels, else through a
 // converted copy of the crop.
-func (d *Decoder) raw(im Image, crop image.Rectangle, outW, outH, channels int, flip bool, dst []byte) error {
+func (d *Decoder) raw(im Image, crop image.Rectangle, outW, outH, channels int, flip, planar bool, dst []byte) error {
 	if err := checkRaw(im); err != nil {
 		return err
 	}
@@ -226,7 +237,7 @@ func (d *Decoder) raw(im Image, crop image.Rectangle, outW, outH, channels int, 
 	stride := im.Width * im.Channels
 	if im.Channels == channels {
 		src := plane{pix: im.Data, stride: stride, c: channels}
-		d.rs.resample(src, box(crop), crop, outW, outH, flip, dst)
+		d.rs.resample(src, box(crop), crop, outW, outH, flip, planar, dst)
 		return nil
 	}
 	cw, ch := crop.Dx(), crop.Dy()
@@ -238,7 +249,7 @@ func (d *Decoder) raw(im Image, crop image.Rectangle, outW, outH, channels int, 
 	}
 	src := plane{pix: d.buf, stride: cw * channels, c: channels}
 	r := image.Rect(0, 0, cw, ch)
-	d.rs.resample(src, box(r), r, outW, outH, flip, dst)
+	d.rs.resample(src, box(r), r, outW, outH, flip, planar, dst)
 	return nil
 }
 
@@ -327,7 +338,7 @@ func goDecode(f imagefield.Format, data []byte) (img image.Image, err error) {
 }
 
 // fromImage converts crop of a decoded image to channels and resamples it.
-func (d *Decoder) fromImage(img image.Image, crop image.Rectangle, outW, outH, channels int, flip bool, dst []byte) error {
+func (d *Decoder) fromImage(img image.Image, crop image.Rectangle, outW, outH, channels int, flip, planar bool, dst []byte) error {
 	b := img.Bounds()
 	r := crop.Add(b.Min)
 	if !r.In(b) {
@@ -340,7 +351,7 @@ func (d *Decoder) fromImage(img image.Image, crop image.Rectangle, outW, outH, c
 	}
 	src := plane{pix: d.buf, stride: cw * channels, c: channels}
 	rr := image.Rect(0, 0, cw, ch)
-	d.rs.resample(src, box(rr), rr, outW, outH, flip, dst)
+	d.rs.resample(src, box(rr), rr, outW, outH, flip, planar, dst)
 	return nil
 }
 

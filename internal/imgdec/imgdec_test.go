@@ -135,6 +135,46 @@ func TestFlip(t *testing.T) {
 	}
 }
 
+// TestCHW: DecodeResizedCHW gives DecodeResized's pixels transposed to one plane per
+// channel, exactly, for every source kind (JPEG at several DCT scales, PNG, raw pixels with
+// and without a channel conversion), channel count, flip and up- and downscaling.
+func TestCHW(t *testing.T) {
+	img := photo(300, 200)
+	px := rgbOf(img)
+	rgba := make([]byte, 0, 300*200*4)
+	for i := 0; i < 300*200; i++ {
+		rgba = append(rgba, px[3*i], px[3*i+1], px[3*i+2], 255)
+	}
+	d := NewDecoder()
+	defer d.Close()
+	for _, src := range []Image{
+		{Data: encodeJPEG(t, img, 90)}, {Data: encodeJPEG(t, gray(img), 90)}, {Data: encodePNG(t, img)},
+		{Data: px, Raw: true, Width: 300, Height: 200, Channels: 3},
+		{Data: rgba, Raw: true, Width: 300, Height: 200, Channels: 4},
+	} {
+		for _, c := range []int{1, 3} {
+			for _, out := range [][2]int{{224, 160}, {40, 31}, {150, 100}, {31, 17}, {400, 300}} {
+				for _, flip := range []bool{false, true} {
+					crop := image.Rect(17, 9, 283, 190)
+					hwc := decode(t, d, src, crop, out[0], out[1], c, flip)
+					chw := make([]byte, len(hwc))
+					if err := d.DecodeResizedCHW(src, crop, out[0], out[1], c, flip, chw); err != nil {
+						t.Fatal(err)
+					}
+					plane := out[0] * out[1]
+					for p := 0; p < plane; p++ {
+						for k := 0; k < c; k++ {
+							if chw[k*plane+p] != hwc[p*c+k] {
+								t.Fatalf("raw=%v c=%d %v flip=%v: pixel %d channel %d: CHW %d, HWC %d", src.Raw, c, out, flip, p, k, chw[k*plane+p], hwc[p*c+k])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestChannels: gray output of colour is its luma; colour output of gray has R = G = B; raw
 // RGBA and gray inputs convert; Size reports the native channels.
 func TestChannels(t *testing.T) {

@@ -285,7 +285,7 @@ func (jd *jpegDecoder) size(data []byte) (w, h, c int, err error) {
 
 // decodeJPEG decodes the crop's rows and columns at the smallest DCT scale that covers the
 // output, then resamples them.
-func (d *Decoder) decodeJPEG(data []byte, crop image.Rectangle, outW, outH, channels int, flip bool, dst []byte) error {
+func (d *Decoder) decodeJPEG(data []byte, crop image.Rectangle, outW, outH, channels int, flip, planar bool, dst []byte) error {
 	hdr, err := d.jpeg.header(data)
 	if err != nil {
 		return err
@@ -330,7 +330,7 @@ func (d *Decoder) decodeJPEG(data []byte, crop image.Rectangle, outW, outH, chan
 	b.x0, b.x1 = b.x0-float64(xoff), b.x1-float64(xoff)
 	b.y0, b.y1 = b.y0-float64(y0), b.y1-float64(y0)
 	lim := image.Rect(x0-xoff, 0, x1-xoff, y1-y0)
-	d.rs.resample(src, b, lim, outW, outH, flip, dst)
+	d.rs.resample(src, b, lim, outW, outH, flip, planar, dst)
 	return nil
 }
 

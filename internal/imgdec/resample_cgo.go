@@ -40,10 +40,11 @@ static inline __m128i imgdec_px(const unsigned char *p) {
 __attribute__((target("sse4.1")))
 static void imgdec_hrow3_sse41(const unsigned char *restrict in, int outW, const int32_t *restrict start,
                                const int32_t *restrict n, const int32_t *restrict k, int ksize, int flip,
-                               unsigned char *restrict o) {
+                               long plane, unsigned char *restrict o) {
 	const __m128i h = _mm_set1_epi32(1 << (IMGDEC_PREC - 1));
 	// Output pixels are written in increasing x, 4 bytes at a time (the 4th is the next
-	// pixel's, written next), the last one 3 bytes.
+	// pixel's, written next), the last one 3 bytes; or, when plane > 0, one byte to each of
+	// the three planes plane bytes apart.
 	for (int x = 0; x < outW; x++) {
 		int i = flip ? outW - 1 - x : x;
 		const unsigned char *p = in + 3 * start[i];
@@ -62,7 +63,11 @@ static void imgdec_hrow3_sse41(const unsigned char *restrict in, int outW, const
 		acc = _mm_srai_epi32(acc, IMGDEC_PREC);
 		__m128i b16 = _mm_packs_epi32(acc, acc);
 		uint32_t rgb = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(b16, b16));
-		if (x < outW - 1) {
+		if (plane > 0) {
+			o[x] = (unsigned char)rgb;
+			o[plane + x] = (unsigned char)(rgb >> 8);
+			o[2 * plane + x] = (unsigned char)(rgb >> 16);
+		} else if (x < outW - 1) {
 			memcpy(o + 3 * x, &rgb, 4);
 		} else {
 			o[3 * x] = (unsigned char)rgb;
@@ -97,21 +102,25 @@ static void imgdec_vrow2_sse41(const unsigned char *restrict r0, const unsigned 
 #endif
 
 // The horizontal pass over rows rows of src (stride bytes apart), c channels, into out
-// (rows of outW*c bytes), mirrored when flip is set; then the vertical pass. Both are the
-// Go passes (goPasses) line for line, so the two builds give the same pixels.
+// (rows of outW*c bytes; or, when plane > 0, c planes plane bytes apart of rows of outW
+// bytes), mirrored when flip is set; then the vertical pass. Both are the Go passes
+// (goPasses) line for line, so the two builds give the same pixels.
 IMGDEC_CLONES static void imgdec_hpass(const unsigned char *restrict src, long stride, int rows, int c, int outW,
                          const int32_t *restrict start, const int32_t *restrict n, const int32_t *restrict k,
-                         int ksize, int maxn, int flip, int simdrows, unsigned char *restrict out) {
+                         int ksize, int maxn, int flip, int simdrows, long plane, unsigned char *restrict out) {
 	const int32_t h = 1 << (IMGDEC_PREC - 1);
 #ifdef IMGDEC_SSE41
 	int sse41 = c == 3 && __builtin_cpu_supports("sse4.1");
 #endif
+	// Channel q of output pixel x is at oq[x*step].
+	const long step = plane > 0 ? 1 : c, rowlen = plane > 0 ? outW : (long)outW * c;
+	const long off1 = plane > 0 ? plane : 1, off2 = plane > 0 ? 2 * plane : 2;
 	for (int y = 0; y < rows; y++) {
 		const unsigned char *restrict in = src + (long)y * stride;
-		unsigned char *restrict o = out + (long)y * outW * c;
+		unsigned char *restrict o = out + (long)y * rowlen;
 #ifdef IMGDEC_SSE41
 		if (sse41 && y < simdrows) {
-			imgdec_hrow3_sse41(in, outW, start, n, k, ksize, flip, o);
+			imgdec_hrow3_sse41(in, outW, start, n, k, ksize, flip, plane, o);
 			continue;
 		}
 #endif
@@ -126,10 +135,10 @@ IMGDEC_CLONES static void imgdec_hpass(const unsigned char *restrict src, long s
 					g += p[4] * kk[1];
 					b += p[5] * kk[1];
 				}
-				int x = flip ? outW - 1 - i : i;
-				o[3 * x] = imgdec_clip8(r);
-				o[3 * x + 1] = imgdec_clip8(g);
-				o[3 * x + 2] = imgdec_clip8(b);
+				long x = (flip ? outW - 1 - i : i) * step;
+				o[x] = imgdec_clip8(r);
+				o[x + off1] = imgdec_clip8(g);
+				o[x + off2] = imgdec_clip8(b);
 			}
 		} else if (c == 3) {
 			for (int i = 0; i < outW; i++) {
@@ -142,10 +151,10 @@ IMGDEC_CLONES static void imgdec_hpass(const unsigned char *restrict src, long s
 					g += p[3 * t + 1] * kk[t];
 					b += p[3 * t + 2] * kk[t];
 				}
-				int x = flip ? outW - 1 - i : i;
-				o[3 * x] = imgdec_clip8(r);
-				o[3 * x + 1] = imgdec_clip8(g);
-				o[3 * x + 2] = imgdec_clip8(b);
+				long x = (flip ? outW - 1 - i : i) * step;
+				o[x] = imgdec_clip8(r);
+				o[x + off1] = imgdec_clip8(g);
+				o[x + off2] = imgdec_clip8(b);
 			}
 		} else {
 			for (int i = 0; i < outW; i++) {
@@ -204,7 +213,7 @@ import "unsafe"
 // passes runs the two resampling passes in C (compiled with -O3 the vertical pass is
 // vectorised, and the horizontal pass of RGB rows uses SSE4.1 where the CPU has it); the
 // result is goPasses' to the bit.
-func (r *resampler) passes(src plane, y0, y1, outW, outH int, flip bool, dst []byte) {
+func (r *resampler) passes(src plane, y0, y1, outW, outH int, flip, planar bool, dst []byte) {
 	fl := C.int(0)
 	if flip {
 		fl = 1
@@ -215,11 +224,18 @@ func (r *resampler) passes(src plane, y0, y1, outW, outH int, flip bool, dst []b
 	if (y1-1)*src.stride+src.c*r.h.end < len(src.pix) {
 		simdRows = y1 - y0
 	}
-	rowLen := outW * src.c
+	lo := layoutOf(src.c, outW, planar)
+	tmpPlane := (y1 - y0) * lo.rowLen
+	cplane := C.long(0)
+	if planar {
+		cplane = C.long(tmpPlane)
+	}
 	C.imgdec_hpass((*C.uchar)(unsafe.Pointer(&src.pix[y0*src.stride])), C.long(src.stride), C.int(y1-y0), C.int(src.c), C.int(outW),
 		(*C.int32_t)(unsafe.Pointer(&r.h.start[0])), (*C.int32_t)(unsafe.Pointer(&r.h.n[0])), (*C.int32_t)(unsafe.Pointer(&r.h.k[0])), C.int(r.h.ksize), C.int(r.h.maxN),
-		fl, C.int(simdRows), (*C.uchar)(unsafe.Pointer(&r.tmp[0])))
-	C.imgdec_vpass((*C.uchar)(unsafe.Pointer(&r.tmp[0])), C.int(rowLen), C.int(y0), C.int(outH),
-		(*C.int32_t)(unsafe.Pointer(&r.v.start[0])), (*C.int32_t)(unsafe.Pointer(&r.v.n[0])), (*C.int32_t)(unsafe.Pointer(&r.v.k[0])), C.int(r.v.ksize),
-		(*C.int32_t)(unsafe.Pointer(&r.acc[0])), (*C.uchar)(unsafe.Pointer(&dst[0])))
+		fl, C.int(simdRows), cplane, (*C.uchar)(unsafe.Pointer(&r.tmp[0])))
+	for p := range lo.planes {
+		C.imgdec_vpass((*C.uchar)(unsafe.Pointer(&r.tmp[p*tmpPlane])), C.int(lo.rowLen), C.int(y0), C.int(outH),
+			(*C.int32_t)(unsafe.Pointer(&r.v.start[0])), (*C.int32_t)(unsafe.Pointer(&r.v.n[0])), (*C.int32_t)(unsafe.Pointer(&r.v.k[0])), C.int(r.v.ksize),
+			(*C.int32_t)(unsafe.Pointer(&r.acc[0])), (*C.uchar)(unsafe.Pointer(&dst[p*outH*lo.rowLen])))
+	}
 }

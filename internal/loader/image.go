@@ -13,7 +13,8 @@ import (
 // imgdec's Decoder, behind an interface so that the pipeline does not depend on its codec
 // enum).
 type imageDecoder interface {
-	decode(v value, crop image.Rectangle, outW, outH, channels int, flip bool, dst []byte) error
+	// decode writes HWC pixels, or CHW ones (one plane per channel) when chw is set.
+	decode(v value, crop image.Rectangle, outW, outH, channels int, flip, chw bool, dst []byte) error
 	close()
 }
 
@@ -310,52 +311,52 @@ func (st *imageStage) decode(w *worker, rc runCtx, v value, dst []byte) error {
 	if err != nil {
 		return err
 	}
-	n := st.outW * st.outH * st.ch
-	if st.norm == nil && !st.chw {
-		return dec.decode(v, crop, st.outW, st.outH, st.ch, flip, dst)
+	if st.norm == nil {
+		return dec.decode(v, crop, st.outW, st.outH, st.ch, flip, st.chw, dst)
 	}
-	px := w.scratchBytes(n)
-	if err := dec.decode(v, crop, st.outW, st.outH, st.ch, flip, px); err != nil {
+	px := w.scratchBytes(st.outW * st.outH * st.ch)
+	if err := dec.decode(v, crop, st.outW, st.outH, st.ch, flip, st.chw, px); err != nil {
 		return err
 	}
-	st.convert(px, dst)
+	st.normalize(px, dst)
 	return nil
 }
 
-// convert writes the HWC bytes px to dst: normalised or not, HWC or CHW.
-func (st *imageStage) convert(px, dst []byte) {
-	ch, plane := st.ch, st.outW*st.outH
+// normalize writes the pixels px (HWC, or CHW when st.chw is set: the layout of dst) to dst
+// as normalised float16 or float32 values.
+func (st *imageStage) normalize(px, dst []byte) {
+	ch := st.ch
 	le := binary.LittleEndian
-	switch {
-	case st.norm == nil: // CHW bytes
-		for c := range ch {
-			out := dst[c*plane : (c+1)*plane]
-			for p := range out {
-				out[p] = px[p*ch+c]
-			}
-		}
-	case st.norm.f16:
-		for c := range ch {
-			t := &st.norm.h[c]
-			for p := range plane {
-				o := p*ch + c
-				if st.chw {
-					o = c*plane + p
+	if st.norm.f16 {
+		tabs := &st.norm.h
+		if st.chw || ch == 1 {
+			plane := st.outW * st.outH
+			for c := range ch {
+				t := &tabs[c]
+				for p, v := range px[c*plane : (c+1)*plane] {
+					le.PutUint16(dst[2*(c*plane+p):], t[v])
 				}
-				le.PutUint16(dst[2*o:], t[px[p*ch+c]])
 			}
+			return
 		}
-	default:
+		for i, v := range px {
+			le.PutUint16(dst[2*i:], tabs[i%ch][v])
+		}
+		return
+	}
+	tabs := &st.norm.f32
+	if st.chw || ch == 1 {
+		plane := st.outW * st.outH
 		for c := range ch {
-			t := &st.norm.f32[c]
-			for p := range plane {
-				o := p*ch + c
-				if st.chw {
-					o = c*plane + p
-				}
-				le.PutUint32(dst[4*o:], math.Float32bits(t[px[p*ch+c]]))
+			t := &tabs[c]
+			for p, v := range px[c*plane : (c+1)*plane] {
+				le.PutUint32(dst[4*(c*plane+p):], math.Float32bits(t[v]))
 			}
 		}
+		return
+	}
+	for i, v := range px {
+		le.PutUint32(dst[4*i:], math.Float32bits(tabs[i%ch][v]))
 	}
 }
 
