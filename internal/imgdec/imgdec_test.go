@@ -46,9 +46,10 @@ func fullDecode(t *testing.T, d *Decoder, data []byte, c int) Image {
 	return Image{Data: decode(t, d, Image{Data: data}, image.Rect(0, 0, w, h), w, h, c, false), Raw: true, Width: w, Height: h, Channels: c}
 }
 
-// TestEveryScale: each DCT scale 1/8..8/8 is the one chosen for a crop and output that need
-// it, and its output matches the full decode's crop resized (PSNR >= 30 dB), on an image
-// whose size is no multiple of the iMCU, with crops at odd offsets.
+// TestEveryScale: each DCT scale 1/8..8/8 is the one scaleFor chooses for a crop and output
+// that need it (3/8, 6/8 and 7/8 are then decoded at 4/8 and 8/8: simdScale), and the output
+// matches the full decode's crop resized (PSNR >= 30 dB), on an image whose size is no
+// multiple of the iMCU, with crops at odd offsets.
 func TestEveryScale(t *testing.T) {
 	const W, H = 517, 389
 	data := encodeJPEG(t, photo(W, H), 95)
@@ -418,5 +419,15 @@ func TestFromMeta(t *testing.T) {
 	}
 	if enc := FromMeta([]byte{0xFF}, mldf.ImageMeta{Height: 1, Width: 2, Channels: 3, Mode: mldf.ImageModeJPEG}); enc.Raw {
 		t.Errorf("JPEG: %+v", enc)
+	}
+}
+
+// TestSIMDScale: the scales without SIMD inverse DCTs that cost more than the next SIMD
+// scale are replaced by it; the others are kept.
+func TestSIMDScale(t *testing.T) {
+	for num, want := range map[int]int{1: 1, 2: 2, 3: 4, 4: 4, 5: 5, 6: 8, 7: 8, 8: 8} {
+		if got := simdScale(num); got != want {
+			t.Errorf("simdScale(%d) = %d, want %d", num, got, want)
+		}
 	}
 }

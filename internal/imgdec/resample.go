@@ -281,3 +281,20 @@ func scaleFor(cw, ch, outW, outH int) int {
 	}
 	return 8
 }
+
+// simdScale returns the DCT scale to decode at when num/8 is the smallest that covers the
+// output: 3/8 becomes 4/8 and 6/8 and 7/8 become 8/8. libjpeg-turbo has SIMD inverse DCTs
+// only for 8/8, 4/8, 2/8 and 1/8; the others are scalar C (and at 6/8 and 7/8 the chroma
+// of a 4:2:0 JPEG takes a 12x12 or 14x14 one), which costs more than the up to 4/3 more
+// pixels per side the next SIMD scale decodes and resamples: with the benchmark's
+// random-resized crops of 256-pixel JPEGs to 160, 9% less CPU per image (5/8 to 8/8, 1.6
+// times the pixels per side, costs more than it saves, so 5/8 stays).
+func simdScale(num int) int {
+	switch num {
+	case 3:
+		return 4
+	case 6, 7:
+		return 8
+	}
+	return num
+}

@@ -13,9 +13,15 @@ import (
 // imgdec's Decoder, behind an interface so that the pipeline does not depend on its codec
 // enum).
 type imageDecoder interface {
-	// decode writes HWC pixels, or CHW ones (one plane per channel) when chw is set.
-	decode(v value, crop image.Rectangle, outW, outH, channels int, flip, chw bool, dst []byte) error
+	decode(v value, crop image.Rectangle, o imgOut, dst []byte) error
 	close()
+}
+
+// imgOut is what an image decode writes: w × h pixels of ch channels, mirrored when flip is
+// set, HWC or (chw) CHW; fastJPEG decodes a JPEG the fast way (imgdec.Decoder.SetFastJPEG).
+type imgOut struct {
+	w, h, ch            int
+	flip, chw, fastJPEG bool
 }
 
 // image decoder ops
@@ -35,6 +41,7 @@ type imageStage struct {
 	logRatio   [2]float64 // RandomResizedCrop
 	ratio      [2]float64
 	cropRatio  float64 // CenterCrop
+	fastJPEG   bool    // the "jpeg": "fast" parameter
 	flip       bool
 	flipP      float64
 	flipPos    int
@@ -101,7 +108,7 @@ func compileImage(fi *fieldInfo, ops []*opSpec) (stage, Output, error) {
 	switch d.Op {
 	case "RandomResizedCrop":
 		st.op = imgRandomResizedCrop
-		if err := d.allow("size", "scale", "ratio", "channels", "interpolation"); err != nil {
+		if err := d.allow("size", "scale", "ratio", "channels", "interpolation", "jpeg"); err != nil {
 			return fail(0, err)
 		}
 		if st.scale, err = parsePair(d.Scale, "scale", [2]float64{0.08, 1}); err != nil {
@@ -116,7 +123,7 @@ func compileImage(fi *fieldInfo, ops []*opSpec) (stage, Output, error) {
 		st.logRatio = [2]float64{math.Log(st.ratio[0]), math.Log(st.ratio[1])}
 	case "CenterCrop":
 		st.op = imgCenterCrop
-		if err := d.allow("size", "ratio", "channels", "interpolation"); err != nil {
+		if err := d.allow("size", "ratio", "channels", "interpolation", "jpeg"); err != nil {
 			return fail(0, err)
 		}
 		st.cropRatio = 224.0 / 256
@@ -127,7 +134,7 @@ func compileImage(fi *fieldInfo, ops []*opSpec) (stage, Output, error) {
 		}
 	case "Resize":
 		st.op = imgResize
-		if err := d.allow("size", "channels", "interpolation"); err != nil {
+		if err := d.allow("size", "channels", "interpolation", "jpeg"); err != nil {
 			return fail(0, err)
 		}
 	}
@@ -142,6 +149,13 @@ func compileImage(fi *fieldInfo, ops []*opSpec) (stage, Output, error) {
 			return fail(0, fmt.Errorf("channels %d: want 1 or 3", *d.Channels))
 		}
 		st.ch = *d.Channels
+	}
+	switch d.JPEG {
+	case "", "accurate":
+	case "fast":
+		st.fastJPEG = true
+	default:
+		return fail(0, fmt.Errorf("jpeg %q: want \"accurate\" or \"fast\"", d.JPEG))
 	}
 	if d.Interp != "" && d.Interp != "bilinear" && d.Interp != "antialias" {
 		return fail(0, fmt.Errorf("interpolation %q: only bilinear (antialiased) is implemented", d.Interp))
@@ -311,11 +325,12 @@ func (st *imageStage) decode(w *worker, rc runCtx, v value, dst []byte) error {
 	if err != nil {
 		return err
 	}
+	o := imgOut{w: st.outW, h: st.outH, ch: st.ch, flip: flip, chw: st.chw, fastJPEG: st.fastJPEG}
 	if st.norm == nil {
-		return dec.decode(v, crop, st.outW, st.outH, st.ch, flip, st.chw, dst)
+		return dec.decode(v, crop, o, dst)
 	}
 	px := w.scratchBytes(st.outW * st.outH * st.ch)
-	if err := dec.decode(v, crop, st.outW, st.outH, st.ch, flip, st.chw, px); err != nil {
+	if err := dec.decode(v, crop, o, px); err != nil {
 		return err
 	}
 	st.normalize(px, dst)

@@ -335,3 +335,39 @@ func BenchmarkRun(b *testing.B) {
 		}
 	}
 }
+
+// TestImageFastJPEG: "jpeg": "fast" decodes the same crops with the fast IDCT and chroma
+// upsampling: close to the accurate pixels (PSNR >= 30 dB), not equal; any other value is a
+// plan error naming the parameter, for every image decoder.
+func TestImageFastJPEG(t *testing.T) {
+	path := imageFile(t, 8, 128, 96, -1)
+	l := openT(t, path, Options{})
+	idx := []int64{0, 1, 2, 3, 4, 5, 6, 7}
+	const plan = `{"seed":3,"fields":[{"field":"image","ops":[{"op":"CenterCrop","size":112,"ratio":1%s}]}]}`
+	acc, err := runT(t, planT(t, l, fmt.Sprintf(plan, "")), idx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, err := runT(t, planT(t, l, fmt.Sprintf(plan, `,"jpeg":"fast"`)), idx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(acc[0].Data, fast[0].Data) {
+		t.Error("jpeg fast gave the accurate pixels")
+	}
+	var se float64
+	for i, a := range acc[0].Data {
+		d := float64(a) - float64(fast[0].Data[i])
+		se += d * d
+	}
+	if p := 10 * math.Log10(255*255/(se/float64(len(acc[0].Data)))); p < 30 {
+		t.Errorf("jpeg fast: PSNR %.1f dB against accurate", p)
+	}
+	for _, op := range []string{`"RandomResizedCrop","size":64`, `"CenterCrop","size":64`, `"Resize","size":[64,64]`} {
+		var spec PlanSpec
+		jsonUnmarshal(fmt.Sprintf(`{"fields":[{"field":"image","ops":[{"op":%s,"jpeg":"turbo"}]}]}`, op), &spec)
+		if _, err := l.NewPlan(spec); !errors.Is(err, ErrPlan) || !strings.Contains(err.Error(), `jpeg "turbo"`) {
+			t.Errorf("%s with jpeg turbo: %v", op, err)
+		}
+	}
+}
