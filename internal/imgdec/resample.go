@@ -39,6 +39,7 @@ type resampler struct {
 	h, v axis
 	tmp  []byte  // the horizontal pass's rows
 	acc  []int32 // the vertical pass's accumulators, one output row
+	hw   []int32 // the vector horizontal pass's tables (cgo builds)
 }
 
 // keepResampler bounds the intermediate buffer kept between calls.
