@@ -352,7 +352,7 @@ func TestImageFastJPEG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Equal(acc[0].Data, fast[0].Data) {
+	if imgdec.LibJPEG && bytes.Equal(acc[0].Data, fast[0].Data) { // image/jpeg has one way
 		t.Error("jpeg fast gave the accurate pixels")
 	}
 	var se float64
