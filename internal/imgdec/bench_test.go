@@ -56,7 +56,7 @@ func randomResizedCrop(r *rand.Rand, w, h int) image.Rectangle {
 
 // BenchmarkRandomResizedCrop decodes the benchmark image with random-resized crops and
 // flips to 224 and 160 pixels: "crop" is this package's path (DCT scale, crop and skip
-// scanlines), "full" the baseline that decodes the whole JPEG with libjpeg-turbo (as FFCV
+// scanlines; CHW output), "crop-fast" the same with SetFastJPEG, "full" the baseline that decodes the whole JPEG with libjpeg-turbo (as FFCV
 // does) and then crops and resamples. Reports images/s.
 func BenchmarkRandomResizedCrop(b *testing.B) {
 	data, w, h := benchJPEG(b)
@@ -67,18 +67,25 @@ func BenchmarkRandomResizedCrop(b *testing.B) {
 			crops[i] = randomResizedCrop(r, w, h)
 		}
 		dst := make([]byte, size*size*3)
-		b.Run(sizeName(size)+"/crop", func(b *testing.B) {
-			d := NewDecoder()
-			defer d.Close()
-			b.ReportAllocs()
-			cpu := cpuTime()
-			for i := 0; b.Loop(); i++ {
-				if err := d.DecodeResized(Image{Data: data}, crops[i%len(crops)], size, size, 3, i%2 == 0, dst); err != nil {
-					b.Fatal(err)
-				}
+		for _, fast := range []bool{false, true} {
+			name := "/crop"
+			if fast {
+				name = "/crop-fast"
 			}
-			report(b, cpu)
-		})
+			b.Run(sizeName(size)+name, func(b *testing.B) {
+				d := NewDecoder()
+				defer d.Close()
+				d.SetFastJPEG(fast)
+				b.ReportAllocs()
+				cpu := cpuTime()
+				for i := 0; b.Loop(); i++ {
+					if err := d.DecodeResizedCHW(Image{Data: data}, crops[i%len(crops)], size, size, 3, i%2 == 0, dst); err != nil {
+						b.Fatal(err)
+					}
+				}
+				report(b, cpu)
+			})
+		}
 		b.Run(sizeName(size)+"/full", func(b *testing.B) {
 			if !turbojpeg.Available() {
 				b.Skip("libjpeg-turbo not compiled in (CGO_ENABLED=0)")

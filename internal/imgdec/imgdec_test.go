@@ -46,9 +46,10 @@ func fullDecode(t *testing.T, d *Decoder, data []byte, c int) Image {
 	return Image{Data: decode(t, d, Image{Data: data}, image.Rect(0, 0, w, h), w, h, c, false), Raw: true, Width: w, Height: h, Channels: c}
 }
 
-// TestEveryScale: each DCT scale 1/8..8/8 is the one chosen for a crop and output that need
-// it, and its output matches the full decode's crop resized (PSNR >= 30 dB), on an image
-// whose size is no multiple of the iMCU, with crops at odd offsets.
+// TestEveryScale: each DCT scale 1/8..8/8 is the one scaleFor chooses for a crop and output
+// that need it (3/8, 6/8 and 7/8 are then decoded at 4/8 and 8/8: simdScale), and the output
+// matches the full decode's crop resized (PSNR >= 30 dB), on an image whose size is no
+// multiple of the iMCU, with crops at odd offsets.
 func TestEveryScale(t *testing.T) {
 	const W, H = 517, 389
 	data := encodeJPEG(t, photo(W, H), 95)
@@ -127,6 +128,46 @@ func TestFlip(t *testing.T) {
 						p, q := (y*w+x)*c, (y*w+w-1-x)*c
 						if !bytes.Equal(a[p:p+c], b[q:q+c]) {
 							t.Fatalf("raw=%v c=%d %v: pixel (%d,%d) is not mirrored", src.Raw, c, out, x, y)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestCHW: DecodeResizedCHW gives DecodeResized's pixels transposed to one plane per
+// channel, exactly, for every source kind (JPEG at several DCT scales, PNG, raw pixels with
+// and without a channel conversion), channel count, flip and up- and downscaling.
+func TestCHW(t *testing.T) {
+	img := photo(300, 200)
+	px := rgbOf(img)
+	rgba := make([]byte, 0, 300*200*4)
+	for i := 0; i < 300*200; i++ {
+		rgba = append(rgba, px[3*i], px[3*i+1], px[3*i+2], 255)
+	}
+	d := NewDecoder()
+	defer d.Close()
+	for _, src := range []Image{
+		{Data: encodeJPEG(t, img, 90)}, {Data: encodeJPEG(t, gray(img), 90)}, {Data: encodePNG(t, img)},
+		{Data: px, Raw: true, Width: 300, Height: 200, Channels: 3},
+		{Data: rgba, Raw: true, Width: 300, Height: 200, Channels: 4},
+	} {
+		for _, c := range []int{1, 3} {
+			for _, out := range [][2]int{{224, 160}, {40, 31}, {150, 100}, {31, 17}, {400, 300}} {
+				for _, flip := range []bool{false, true} {
+					crop := image.Rect(17, 9, 283, 190)
+					hwc := decode(t, d, src, crop, out[0], out[1], c, flip)
+					chw := make([]byte, len(hwc))
+					if err := d.DecodeResizedCHW(src, crop, out[0], out[1], c, flip, chw); err != nil {
+						t.Fatal(err)
+					}
+					plane := out[0] * out[1]
+					for p := 0; p < plane; p++ {
+						for k := 0; k < c; k++ {
+							if chw[k*plane+p] != hwc[p*c+k] {
+								t.Fatalf("raw=%v c=%d %v flip=%v: pixel %d channel %d: CHW %d, HWC %d", src.Raw, c, out, flip, p, k, chw[k*plane+p], hwc[p*c+k])
+							}
 						}
 					}
 				}
@@ -378,5 +419,15 @@ func TestFromMeta(t *testing.T) {
 	}
 	if enc := FromMeta([]byte{0xFF}, mldf.ImageMeta{Height: 1, Width: 2, Channels: 3, Mode: mldf.ImageModeJPEG}); enc.Raw {
 		t.Errorf("JPEG: %+v", enc)
+	}
+}
+
+// TestSIMDScale: the scales without SIMD inverse DCTs that cost more than the next SIMD
+// scale are replaced by it; the others are kept.
+func TestSIMDScale(t *testing.T) {
+	for num, want := range map[int]int{1: 1, 2: 2, 3: 4, 4: 4, 5: 5, 6: 8, 7: 8, 8: 8} {
+		if got := simdScale(num); got != want {
+			t.Errorf("simdScale(%d) = %d, want %d", num, got, want)
+		}
 	}
 }

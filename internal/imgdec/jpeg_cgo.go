@@ -136,8 +136,9 @@ static void cmyk_row(unsigned char *out, const unsigned char *in, int n, int gra
 
 // imgdec_decode decodes rows [y0, y1) and columns [x0, x0+xw) (widened to whole iMCUs: see
 // r->xoff, r->outw) of the image at scale num/8 into dst (cap bytes), rows packed, as RGB or
-// gray. A CMYK image needs 4 bytes a pixel of room.
-static void imgdec_decode(imgdec_jpeg *j, const unsigned char *b, unsigned long n, int num, int gray,
+// gray. A CMYK image needs 4 bytes a pixel of room. fast selects the fast integer IDCT and
+// plain (replicating) chroma upsampling, as TurboJPEG's TJFLAG_FASTDCT|TJFLAG_FASTUPSAMPLE.
+static void imgdec_decode(imgdec_jpeg *j, const unsigned char *b, unsigned long n, int num, int gray, int fast,
                           int x0, int xw, int y0, int y1, long maxmem, unsigned char *dst, size_t cap) {
 	j_decompress_ptr ci = &j->ci;
 	imgdec_res *r = &j->res;
@@ -153,6 +154,8 @@ static void imgdec_decode(imgdec_jpeg *j, const unsigned char *b, unsigned long 
 	ci->scale_denom = 8;
 	ci->out_color_space = cmyk ? JCS_CMYK : gray ? JCS_GRAYSCALE : JCS_RGB;
 	ci->mem->max_memory_to_use = maxmem;
+	ci->dct_method = fast ? JDCT_IFAST : JDCT_ISLOW;
+	ci->do_fancy_upsampling = fast ? FALSE : TRUE;
 	jpeg_start_decompress(ci);
 	JDIMENSION ow = ci->output_width, oh = ci->output_height;
 	if (x0 < 0 || xw < 1 || (JDIMENSION)x0 + (JDIMENSION)xw > ow || y0 < 0 || y1 <= y0 || (JDIMENSION)y1 > oh) {
@@ -284,8 +287,8 @@ func (jd *jpegDecoder) size(data []byte) (w, h, c int, err error) {
 }
 
 // decodeJPEG decodes the crop's rows and columns at the smallest DCT scale that covers the
-// output, then resamples them.
-func (d *Decoder) decodeJPEG(data []byte, crop image.Rectangle, outW, outH, channels int, flip bool, dst []byte) error {
+// output (or the next one libjpeg-turbo has SIMD code for: simdScale), then resamples them.
+func (d *Decoder) decodeJPEG(data []byte, crop image.Rectangle, outW, outH, channels int, flip, planar bool, dst []byte) error {
 	hdr, err := d.jpeg.header(data)
 	if err != nil {
 		return err
@@ -294,7 +297,7 @@ func (d *Decoder) decodeJPEG(data []byte, crop image.Rectangle, outW, outH, chan
 	if err := d.checkSize("JPEG", w, h, crop); err != nil {
 		return err
 	}
-	num := scaleFor(crop.Dx(), crop.Dy(), outW, outH)
+	num := simdScale(scaleFor(crop.Dx(), crop.Dy(), outW, outH))
 	sw, sh := (w*num+7)/8, (h*num+7)/8
 	s := float64(num) / 8
 	b := fbox{float64(crop.Min.X) * s, float64(crop.Min.Y) * s, min(float64(crop.Max.X)*s, float64(sw)), min(float64(crop.Max.Y)*s, float64(sh))}
@@ -314,7 +317,11 @@ func (d *Decoder) decodeJPEG(data []byte, crop image.Rectangle, outW, outH, chan
 	if channels == 1 {
 		gray = 1
 	}
-	C.imgdec_decode(d.jpeg.j, (*C.uchar)(unsafe.Pointer(&data[0])), C.ulong(len(data)), C.int(num), gray,
+	fast := C.int(0)
+	if d.fast {
+		fast = 1
+	}
+	C.imgdec_decode(d.jpeg.j, (*C.uchar)(unsafe.Pointer(&data[0])), C.ulong(len(data)), C.int(num), gray, fast,
 		C.int(x0), C.int(x1-x0), C.int(y0), C.int(y1), C.long(maxmem),
 		(*C.uchar)(unsafe.Pointer(&d.buf[0])), C.size_t(len(d.buf)))
 	runtime.KeepAlive(d)
@@ -330,7 +337,7 @@ func (d *Decoder) decodeJPEG(data []byte, crop image.Rectangle, outW, outH, chan
 	b.x0, b.x1 = b.x0-float64(xoff), b.x1-float64(xoff)
 	b.y0, b.y1 = b.y0-float64(y0), b.y1-float64(y0)
 	lim := image.Rect(x0-xoff, 0, x1-xoff, y1-y0)
-	d.rs.resample(src, b, lim, outW, outH, flip, dst)
+	d.rs.resample(src, b, lim, outW, outH, flip, planar, dst)
 	return nil
 }
 

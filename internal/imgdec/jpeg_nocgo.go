@@ -37,7 +37,7 @@ func (jpegDecoder) size(data []byte) (w, h, c int, err error) {
 	return cfg.Width, cfg.Height, c, nil
 }
 
-func (d *Decoder) decodeJPEG(data []byte, crop image.Rectangle, outW, outH, channels int, flip bool, dst []byte) error {
+func (d *Decoder) decodeJPEG(data []byte, crop image.Rectangle, outW, outH, channels int, flip, planar bool, dst []byte) error {
 	w, h, _, err := d.jpeg.size(data)
 	if err != nil {
 		return err
@@ -53,5 +53,5 @@ func (d *Decoder) decodeJPEG(data []byte, crop image.Rectangle, outW, outH, chan
 	if err != nil {
 		return fmt.Errorf("%w: JPEG: %w", ErrCorrupt, err)
 	}
-	return d.fromImage(img, crop, outW, outH, channels, flip, dst)
+	return d.fromImage(img, crop, outW, outH, channels, flip, planar, dst)
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // TestPassesMatchGo: the C passes give goPasses' pixels to the bit, for random boxes, sizes,
-// channels and flips.
+// channels, flips and layouts (interleaved or planar).
 func TestPassesMatchGo(t *testing.T) {
 	src := photo(300, 200)
 	rgb := make([]byte, 300*200*3)
@@ -32,10 +32,11 @@ func TestPassesMatchGo(t *testing.T) {
 		lim := image.Rect(x0, y0, x1, y1)
 		outW, outH := 1+r.IntN(300), 1+r.IntN(300)
 		flip := r.IntN(2) == 0
+		planar := c > 1 && r.IntN(2) == 0
 		p := plane{pix: pix, stride: 300 * c, c: c}
 		want := make([]byte, outW*outH*c)
 		got := make([]byte, outW*outH*c)
-		rs.resample(p, box(lim), lim, outW, outH, flip, got)
+		rs.resample(p, box(lim), lim, outW, outH, flip, planar, got)
 		// Same tables, Go passes.
 		y0v := int(rs.v.start[0])
 		y1v := 0
@@ -43,9 +44,9 @@ func TestPassesMatchGo(t *testing.T) {
 			y0v = min(y0v, int(rs.v.start[j]))
 			y1v = max(y1v, int(rs.v.start[j]+rs.v.n[j]))
 		}
-		rs.goPasses(p, y0v, y1v, outW, outH, flip, want)
+		rs.goPasses(p, y0v, y1v, outW, outH, flip, planar, want)
 		if !bytes.Equal(got, want) {
-			t.Fatalf("case %d: %v to %dx%d c=%d flip=%v: C and Go passes differ", i, lim, outW, outH, c, flip)
+			t.Fatalf("case %d: %v to %dx%d c=%d flip=%v planar=%v: C and Go passes differ", i, lim, outW, outH, c, flip, planar)
 		}
 	}
 }
@@ -62,14 +63,14 @@ func BenchmarkPasses(b *testing.B) {
 	for _, impl := range []string{"c", "go"} {
 		b.Run(impl, func(b *testing.B) {
 			var rs resampler
-			rs.resample(p, box(lim), lim, 160, 160, false, dst)
+			rs.resample(p, box(lim), lim, 160, 160, false, false, dst)
 			y0, y1 := 0, 192
 			cpu := cpuTime()
 			for b.Loop() {
 				if impl == "c" {
-					rs.passes(p, y0, y1, 160, 160, false, dst)
+					rs.passes(p, y0, y1, 160, 160, false, false, dst)
 				} else {
-					rs.goPasses(p, y0, y1, 160, 160, false, dst)
+					rs.goPasses(p, y0, y1, 160, 160, false, false, dst)
 				}
 			}
 			report(b, cpu)

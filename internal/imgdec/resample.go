@@ -39,6 +39,7 @@ type resampler struct {
 	h, v axis
 	tmp  []byte  // the horizontal pass's rows
 	acc  []int32 // the vertical pass's accumulators, one output row
+	hw   []int32 // the vector horizontal pass's tables (cgo builds)
 }
 
 // keepResampler bounds the intermediate buffer kept between calls.
@@ -130,9 +131,10 @@ func clip8(v int32) byte {
 }
 
 // resample resamples the box b of src, reading only pixels of lim, to outW × outH pixels of
-// src.c channels packed into dst, mirrored left-right when flip is set. The horizontal pass
-// runs first, over the rows the vertical filter reads; then the vertical pass.
-func (r *resampler) resample(src plane, b fbox, lim image.Rectangle, outW, outH int, flip bool, dst []byte) {
+// src.c channels into dst, mirrored left-right when flip is set: interleaved (HWC), or one
+// plane per channel (CHW) when planar is set. The horizontal pass runs first, over the rows
+// the vertical filter reads; then the vertical pass.
+func (r *resampler) resample(src plane, b fbox, lim image.Rectangle, outW, outH int, flip, planar bool, dst []byte) {
 	c := src.c
 	r.h.compute(b.x0, b.x1, lim.Min.X, lim.Max.X, outW)
 	r.v.compute(b.y0, b.y1, lim.Min.Y, lim.Max.Y, outH)
@@ -145,40 +147,86 @@ func (r *resampler) resample(src plane, b fbox, lim image.Rectangle, outW, outH 
 	rowLen := outW * c
 	r.tmp = grow(r.tmp, (y1-y0)*rowLen)
 	r.acc = growI32(r.acc, rowLen)
-	r.passes(src, y0, y1, outW, outH, flip, dst)
+	r.passes(src, y0, y1, outW, outH, flip, planar && c > 1, dst)
+}
+
+// layout describes the intermediate and output rows of the two passes: one interleaved
+// plane of rows of outW·c samples, or c planes of rows of outW samples.
+type layout struct {
+	planes int // 1 or c
+	rowLen int // samples in a row of one plane
+}
+
+func layoutOf(c, outW int, planar bool) layout {
+	if planar {
+		return layout{planes: c, rowLen: outW}
+	}
+	return layout{planes: 1, rowLen: outW * c}
 }
 
 // goPasses runs the horizontal pass over rows [y0, y1) of src into r.tmp, then the vertical
-// pass into dst, in Go.
-func (r *resampler) goPasses(src plane, y0, y1, outW, outH int, flip bool, dst []byte) {
+// pass into dst, in Go. When planar is set, r.tmp and dst hold one plane per channel.
+func (r *resampler) goPasses(src plane, y0, y1, outW, outH int, flip, planar bool, dst []byte) {
 	c := src.c
-	rowLen := outW * c
+	lo := layoutOf(c, outW, planar)
+	tmpPlane := (y1 - y0) * lo.rowLen
 	for y := y0; y < y1; y++ {
-		out := r.tmp[(y-y0)*rowLen : (y-y0+1)*rowLen]
 		in := src.pix[y*src.stride:]
-		r.horizontal(out, in, c, outW, flip)
-	}
-	acc := r.acc
-	for i := 0; i < outH; i++ {
-		s, n := int(r.v.start[i]), int(r.v.n[i])
-		k := r.v.k[i*r.v.ksize : i*r.v.ksize+n]
-		out := dst[i*rowLen : (i+1)*rowLen]
-		if n == 1 && k[0] == 1<<precisionBits {
-			copy(out, r.tmp[(s-y0)*rowLen:])
+		if planar {
+			r.horizontalPlanar(r.tmp[(y-y0)*lo.rowLen:], tmpPlane, in, c, outW, flip)
 			continue
 		}
-		for j := range acc {
-			acc[j] = half
-		}
-		for t, w := range k {
-			row := r.tmp[(s+t-y0)*rowLen : (s+t-y0+1)*rowLen]
-			row = row[:len(acc)]
-			for j, v := range row {
-				acc[j] += int32(v) * w
+		out := r.tmp[(y-y0)*lo.rowLen : (y-y0+1)*lo.rowLen]
+		r.horizontal(out, in, c, outW, flip)
+	}
+	acc := r.acc[:lo.rowLen]
+	for p := range lo.planes {
+		tmp := r.tmp[p*tmpPlane : (p+1)*tmpPlane]
+		dp := dst[p*outH*lo.rowLen : (p+1)*outH*lo.rowLen]
+		rowLen := lo.rowLen
+		for i := 0; i < outH; i++ {
+			s, n := int(r.v.start[i]), int(r.v.n[i])
+			k := r.v.k[i*r.v.ksize : i*r.v.ksize+n]
+			out := dp[i*rowLen : (i+1)*rowLen]
+			if n == 1 && k[0] == 1<<precisionBits {
+				copy(out, tmp[(s-y0)*rowLen:])
+				continue
+			}
+			for j := range acc {
+				acc[j] = half
+			}
+			for t, w := range k {
+				row := tmp[(s+t-y0)*rowLen : (s+t-y0+1)*rowLen]
+				row = row[:len(acc)]
+				for j, v := range row {
+					acc[j] += int32(v) * w
+				}
+			}
+			for j, v := range acc {
+				out[j] = clip8(v)
 			}
 		}
-		for j, v := range acc {
-			out[j] = clip8(v)
+	}
+}
+
+// horizontalPlanar resamples one row of c channels into c planes: channel ch of output
+// pixel x goes to out[ch*plane+x].
+func (r *resampler) horizontalPlanar(out []byte, plane int, in []byte, c, outW int, flip bool) {
+	a := &r.h
+	ks := a.ksize
+	for i := 0; i < outW; i++ {
+		s, n := int(a.start[i]), int(a.n[i])
+		k := a.k[i*ks : i*ks+n]
+		o := i
+		if flip {
+			o = outW - 1 - i
+		}
+		for ch := range c {
+			v := int32(half)
+			for t, w := range k {
+				v += int32(in[(s+t)*c+ch]) * w
+			}
+			out[ch*plane+o] = clip8(v)
 		}
 	}
 }
@@ -233,4 +281,21 @@ func scaleFor(cw, ch, outW, outH int) int {
 		}
 	}
 	return 8
+}
+
+// simdScale returns the DCT scale to decode at when num/8 is the smallest that covers the
+// output: 3/8 becomes 4/8 and 6/8 and 7/8 become 8/8. libjpeg-turbo has SIMD inverse DCTs
+// only for 8/8, 4/8, 2/8 and 1/8; the others are scalar C (and at 6/8 and 7/8 the chroma
+// of a 4:2:0 JPEG takes a 12x12 or 14x14 one), which costs more than the up to 4/3 more
+// pixels per side the next SIMD scale decodes and resamples: with the benchmark's
+// random-resized crops of 256-pixel JPEGs to 160, 9% less CPU per image (5/8 to 8/8, 1.6
+// times the pixels per side, costs more than it saves, so 5/8 stays).
+func simdScale(num int) int {
+	switch num {
+	case 3:
+		return 4
+	case 6, 7:
+		return 8
+	}
+	return num
 }

@@ -26,10 +26,9 @@ static inline unsigned char imgdec_clip8(int32_t v) {
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define IMGDEC_SSE41 1
-// imgdec_hrow3_sse41 is the horizontal pass of one RGB row with SSE4.1: a pixel's three
-// samples are one vector (loaded as 4 bytes: the caller makes sure a byte follows the last
-// pixel read), so each tap is one widen, one multiply and one add. packs/packus clamp to
-// 0..255 as imgdec_clip8 does.
+// The horizontal pass of RGB rows with SSE4.1: a pixel's three samples are one vector
+// (loaded as 4 bytes: the caller makes sure a byte follows the last pixel read), so each tap
+// is one widen, one multiply and one add. packs/packus clamp to 0..255 as imgdec_clip8 does.
 __attribute__((target("sse4.1")))
 static inline __m128i imgdec_px(const unsigned char *p) {
 	int32_t v;
@@ -37,32 +36,49 @@ static inline __m128i imgdec_px(const unsigned char *p) {
 	return _mm_cvtepu8_epi32(_mm_cvtsi32_si128(v));
 }
 
+// imgdec_htable lays out the horizontal filter in output order (mirrored when flip is set)
+// for imgdec_hrow3: per output pixel x, off[x] the byte offset of its first input pixel
+// and cnt[x] its taps, and per tap a vector of the weight four times, at wv[x*ksize + t].
 __attribute__((target("sse4.1")))
-static void imgdec_hrow3_sse41(const unsigned char *restrict in, int outW, const int32_t *restrict start,
-                               const int32_t *restrict n, const int32_t *restrict k, int ksize, int flip,
-                               unsigned char *restrict o) {
-	const __m128i h = _mm_set1_epi32(1 << (IMGDEC_PREC - 1));
-	// Output pixels are written in increasing x, 4 bytes at a time (the 4th is the next
-	// pixel's, written next), the last one 3 bytes.
+static void imgdec_htable(int outW, const int32_t *restrict start, const int32_t *restrict n,
+                          const int32_t *restrict k, int ksize, int flip, int32_t *restrict off,
+                          int32_t *restrict cnt, __m128i *restrict wv) {
 	for (int x = 0; x < outW; x++) {
 		int i = flip ? outW - 1 - x : x;
-		const unsigned char *p = in + 3 * start[i];
-		const int32_t *kk = k + i * ksize;
+		off[x] = 3 * start[i];
+		cnt[x] = n[i];
+		for (int t = 0; t < n[i]; t++) wv[(long)x * ksize + t] = _mm_set1_epi32(k[i * ksize + t]);
+	}
+}
+
+// imgdec_hrow3 is the horizontal pass of one RGB row, reading the tables of imgdec_htable
+// (no index arithmetic, mirroring or weight broadcast per pixel). Output pixels are written
+// in increasing x, 4 bytes at a time (the 4th is the next pixel's, written next), the last
+// one 3 bytes; or, when plane > 0, one byte to each of the three planes plane bytes apart.
+__attribute__((target("sse4.1")))
+static void imgdec_hrow3(const unsigned char *restrict in, int outW, const int32_t *restrict off,
+                             const int32_t *restrict cnt, const __m128i *restrict wv, int ksize, long plane,
+                             unsigned char *restrict o) {
+	const __m128i h = _mm_set1_epi32(1 << (IMGDEC_PREC - 1));
+	for (int x = 0; x < outW; x++) {
+		const unsigned char *p = in + off[x];
+		const __m128i *w = wv + (long)x * ksize;
 		__m128i acc;
-		const int nt = n[i];
+		const int nt = cnt[x];
 		if (nt == 2) {
-			acc = _mm_add_epi32(h, _mm_add_epi32(_mm_mullo_epi32(imgdec_px(p), _mm_set1_epi32(kk[0])),
-			                                     _mm_mullo_epi32(imgdec_px(p + 3), _mm_set1_epi32(kk[1]))));
+			acc = _mm_add_epi32(h, _mm_add_epi32(_mm_mullo_epi32(imgdec_px(p), w[0]), _mm_mullo_epi32(imgdec_px(p + 3), w[1])));
 		} else {
 			acc = h;
-			for (int t = 0; t < nt; t++) {
-				acc = _mm_add_epi32(acc, _mm_mullo_epi32(imgdec_px(p + 3 * t), _mm_set1_epi32(kk[t])));
-			}
+			for (int t = 0; t < nt; t++) acc = _mm_add_epi32(acc, _mm_mullo_epi32(imgdec_px(p + 3 * t), w[t]));
 		}
 		acc = _mm_srai_epi32(acc, IMGDEC_PREC);
 		__m128i b16 = _mm_packs_epi32(acc, acc);
 		uint32_t rgb = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(b16, b16));
-		if (x < outW - 1) {
+		if (plane > 0) {
+			o[x] = (unsigned char)rgb;
+			o[plane + x] = (unsigned char)(rgb >> 8);
+			o[2 * plane + x] = (unsigned char)(rgb >> 16);
+		} else if (x < outW - 1) {
 			memcpy(o + 3 * x, &rgb, 4);
 		} else {
 			o[3 * x] = (unsigned char)rgb;
@@ -94,24 +110,63 @@ static void imgdec_vrow2_sse41(const unsigned char *restrict r0, const unsigned 
 	}
 	for (; j < len; j++) out[j] = imgdec_clip8((1 << (IMGDEC_PREC - 1)) + r0[j] * w0 + r1[j] * w1);
 }
+
+// imgdec_vrow2_avx2 is imgdec_vrow2_sse41 on 32 bytes at a time (8 lanes a multiply).
+__attribute__((target("avx2")))
+static void imgdec_vrow2_avx2(const unsigned char *restrict r0, const unsigned char *restrict r1, int32_t w0,
+                              int32_t w1, int len, unsigned char *restrict out) {
+	const __m256i h = _mm256_set1_epi32(1 << (IMGDEC_PREC - 1));
+	const __m256i k0 = _mm256_set1_epi32(w0), k1 = _mm256_set1_epi32(w1);
+	int j = 0;
+	for (; j + 32 <= len; j += 32) {
+		__m256i s[4];
+		for (int q = 0; q < 4; q++) {
+			__m256i av = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(r0 + j + 8 * q)));
+			__m256i bv = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(r1 + j + 8 * q)));
+			s[q] = _mm256_srai_epi32(_mm256_add_epi32(h, _mm256_add_epi32(_mm256_mullo_epi32(av, k0), _mm256_mullo_epi32(bv, k1))), IMGDEC_PREC);
+		}
+		// packs/packus work within 128-bit lanes: [s0 s1] -> lanes (s0lo s1lo | s0hi s1hi)
+		__m256i lo = _mm256_packs_epi32(s[0], s[1]), hi = _mm256_packs_epi32(s[2], s[3]);
+		__m256i b = _mm256_packus_epi16(lo, hi);
+		// b's dwords are s0lo s1lo s2lo s3lo | s0hi s1hi s2hi s3hi (4 bytes each): reorder
+		b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+		_mm256_storeu_si256((__m256i *)(out + j), b);
+	}
+	for (; j < len; j++) out[j] = imgdec_clip8((1 << (IMGDEC_PREC - 1)) + r0[j] * w0 + r1[j] * w1);
+}
 #endif
 
 // The horizontal pass over rows rows of src (stride bytes apart), c channels, into out
-// (rows of outW*c bytes), mirrored when flip is set; then the vertical pass. Both are the
-// Go passes (goPasses) line for line, so the two builds give the same pixels.
+// (rows of outW*c bytes; or, when plane > 0, c planes plane bytes apart of rows of outW
+// bytes), mirrored when flip is set; then the vertical pass. Both are the Go passes
+// (goPasses) line for line, so the two builds give the same pixels.
 IMGDEC_CLONES static void imgdec_hpass(const unsigned char *restrict src, long stride, int rows, int c, int outW,
                          const int32_t *restrict start, const int32_t *restrict n, const int32_t *restrict k,
-                         int ksize, int maxn, int flip, int simdrows, unsigned char *restrict out) {
+                         int ksize, int maxn, int flip, int simdrows, long plane, int32_t *restrict tab,
+                         unsigned char *restrict out) {
 	const int32_t h = 1 << (IMGDEC_PREC - 1);
 #ifdef IMGDEC_SSE41
-	int sse41 = c == 3 && __builtin_cpu_supports("sse4.1");
+	// tab (RGB only) holds 2*outW + 3 + 4*outW*ksize int32 for imgdec_htable's tables: the
+	// offsets, the tap counts, then the weight vectors from the next 16-byte boundary.
+	int usetab = c == 3 && tab != NULL && simdrows > 0 && __builtin_cpu_supports("sse4.1");
+	int32_t *off = NULL, *cnt = NULL;
+	__m128i *wv = NULL;
+	if (usetab) {
+		off = tab;
+		cnt = tab + outW;
+		wv = (__m128i *)(tab + 2 * outW + (-(2 * outW + ((uintptr_t)tab >> 2)) & 3));
+		imgdec_htable(outW, start, n, k, ksize, flip, off, cnt, wv);
+	}
 #endif
+	// Channel q of output pixel x is at oq[x*step].
+	const long step = plane > 0 ? 1 : c, rowlen = plane > 0 ? outW : (long)outW * c;
+	const long off1 = plane > 0 ? plane : 1, off2 = plane > 0 ? 2 * plane : 2;
 	for (int y = 0; y < rows; y++) {
 		const unsigned char *restrict in = src + (long)y * stride;
-		unsigned char *restrict o = out + (long)y * outW * c;
+		unsigned char *restrict o = out + (long)y * rowlen;
 #ifdef IMGDEC_SSE41
-		if (sse41 && y < simdrows) {
-			imgdec_hrow3_sse41(in, outW, start, n, k, ksize, flip, o);
+		if (usetab && y < simdrows) {
+			imgdec_hrow3(in, outW, off, cnt, wv, ksize, plane, o);
 			continue;
 		}
 #endif
@@ -126,10 +181,10 @@ IMGDEC_CLONES static void imgdec_hpass(const unsigned char *restrict src, long s
 					g += p[4] * kk[1];
 					b += p[5] * kk[1];
 				}
-				int x = flip ? outW - 1 - i : i;
-				o[3 * x] = imgdec_clip8(r);
-				o[3 * x + 1] = imgdec_clip8(g);
-				o[3 * x + 2] = imgdec_clip8(b);
+				long x = (flip ? outW - 1 - i : i) * step;
+				o[x] = imgdec_clip8(r);
+				o[x + off1] = imgdec_clip8(g);
+				o[x + off2] = imgdec_clip8(b);
 			}
 		} else if (c == 3) {
 			for (int i = 0; i < outW; i++) {
@@ -142,10 +197,10 @@ IMGDEC_CLONES static void imgdec_hpass(const unsigned char *restrict src, long s
 					g += p[3 * t + 1] * kk[t];
 					b += p[3 * t + 2] * kk[t];
 				}
-				int x = flip ? outW - 1 - i : i;
-				o[3 * x] = imgdec_clip8(r);
-				o[3 * x + 1] = imgdec_clip8(g);
-				o[3 * x + 2] = imgdec_clip8(b);
+				long x = (flip ? outW - 1 - i : i) * step;
+				o[x] = imgdec_clip8(r);
+				o[x + off1] = imgdec_clip8(g);
+				o[x + off2] = imgdec_clip8(b);
 			}
 		} else {
 			for (int i = 0; i < outW; i++) {
@@ -166,6 +221,7 @@ IMGDEC_CLONES static void imgdec_vpass(const unsigned char *restrict tmp, int ro
 	const int32_t h = 1 << (IMGDEC_PREC - 1);
 #ifdef IMGDEC_SSE41
 	int sse41 = __builtin_cpu_supports("sse4.1");
+	int avx2 = __builtin_cpu_supports("avx2");
 #endif
 	for (int i = 0; i < outH; i++) {
 		const int32_t *kk = k + i * ksize;
@@ -176,6 +232,10 @@ IMGDEC_CLONES static void imgdec_vpass(const unsigned char *restrict tmp, int ro
 			continue;
 		}
 #ifdef IMGDEC_SSE41
+		if (n[i] == 2 && avx2) {
+			imgdec_vrow2_avx2(base, base + rowLen, kk[0], kk[1], rowLen, out);
+			continue;
+		}
 		if (n[i] == 2 && sse41) {
 			imgdec_vrow2_sse41(base, base + rowLen, kk[0], kk[1], rowLen, out);
 			continue;
@@ -202,9 +262,9 @@ import "C"
 import "unsafe"
 
 // passes runs the two resampling passes in C (compiled with -O3 the vertical pass is
-// vectorised, and the horizontal pass of RGB rows uses SSE4.1 where the CPU has it); the
-// result is goPasses' to the bit.
-func (r *resampler) passes(src plane, y0, y1, outW, outH int, flip bool, dst []byte) {
+// vectorised, its two-tap rows with AVX2 or SSE4.1, and the horizontal pass of RGB rows uses
+// SSE4.1, where the CPU has them); the result is goPasses' to the bit.
+func (r *resampler) passes(src plane, y0, y1, outW, outH int, flip, planar bool, dst []byte) {
 	fl := C.int(0)
 	if flip {
 		fl = 1
@@ -215,11 +275,23 @@ func (r *resampler) passes(src plane, y0, y1, outW, outH int, flip bool, dst []b
 	if (y1-1)*src.stride+src.c*r.h.end < len(src.pix) {
 		simdRows = y1 - y0
 	}
-	rowLen := outW * src.c
+	lo := layoutOf(src.c, outW, planar)
+	tmpPlane := (y1 - y0) * lo.rowLen
+	cplane := C.long(0)
+	if planar {
+		cplane = C.long(tmpPlane)
+	}
+	var tab *C.int32_t // the vector pass's tables (RGB): offsets, taps, 16-byte aligned weights
+	if src.c == 3 {
+		r.hw = growI32(r.hw, 2*outW+3+4*outW*r.h.ksize)
+		tab = (*C.int32_t)(unsafe.Pointer(&r.hw[0]))
+	}
 	C.imgdec_hpass((*C.uchar)(unsafe.Pointer(&src.pix[y0*src.stride])), C.long(src.stride), C.int(y1-y0), C.int(src.c), C.int(outW),
 		(*C.int32_t)(unsafe.Pointer(&r.h.start[0])), (*C.int32_t)(unsafe.Pointer(&r.h.n[0])), (*C.int32_t)(unsafe.Pointer(&r.h.k[0])), C.int(r.h.ksize), C.int(r.h.maxN),
-		fl, C.int(simdRows), (*C.uchar)(unsafe.Pointer(&r.tmp[0])))
-	C.imgdec_vpass((*C.uchar)(unsafe.Pointer(&r.tmp[0])), C.int(rowLen), C.int(y0), C.int(outH),
-		(*C.int32_t)(unsafe.Pointer(&r.v.start[0])), (*C.int32_t)(unsafe.Pointer(&r.v.n[0])), (*C.int32_t)(unsafe.Pointer(&r.v.k[0])), C.int(r.v.ksize),
-		(*C.int32_t)(unsafe.Pointer(&r.acc[0])), (*C.uchar)(unsafe.Pointer(&dst[0])))
+		fl, C.int(simdRows), cplane, tab, (*C.uchar)(unsafe.Pointer(&r.tmp[0])))
+	for p := range lo.planes {
+		C.imgdec_vpass((*C.uchar)(unsafe.Pointer(&r.tmp[p*tmpPlane])), C.int(lo.rowLen), C.int(y0), C.int(outH),
+			(*C.int32_t)(unsafe.Pointer(&r.v.start[0])), (*C.int32_t)(unsafe.Pointer(&r.v.n[0])), (*C.int32_t)(unsafe.Pointer(&r.v.k[0])), C.int(r.v.ksize),
+			(*C.int32_t)(unsafe.Pointer(&r.acc[0])), (*C.uchar)(unsafe.Pointer(&dst[p*outH*lo.rowLen])))
+	}
 }

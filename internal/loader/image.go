@@ -13,8 +13,15 @@ import (
 // imgdec's Decoder, behind an interface so that the pipeline does not depend on its codec
 // enum).
 type imageDecoder interface {
-	decode(v value, crop image.Rectangle, outW, outH, channels int, flip bool, dst []byte) error
+	decode(v value, crop image.Rectangle, o imgOut, dst []byte) error
 	close()
+}
+
+// imgOut is what an image decode writes: w × h pixels of ch channels, mirrored when flip is
+// set, HWC or (chw) CHW; fastJPEG decodes a JPEG the fast way (imgdec.Decoder.SetFastJPEG).
+type imgOut struct {
+	w, h, ch            int
+	flip, chw, fastJPEG bool
 }
 
 // image decoder ops
@@ -34,6 +41,7 @@ type imageStage struct {
 	logRatio   [2]float64 // RandomResizedCrop
 	ratio      [2]float64
 	cropRatio  float64 // CenterCrop
+	fastJPEG   bool    // the "jpeg": "fast" parameter
 	flip       bool
 	flipP      float64
 	flipPos    int
@@ -100,7 +108,7 @@ func compileImage(fi *fieldInfo, ops []*opSpec) (stage, Output, error) {
 	switch d.Op {
 	case "RandomResizedCrop":
 		st.op = imgRandomResizedCrop
-		if err := d.allow("size", "scale", "ratio", "channels", "interpolation"); err != nil {
+		if err := d.allow("size", "scale", "ratio", "channels", "interpolation", "jpeg"); err != nil {
 			return fail(0, err)
 		}
 		if st.scale, err = parsePair(d.Scale, "scale", [2]float64{0.08, 1}); err != nil {
@@ -115,7 +123,7 @@ func compileImage(fi *fieldInfo, ops []*opSpec) (stage, Output, error) {
 		st.logRatio = [2]float64{math.Log(st.ratio[0]), math.Log(st.ratio[1])}
 	case "CenterCrop":
 		st.op = imgCenterCrop
-		if err := d.allow("size", "ratio", "channels", "interpolation"); err != nil {
+		if err := d.allow("size", "ratio", "channels", "interpolation", "jpeg"); err != nil {
 			return fail(0, err)
 		}
 		st.cropRatio = 224.0 / 256
@@ -126,7 +134,7 @@ func compileImage(fi *fieldInfo, ops []*opSpec) (stage, Output, error) {
 		}
 	case "Resize":
 		st.op = imgResize
-		if err := d.allow("size", "channels", "interpolation"); err != nil {
+		if err := d.allow("size", "channels", "interpolation", "jpeg"); err != nil {
 			return fail(0, err)
 		}
 	}
@@ -141,6 +149,13 @@ func compileImage(fi *fieldInfo, ops []*opSpec) (stage, Output, error) {
 			return fail(0, fmt.Errorf("channels %d: want 1 or 3", *d.Channels))
 		}
 		st.ch = *d.Channels
+	}
+	switch d.JPEG {
+	case "", "accurate":
+	case "fast":
+		st.fastJPEG = true
+	default:
+		return fail(0, fmt.Errorf("jpeg %q: want \"accurate\" or \"fast\"", d.JPEG))
 	}
 	if d.Interp != "" && d.Interp != "bilinear" && d.Interp != "antialias" {
 		return fail(0, fmt.Errorf("interpolation %q: only bilinear (antialiased) is implemented", d.Interp))
@@ -310,52 +325,53 @@ func (st *imageStage) decode(w *worker, rc runCtx, v value, dst []byte) error {
 	if err != nil {
 		return err
 	}
-	n := st.outW * st.outH * st.ch
-	if st.norm == nil && !st.chw {
-		return dec.decode(v, crop, st.outW, st.outH, st.ch, flip, dst)
+	o := imgOut{w: st.outW, h: st.outH, ch: st.ch, flip: flip, chw: st.chw, fastJPEG: st.fastJPEG}
+	if st.norm == nil {
+		return dec.decode(v, crop, o, dst)
 	}
-	px := w.scratchBytes(n)
-	if err := dec.decode(v, crop, st.outW, st.outH, st.ch, flip, px); err != nil {
+	px := w.scratchBytes(st.outW * st.outH * st.ch)
+	if err := dec.decode(v, crop, o, px); err != nil {
 		return err
 	}
-	st.convert(px, dst)
+	st.normalize(px, dst)
 	return nil
 }
 
-// convert writes the HWC bytes px to dst: normalised or not, HWC or CHW.
-func (st *imageStage) convert(px, dst []byte) {
-	ch, plane := st.ch, st.outW*st.outH
+// normalize writes the pixels px (HWC, or CHW when st.chw is set: the layout of dst) to dst
+// as normalised float16 or float32 values.
+func (st *imageStage) normalize(px, dst []byte) {
+	ch := st.ch
 	le := binary.LittleEndian
-	switch {
-	case st.norm == nil: // CHW bytes
-		for c := range ch {
-			out := dst[c*plane : (c+1)*plane]
-			for p := range out {
-				out[p] = px[p*ch+c]
-			}
-		}
-	case st.norm.f16:
-		for c := range ch {
-			t := &st.norm.h[c]
-			for p := range plane {
-				o := p*ch + c
-				if st.chw {
-					o = c*plane + p
+	if st.norm.f16 {
+		tabs := &st.norm.h
+		if st.chw || ch == 1 {
+			plane := st.outW * st.outH
+			for c := range ch {
+				t := &tabs[c]
+				for p, v := range px[c*plane : (c+1)*plane] {
+					le.PutUint16(dst[2*(c*plane+p):], t[v])
 				}
-				le.PutUint16(dst[2*o:], t[px[p*ch+c]])
 			}
+			return
 		}
-	default:
+		for i, v := range px {
+			le.PutUint16(dst[2*i:], tabs[i%ch][v])
+		}
+		return
+	}
+	tabs := &st.norm.f32
+	if st.chw || ch == 1 {
+		plane := st.outW * st.outH
 		for c := range ch {
-			t := &st.norm.f32[c]
-			for p := range plane {
-				o := p*ch + c
-				if st.chw {
-					o = c*plane + p
-				}
-				le.PutUint32(dst[4*o:], math.Float32bits(t[px[p*ch+c]]))
+			t := &tabs[c]
+			for p, v := range px[c*plane : (c+1)*plane] {
+				le.PutUint32(dst[4*(c*plane+p):], math.Float32bits(t[v]))
 			}
 		}
+		return
+	}
+	for i, v := range px {
+		le.PutUint32(dst[4*i:], math.Float32bits(tabs[i%ch][v]))
 	}
 }
 

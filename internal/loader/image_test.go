@@ -9,6 +9,8 @@ import (
 	"image"
 	"image/jpeg"
 	"math"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -138,7 +140,33 @@ func TestImageNormalizeCHW(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// uint8 CHW: the HWC bytes transposed.
+	chw, err := runT(t, planT(t, l, `{"fields":[{"field":"image","ops":[{"op":"CenterCrop","size":[24,32]},{"op":"RandomHorizontalFlip","p":0},{"op":"ToCHW"}]}]}`), idx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range idx {
+		for c := range 3 {
+			for pix := range 24 * 32 {
+				if g, w := chw[0].Data[j*24*32*3+c*24*32+pix], hwc[0].Data[j*24*32*3+pix*3+c]; g != w {
+					t.Fatalf("uint8 CHW: sample %d c%d px%d = %d, want %d", j, c, pix, g, w)
+				}
+			}
+		}
+	}
 	mean, std := []float64{0.485, 0.456, 0.406}, []float64{0.229, 0.224, 0.225}
+	// float32 HWC
+	f32, err := runT(t, planT(t, l, `{"fields":[{"field":"image","ops":[{"op":"CenterCrop","size":[24,32]},{"op":"Normalize","mean":[0.485,0.456,0.406],"std":[0.229,0.224,0.225]}]}]}`), idx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for o, v := range hwc[0].Data {
+		c := o % 3
+		want := (float64(v)/255 - mean[c]) / std[c]
+		if g := float64(math.Float32frombits(binary.LittleEndian.Uint32(f32[0].Data[4*o:]))); math.Abs(g-want) > 1e-5*math.Max(1, math.Abs(want)) {
+			t.Fatalf("float32 HWC: byte %d = %v, want %v", o, g, want)
+		}
+	}
 	for _, dt := range []string{"float32", "float16"} {
 		for _, scale := range []float64{1, 255} {
 			m := []float64{mean[0] * scale, mean[1] * scale, mean[2] * scale}
@@ -262,38 +290,84 @@ func TestImageErrors(t *testing.T) {
 	}
 }
 
-// BenchmarkRun decodes batches of 128 random-resized crops (and flips) of photo-like 256×192
-// JPEGs (a 500×375 photo stored at max side 256) at 160 and 224 and reports images/s.
+// BenchmarkRun decodes batches of random-resized crops, flipped, as uint8 CHW (bench/loader.sh's
+// pipeline) at 160 and 224, batch 128 and 256, and reports images/s and CPU microseconds per
+// image. The file is photo-like 256×192 JPEGs (a 500×375 photo stored at max side 256), or
+// the file LOADER_BENCH_FILE names (e.g. bench/out/loader.mldf of bench/loader.sh);
+// LOADER_BENCH_THREADS sets the threads (default: every core).
 func BenchmarkRun(b *testing.B) {
-	path := imageFile(b, 256, 256, 192, -1)
+	path := os.Getenv("LOADER_BENCH_FILE")
+	if path == "" {
+		path = imageFile(b, 256, 256, 192, -1)
+	}
+	threads, _ := strconv.Atoi(os.Getenv("LOADER_BENCH_THREADS"))
 	for _, size := range []int{160, 224} {
-		b.Run(fmt.Sprint(size), func(b *testing.B) {
-			l, err := Open(context.Background(), path, Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer l.Close()
-			var spec PlanSpec
-			jsonUnmarshal(fmt.Sprintf(`{"fields":[{"field":"image","ops":[{"op":"RandomResizedCrop","size":%d},{"op":"RandomHorizontalFlip"}]},{"field":"label","ops":[{"op":"Int"}]}]}`, size), &spec)
-			p, err := l.NewPlan(spec)
-			if err != nil {
-				b.Fatal(err)
-			}
-			o, _ := l.Order(OrderSpec{Mode: OrderRandom})
-			idx := make([]int64, 128)
-			bufs := []Buffer{{Data: make([]byte, 128*size*size*3)}, {Data: make([]byte, 128*8)}}
-			b.ResetTimer()
-			cpu0 := cpuTime()
-			for it := 0; it < b.N; it++ {
-				o.Fill(it%2*128, idx)
-				if err := p.Run(context.Background(), idx, int64(it), bufs); err != nil {
+		for _, batch := range []int{128, 256} {
+			b.Run(fmt.Sprintf("%d/B%d", size, batch), func(b *testing.B) {
+				l, err := Open(context.Background(), path, Options{Threads: threads})
+				if err != nil {
 					b.Fatal(err)
 				}
-			}
-			b.ReportMetric(float64(b.N*128)/b.Elapsed().Seconds(), "images/s")
-			if cpu := cpuTime() - cpu0; cpu > 0 {
-				b.ReportMetric(cpu.Seconds()*1e6/float64(b.N*128), "cpu-us/image")
-			}
-		})
+				defer l.Close()
+				var spec PlanSpec
+				jsonUnmarshal(fmt.Sprintf(`{"fields":[{"field":"image","ops":[{"op":"RandomResizedCrop","size":%d},{"op":"RandomHorizontalFlip"},{"op":"ToCHW"}]},{"field":"label","ops":[{"op":"Int"}]}]}`, size), &spec)
+				p, err := l.NewPlan(spec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				o, _ := l.Order(OrderSpec{Mode: OrderRandom})
+				idx := make([]int64, batch)
+				bufs := []Buffer{{Data: make([]byte, batch*size*size*3)}, {Data: make([]byte, batch*8)}}
+				nb := max(o.Len()/batch, 1)
+				b.ResetTimer()
+				cpu0 := cpuTime()
+				for it := 0; it < b.N; it++ {
+					o.Fill(it%nb*batch, idx)
+					if err := p.Run(context.Background(), idx, int64(it), bufs); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "images/s")
+				if cpu := cpuTime() - cpu0; cpu > 0 {
+					b.ReportMetric(cpu.Seconds()*1e6/float64(b.N*batch), "cpu-us/image")
+				}
+			})
+		}
+	}
+}
+
+// TestImageFastJPEG: "jpeg": "fast" decodes the same crops with the fast IDCT and chroma
+// upsampling: close to the accurate pixels (PSNR >= 30 dB), not equal; any other value is a
+// plan error naming the parameter, for every image decoder.
+func TestImageFastJPEG(t *testing.T) {
+	path := imageFile(t, 8, 128, 96, -1)
+	l := openT(t, path, Options{})
+	idx := []int64{0, 1, 2, 3, 4, 5, 6, 7}
+	const plan = `{"seed":3,"fields":[{"field":"image","ops":[{"op":"CenterCrop","size":112,"ratio":1%s}]}]}`
+	acc, err := runT(t, planT(t, l, fmt.Sprintf(plan, "")), idx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, err := runT(t, planT(t, l, fmt.Sprintf(plan, `,"jpeg":"fast"`)), idx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if imgdec.LibJPEG && bytes.Equal(acc[0].Data, fast[0].Data) { // image/jpeg has one way
+		t.Error("jpeg fast gave the accurate pixels")
+	}
+	var se float64
+	for i, a := range acc[0].Data {
+		d := float64(a) - float64(fast[0].Data[i])
+		se += d * d
+	}
+	if p := 10 * math.Log10(255*255/(se/float64(len(acc[0].Data)))); p < 30 {
+		t.Errorf("jpeg fast: PSNR %.1f dB against accurate", p)
+	}
+	for _, op := range []string{`"RandomResizedCrop","size":64`, `"CenterCrop","size":64`, `"Resize","size":[64,64]`} {
+		var spec PlanSpec
+		jsonUnmarshal(fmt.Sprintf(`{"fields":[{"field":"image","ops":[{"op":%s,"jpeg":"turbo"}]}]}`, op), &spec)
+		if _, err := l.NewPlan(spec); !errors.Is(err, ErrPlan) || !strings.Contains(err.Error(), `jpeg "turbo"`) {
+			t.Errorf("%s with jpeg turbo: %v", op, err)
+		}
 	}
 }

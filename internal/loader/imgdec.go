@@ -11,12 +11,16 @@ type imgdecDecoder struct{ d *imgdec.Decoder }
 
 func newImageDecoder() (imageDecoder, error) { return imgdecDecoder{imgdec.NewDecoder()}, nil }
 
-func (a imgdecDecoder) decode(v value, crop image.Rectangle, outW, outH, channels int, flip bool, dst []byte) error {
+func (a imgdecDecoder) decode(v value, crop image.Rectangle, o imgOut, dst []byte) error {
 	im := imgdec.Image{Data: v.Payload}
 	if v.Codec == codecRaw {
 		im.Raw, im.Width, im.Height, im.Channels = true, v.W, v.H, v.C
 	}
-	return a.d.DecodeResized(im, crop, outW, outH, channels, flip, dst)
+	a.d.SetFastJPEG(o.fastJPEG)
+	if o.chw {
+		return a.d.DecodeResizedCHW(im, crop, o.w, o.h, o.ch, o.flip, dst)
+	}
+	return a.d.DecodeResized(im, crop, o.w, o.h, o.ch, o.flip, dst)
 }
 
 func (a imgdecDecoder) close() { a.d.Close() }

@@ -44,6 +44,7 @@ type opSpec struct {
 	Offset   string          `json:"offset"`
 	Pad      *float64        `json:"pad"`
 	Interp   string          `json:"interpolation"`
+	JPEG     string          `json:"jpeg"`
 
 	keys map[string]bool
 }
