@@ -71,26 +71,27 @@ conv() {
   local t
   if [ "$per" = images ]; then t=$(echo "$n / $w" | bc -l); else t=$(echo "$jbytes / 1000000 / $w" | bc -l); fi
   add "$key" "$(printf '%.1f' "$t")" "$(echo "$u + $s" | bc -l | xargs printf '%.2f')" "$((m / 1024))" "$(du -sb "$dest" | cut -f1)"
-  rm -rf "$dest"
+  rm -rf "$dest" "$dest".*
 }
 # peer KEY PER JOB: bench/peers_write.py (or ffcv_write.py for ffcv), its own JSON figures.
 peer() {
-  local key=$1 per=$2 job=$3 dest="$out/peers-$1"
+  local key=$1 per=$2 job=$3 dest="$out/peers-$3"
   rm -rf "$dest"
   if [ "$job" = ffcv ]; then
     "$venvpy" bench/ffcv_write.py "$imgs" "$dest" --workers 2 >"$tmp/j" 2>"$tmp/log" || { tail -20 "$tmp/log" >&2; exit 1; }
-    jq -c '{seconds, cpu_s, peak_rss_mib: ([.peak_rss_mib, .peak_rss_worker_mib]|max), bytes}' "$tmp/j" >"$tmp/k"
+    tail -1 "$tmp/j" | jq -c '{seconds, cpu_s, peak_rss_mib: ([.peak_rss_mib, .peak_rss_worker_mib]|max), bytes}' >"$tmp/k"
     mv "$tmp/k" "$tmp/j"
   else
     local in=$imgs
     [ "$per" = mb ] && in=$jsonl
-    "$venvpy" bench/peers_write.py "$job" "$in" "$dest" --workers 2 >"$tmp/j" 2>"$tmp/log" || { tail -20 "$tmp/log" >&2; exit 1; }
+    "$venvpy" bench/peers_write.py "$job" "$in" "$dest" --workers 2 >"$tmp/k" 2>"$tmp/log" || { tail -20 "$tmp/log" >&2; exit 1; }
+    tail -1 "$tmp/k" >"$tmp/j"
   fi
   local secs t
   secs=$(jq -r .seconds "$tmp/j")
   if [ "$per" = images ]; then t=$(echo "$n / $secs" | bc -l); else t=$(echo "$jbytes / 1000000 / $secs" | bc -l); fi
   add "$key" "$(printf '%.1f' "$t")" "$(jq -r '.cpu_s' "$tmp/j" | xargs printf '%.2f')" "$(jq -r '.peak_rss_mib|floor' "$tmp/j")" "$(jq -r .bytes "$tmp/j")"
-  rm -rf "$dest"
+  rm -rf "$dest" "$dest".*
 }
 recipe="$tmp/text.yaml"
 printf 'source:\n  type: jsonl\n  inputs: [%s]\nfields:\n  - name: text\n    type: text\noutput: %s\non_error: fail\n' \

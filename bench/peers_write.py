@@ -220,13 +220,18 @@ def main():
     import PIL.Image  # noqa: F401
     if os.path.exists(a.out):
         shutil.rmtree(a.out) if os.path.isdir(a.out) else os.remove(a.out)
-    # The peers print progress bars; keep stdout for the JSON line.
-    stdout, sys.stdout = sys.stdout, sys.stderr
+    # The peers and their worker processes print progress bars: point file descriptor 1 at
+    # stderr while they run and keep the real stdout for the JSON line.
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
     c0, t0 = cpu_seconds(), time.perf_counter()
     try:
         n = JOBS[a.job](a.input, a.out, a.workers)
     finally:
-        sys.stdout = stdout
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
     secs = time.perf_counter() - t0
     while multiprocessing.active_children():
         time.sleep(0.01)
