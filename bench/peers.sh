@@ -95,7 +95,7 @@ peer() {
 }
 recipe="$tmp/text.yaml"
 printf 'source:\n  type: jsonl\n  inputs: [%s]\nfields:\n  - name: text\n    type: text\noutput: %s\non_error: fail\n' \
-  "$jsonl" "$out/peers-text.mldf" >"$recipe"
+  "$PWD/$jsonl" "$PWD/$out/peers-text.mldf" >"$recipe"
 ijob=(images "$imgs" --mode jpeg --max-resolution 256 --jpeg-quality 90 --workers 2)
 for r in $(seq "$runs"); do
   loads+=("$(cut -d' ' -f1-3 /proc/loadavg)")
