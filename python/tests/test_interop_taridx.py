@@ -10,7 +10,6 @@ shard. The byte-for-byte match with the TARIDX reference writer is tested in Go 
 golden files (format/taridx, docs/TARIDX.md)."""
 
 import glob
-import io
 import os
 import struct
 
