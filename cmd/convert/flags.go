@@ -60,6 +60,7 @@ type runFlags struct {
 	workers, chunkSize, shard, shards                                        int
 	cpuProfile                                                               string
 	checksums, dryRun                                                        bool
+	dedup                                                                    string
 	abortOlderThan                                                           time.Duration
 	fs                                                                       *flag.FlagSet
 }
@@ -81,6 +82,7 @@ func bindRunFlags(fs *flag.FlagSet) *runFlags {
 		"this task's slice (default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)")
 	intVar(fs, &f.shards, "shards", 0, 0, recipe.MaxShards, "0 = not sharded", "number of slices (default: SLURM_ARRAY_TASK_COUNT)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "validate and print the plan without writing")
+	checkedVar(fs, &f.dedup, "dedup", "drop samples whose payloads in these fields equal an earlier sample's: FIELD[,FIELD...][:report] (report: keep and list them)", checkDedup)
 	durationVar(fs, &f.abortOlderThan, "abort-incomplete-older-than",
 		"bucket output: before uploading, abort the incomplete uploads (of killed runs) to the same key started more than this long ago; 0 = all of them")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (go tool pprof)")
@@ -121,6 +123,8 @@ func (f *runFlags) apply(r *recipe.Recipe) error {
 			r.Shard = f.shard
 		case "shards":
 			r.Shards = f.shards
+		case "dedup":
+			r.Dedup = parseDedup(f.dedup)
 		}
 	})
 	if given["shard"] && given["shards"] && f.shard >= f.shards {

@@ -30,6 +30,7 @@ type runReport struct {
 	Samples         int64            `json:"samples"`
 	Rejected        int64            `json:"rejected"`
 	Filtered        int64            `json:"filtered"`
+	Duplicates      int64            `json:"duplicates"` // found by dedup: dropped, or written and listed (mode report)
 	RejectsByReason map[string]int64 `json:"rejects_by_reason"`
 	SkippedFiles    map[string]int64 `json:"skipped_files"` // files the source does not read, by extension
 	Fields          []fieldReport    `json:"fields"`
@@ -63,7 +64,7 @@ func newReport(plan *recipe.Plan, rep pipeline.Report, runErr error) runReport {
 	r := plan.Recipe
 	out := runReport{
 		Tool: "convert", Version: version, RecipeSHA256: recipeHash(r), Output: rep.Output, OK: runErr == nil,
-		Inputs: plan.Slice[1] - plan.Slice[0], Samples: rep.Samples, Rejected: rep.Rejected, Filtered: rep.Filtered,
+		Inputs: plan.Slice[1] - plan.Slice[0], Samples: rep.Samples, Rejected: rep.Rejected, Filtered: rep.Filtered, Duplicates: rep.Duplicates,
 		RejectsByReason: rep.RejectsByReason, SkippedFiles: rep.SkippedFiles, BytesIn: rep.BytesIn, BytesOut: rep.BytesOut, Pages: rep.Pages,
 		ElapsedSeconds: rep.Elapsed.Seconds(), PeakRSSBytes: peakRSS(), Workers: rep.Workers,
 		ClaimWaitSecs: rep.ClaimWait.Seconds(),
