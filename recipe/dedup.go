@@ -21,6 +21,9 @@ func (r *Recipe) validateDedup(add func(line int, format string, args ...any)) {
 		add(r.line("dedup"), "dedup does not apply to format scdl (an SCDL archive stores every cell)")
 		return
 	}
+	if r.Shards > 1 {
+		add(r.line("dedup"), "dedup does not apply to a sharded run (%d shards): each task sees only its slice, so a duplicate in another slice would stay; run it unsharded", r.Shards)
+	}
 	if len(d.Fields) == 0 {
 		add(r.line("dedup"), "dedup.fields: at least one field is required (the fields whose payloads are compared, e.g. [image])")
 	}

@@ -17,6 +17,7 @@ func TestDedupKey(t *testing.T) {
 		{"twice", head + "dedup: {fields: [image, image]}\n", `dedup.fields: "image" is given twice`},
 		{"bad mode", head + "dedup:\n  fields: [image]\n  mode: keep\n", `line 6: dedup.mode: "keep" is not one of drop, report`},
 		{"unknown key", head + "dedup: {fields: [image], by: sha}\n", `unknown key "by"`},
+		{"sharded", head + "shards: 4\nshard: 1\ndedup: {fields: [image]}\n", "dedup does not apply to a sharded run (4 shards)"},
 		{"scdl", "source: {type: h5ad, inputs: [a.h5ad]}\noutput: o\nformat: scdl\ndedup: {fields: [image]}\n", "dedup does not apply to format scdl"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
