@@ -80,6 +80,8 @@ const (
 	MinResident = 1 << 20
 	// minSlots is the smallest table: 4096 slots of 32 bytes (128 KiB).
 	minSlots = 1 << 12
+	// unknownSlots is the first table when the sample count is unknown: 32 MiB of file.
+	unknownSlots = 1 << 20
 	// MaxSlots bounds the table: 2^36 slots of 32 bytes (2 TiB of file), 4×10^10 samples.
 	MaxSlots = 1 << 36
 	// MaxOrigin is the longest origin kept per sample (longer ones are cut).
@@ -94,8 +96,8 @@ type Config struct {
 	// the directory as soon as they are created (on Unix), so nothing stays behind, even
 	// after kill -9.
 	Dir string
-	// Expected is the number of distinct samples the table sizes itself for (0 or less: a
-	// small table); it doubles, rehashing, when it fills beyond 5/8.
+	// Expected is the number of distinct samples the table sizes itself for (0 or less:
+	// unknown, a table for about 650 000); it doubles, rehashing, when it fills beyond 5/8.
 	Expected int64
 	// Resident caps the bytes of the table the process keeps mapped (its resident set); 0
 	// means DefaultResident. Pages beyond it are handed back to the page cache (and the disk)
@@ -138,6 +140,11 @@ func New(cfg Config) (*Table, error) {
 		cfg.Dir = os.TempDir()
 	}
 	slots := uint64(minSlots)
+	if cfg.Expected <= 0 {
+		// Unknown: a table for about 650 000 samples, a sparse file that costs the disk only
+		// the pages touched, rather than many rehashes of a growing one.
+		slots = unknownSlots
+	}
 	for cfg.Expected > 0 && slots < MaxSlots && slots*5/8 < uint64(cfg.Expected) {
 		slots *= 2
 	}

@@ -66,8 +66,8 @@ func TestCheck(t *testing.T) {
 // The table grows by rehashing, keeps every entry, and its mapped part stays under the
 // configured cap however many samples it holds.
 func TestGrowAndResidentCap(t *testing.T) {
-	const n = 100000 // 2^18 slots after growing: 8 MiB of table, the cap is 1 MiB
-	tab, err := New(Config{Dir: t.TempDir(), Resident: MinResident})
+	const n = 100000                                                              // 2^18 slots after growing: 8 MiB of table, the cap is 1 MiB
+	tab, err := New(Config{Dir: t.TempDir(), Resident: MinResident, Expected: 1}) // a small table, grown
 	if err != nil {
 		t.Fatal(err)
 	}
