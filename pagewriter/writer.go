@@ -155,6 +155,11 @@ type Batch struct {
 	// any later chunk claims, with the index of the batch's first row. An error fails the
 	// writer. It must be quick: it holds up every later chunk.
 	OnClaim func(firstRow int64) error
+	// BeforeClaim, when set, is called first as the batch claims its place, in chunk order,
+	// with the index its first row will have, before its payloads are placed: it may take
+	// rows out with Remove (a stage that decides in sample order, as dedup does). An error
+	// fails the writer. It must be quick too.
+	BeforeClaim func(firstRow int64) error
 
 	// Set by claim for Write.
 	offs           []int64
@@ -172,7 +177,7 @@ func (w *Writer) NewBatch() *Batch { return &Batch{w: w} }
 // released.
 func (b *Batch) Reset() {
 	clear(b.items)
-	b.rows, b.items, b.n, b.bytes, b.OnClaim = b.rows[:0], b.items[:0], 0, 0, nil
+	b.rows, b.items, b.n, b.bytes, b.OnClaim, b.BeforeClaim = b.rows[:0], b.items[:0], 0, 0, nil, nil
 }
 
 // Len returns the number of rows in b.
@@ -253,6 +258,12 @@ func (w *Writer) claim(t *Ticket, b *Batch) error {
 		return ErrClosed
 	}
 	base := w.seq.Position()
+	if b.BeforeClaim != nil {
+		if err := b.BeforeClaim(base.Rows); err != nil {
+			w.seq.Fail(err)
+			return err
+		}
+	}
 	if m := w.lay.MaxRows; m > 0 && base.Rows+int64(b.n) > m {
 		err := fmt.Errorf("%w: room for %d rows (the count announced at the start) and more came", w.lay.TooMany, m)
 		w.seq.Fail(err)

@@ -73,15 +73,18 @@ func (r *runner) account(p *pending) error {
 		if filtered {
 			e.Reason = "filtered"
 		}
+		var dup *DuplicateError
+		errors.As(e.Err, &dup)
 		r.byReason[e.Reason]++
 		if r.rejects != nil && r.rejErr == nil {
 			line, _ := json.Marshal(struct {
-				Origin string `json:"origin"`
-				Key    string `json:"key"`
-				Field  string `json:"field"`
-				Reason string `json:"reason"`
-				Error  string `json:"error"`
-			}{quote.S(e.Origin), quote.S(e.Key), e.Field, e.Reason, e.Err.Error()})
+				Origin      string      `json:"origin"`
+				Key         string      `json:"key"`
+				Field       string      `json:"field"`
+				Reason      string      `json:"reason"`
+				Error       string      `json:"error"`
+				DuplicateOf *firstEntry `json:"duplicate_of,omitempty"`
+			}{quote.S(e.Origin), quote.S(e.Key), e.Field, e.Reason, e.Err.Error(), firstOf(dup)})
 			if err := r.rejects.write(append(line, '\n')); err != nil {
 				r.rejErr = err
 			}
@@ -91,6 +94,10 @@ func (r *runner) account(p *pending) error {
 		}
 		if filtered {
 			r.filtered++
+			continue
+		}
+		if dup != nil {
+			r.dups++
 			continue
 		}
 		rejected := r.rejected.Add(1)
@@ -119,7 +126,7 @@ func (r *runner) followLead(p *pending) error {
 		return nil
 	}
 	for k, e := range p.rej {
-		if e.pos != k || e.Reason == "filtered" || (r.leadN > 0 && (e.Reason != r.leadReason || e.Field != r.leadField)) {
+		if e.pos != k || e.Reason == "filtered" || e.Reason == "duplicate" || (r.leadN > 0 && (e.Reason != r.leadReason || e.Field != r.leadField)) {
 			r.lead = false // a sample written or filtered, or another reason
 			return nil
 		}

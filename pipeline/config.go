@@ -137,6 +137,9 @@ type Config struct {
 	// (pagewriter.LocalFile). pagewriter.Multipart uploads them to object storage; Output
 	// then only names the output in messages and the report.
 	Sink pagewriter.SinkOpener
+	// Dedup, when set, drops (or only reports) the samples whose payloads in its fields are
+	// byte-identical to an earlier sample's; see Dedup. nil leaves every sample in.
+	Dedup *Dedup
 
 	// wrap injects faults into the writer's files (tests).
 	wrap pagewriter.WrapFunc

@@ -20,11 +20,14 @@ type Progress struct {
 
 // Report summarises a finished (or failed) conversion.
 type Report struct {
-	Output          string
-	Samples         int64            // rows written
-	Rejected        int64            // samples left out by errors (the error policy counts these)
-	Filtered        int64            // samples left out by a field's options (encoders.ErrFiltered)
-	RejectsByReason map[string]int64 // both, by reason ("filtered" for Filtered)
+	Output   string
+	Samples  int64 // rows written
+	Rejected int64 // samples left out by errors (the error policy counts these)
+	Filtered int64 // samples left out by a field's options (encoders.ErrFiltered)
+	// Duplicates counts the samples Config.Dedup found: left out (mode drop) or written and
+	// listed (mode report).
+	Duplicates      int64
+	RejectsByReason map[string]int64 // all three, by reason ("filtered", "duplicate")
 	BytesIn         int64            // input bytes the sources accounted for
 	BytesOut        int64            // output file size
 	PayloadBytes    int64
@@ -129,6 +132,7 @@ func (r *runner) report() Report {
 	return Report{
 		Fields: fields,
 		Output: r.cfg.Output, Samples: st.Position.Rows, Rejected: r.rejected.Load(), Filtered: r.filtered,
+		Duplicates:      r.dups,
 		RejectsByReason: r.byReason, BytesIn: r.bytesIn.Load(), BytesOut: st.Written,
 		PayloadBytes: st.PayloadBytes, Elapsed: time.Since(r.start),
 		Workers: r.cfg.Workers, ChunkSize: r.cfg.ChunkSize, // 0: adaptive

@@ -41,6 +41,8 @@ type runner struct {
 	byReason map[string]int64
 	filtered int64 // samples the fields' own options left out (baton-owned, like byReason)
 	rejects  *rejectsFile
+	dd       *dedupStage // nil without Config.Dedup
+	dups     int64       // duplicates found (baton-owned)
 	rejErr   error
 	logged   int
 	// The run of rejects the run starts with (baton-owned): while lead, every sample so far
@@ -95,6 +97,17 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 			// An interrupted run leaves nothing behind, not even its rejects so far.
 			if cerr := rej.close(ctx.Err() != nil); cerr != nil && err == nil {
 				err = cerr
+			}
+		}()
+	}
+	if cfg.Dedup != nil {
+		closeDedup, err := r.openDedup(&cfg)
+		if err != nil {
+			return Report{}, err
+		}
+		defer func() {
+			if cerr := closeDedup(); cerr != nil && err == nil {
+				err = fmt.Errorf("dedup: %w", cerr)
 			}
 		}()
 	}

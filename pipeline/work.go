@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mldf/convert/format/mldf"
+	"github.com/mldf/convert/internal/dedup"
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/sample"
@@ -33,6 +34,9 @@ type pending struct {
 	// mem holds the samples of a decoded batch: it is reused for the next batch once the
 	// chunk is written (the page writer then holds none of its payloads).
 	mem sources.Memory
+	// With dedup: the keys of the chunk's written samples and their payloads' sizes.
+	dups    []dupItem
+	dupLens []int64
 }
 
 // worker is one encoder's state: its encoded chunks, published and waiting to be claimed
@@ -44,6 +48,7 @@ type worker struct {
 	free      []*pending
 	row       []byte
 	pays      [][]byte
+	hasher    *dedup.Hasher // with dedup
 }
 
 // writeClaimed writes the chunks at the head of pend that have claimed their place (claims
@@ -138,6 +143,11 @@ func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) err
 	}
 	clear(p.pays)
 	p.b.OnClaim = func(int64) error { return r.account(p) }
+	if r.dd != nil {
+		clear(p.dups)
+		p.dups, p.dupLens = p.dups[:0], p.dupLens[:0]
+		p.b.BeforeClaim = func(firstRow int64) error { return r.dedupClaim(p, firstRow) }
+	}
 	samples := j.samples
 	if j.batch != nil {
 		// The previous chunk in p was written: its samples' memory is free for this one.
@@ -164,8 +174,12 @@ func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) err
 			p.rej = append(p.rej, e)
 			continue
 		}
+		row := p.b.Len()
 		if err := p.b.Append(wk.row, wk.pays); err != nil {
 			return fmt.Errorf("%s: %w", s.Origin, err)
+		}
+		if r.dd != nil {
+			wk.dedupKey(p, i, row, s.Origin, s.Key)
 		}
 		for f, pay := range wk.pays {
 			if len(pay) > 0 {

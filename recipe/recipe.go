@@ -45,6 +45,9 @@ type Recipe struct {
 	// of images without class subfolders) and a run that writes no sample fails and writes
 	// nothing.
 	AllowEmpty bool `yaml:"allow_empty"`
+	// Dedup drops (or only reports) the samples whose payloads in some fields are
+	// byte-identical to an earlier sample's; nil keeps every sample.
+	Dedup *Dedup `yaml:"dedup"`
 
 	keys   map[string]int // the line of every key present, by path ("fields/#2/jpeg_quality")
 	parsed *collector     // the problems found while parsing, reported by Validate
@@ -75,6 +78,15 @@ type Source struct {
 	UnknownMembers string `yaml:"unknown_members"`
 	// Matrix is the h5ad matrix to read: X (default) or raw (raw/X).
 	Matrix string `yaml:"matrix"`
+}
+
+// Dedup is the recipe's dedup: {fields: [image], mode: drop|report}.
+type Dedup struct {
+	// Fields are output field names; a sample is a duplicate when its payloads in all of
+	// them equal an earlier sample's.
+	Fields []string `yaml:"fields"`
+	// Mode is drop (default: leave the duplicate out) or report (write it and list it).
+	Mode string `yaml:"mode"`
 }
 
 // Field is one output field and its options. Options that do not apply to the field's type

@@ -116,6 +116,8 @@ func (r *Recipe) Validate() error {
 		add(r.line("shard"), "shard %d of %d: need 0 <= shard < shards", r.Shard, r.Shards)
 	}
 
+	r.validateDedup(add)
+
 	// Fields.
 	if len(r.Fields) == 0 && (spec == nil || spec.Table == nil) && r.Format != "scdl" { // a table: fields inferred from its schema
 		add(r.line("fields"), "fields: at least one field is required")

@@ -41,11 +41,19 @@ func Config(plan *recipe.Plan, output string) (pipeline.Config, error) {
 	if plan.Pack != nil {
 		src = pipeline.Pack(src, plan.Pack.Column, plan.Pack.Field)
 	}
+	var dd *pipeline.Dedup
+	if r.Dedup != nil {
+		mode, err := pipeline.ParseDedupMode(r.Dedup.Mode)
+		if err != nil {
+			return pipeline.Config{}, err
+		}
+		dd = &pipeline.Dedup{Fields: r.Dedup.Fields, Mode: mode}
+	}
 	return pipeline.Config{
 		Source: src, Fields: fields, Output: output,
 		PageSize: int(r.PageSize), Workers: r.Workers, ChunkSize: r.ChunkSize,
 		Checksums: checksums, OnError: policy, MaxErrors: count, MaxErrorFraction: frac, AllowEmpty: plan.AllowEmpty,
-		RejectsPath: r.Rejects,
+		RejectsPath: r.Rejects, Dedup: dd,
 	}, nil
 }
 

@@ -124,6 +124,7 @@ type runFlags struct {
 	workers, chunkSize, shard, shards                                        int
 	cpuProfile                                                               string
 	checksums, dryRun, json                                                  bool
+	dedup                                                                    string
 	abortOlderThan                                                           time.Duration
 	fs                                                                       *flag.FlagSet
 }
@@ -148,6 +149,7 @@ func bindRunFlags(fs *flag.FlagSet, run bool) *runFlags {
 		"this task's slice (default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)")
 	intVar(fs, &f.shards, "shards", 0, 0, recipe.MaxShards, "0 = not sharded", "number of slices (default: SLURM_ARRAY_TASK_COUNT)")
 	fs.BoolVar(&f.json, "json", false, "print the plan (--dry-run, validate), the summary and errors as JSON (docs/schema)")
+	checkedVar(fs, &f.dedup, "dedup", "FIELDS[:report]", "drop samples whose payloads in these fields equal an earlier sample's: FIELD[,FIELD...][:report] (report: keep and list them)", checkDedup)
 	if !run {
 		return f
 	}
@@ -192,6 +194,8 @@ func (f *runFlags) apply(r *recipe.Recipe) error {
 			r.Shard = f.shard
 		case "shards":
 			r.Shards = f.shards
+		case "dedup":
+			r.Dedup = parseDedup(f.dedup)
 		}
 	})
 	if given["shard"] && given["shards"] && f.shard >= f.shards {

@@ -115,6 +115,7 @@ type summaryJSON struct {
 	NumSamples       int64            `json:"num_samples"`
 	NumRejected      int64            `json:"num_rejected"`
 	NumFiltered      int64            `json:"num_filtered"`
+	NumDuplicates    int64            `json:"num_duplicates"` // dropped or (mode report) listed by dedup
 	RejectsByReason  map[string]int64 `json:"rejects_by_reason"`
 	Rejects          string           `json:"rejects,omitempty"` // the rejects log, when a sample was rejected or filtered
 	NumPages         int64            `json:"num_pages"`
@@ -128,12 +129,12 @@ type summaryJSON struct {
 // newSummaryJSON returns the summary of a finished run.
 func newSummaryJSON(rep pipeline.Report, rejects string) summaryJSON {
 	out := summaryJSON{Head: jsonout.NewHead(jsonout.KindSummary), Output: rep.Output, NumSamples: rep.Samples,
-		NumRejected: rep.Rejected, NumFiltered: rep.Filtered, RejectsByReason: rep.RejectsByReason,
+		NumRejected: rep.Rejected, NumFiltered: rep.Filtered, NumDuplicates: rep.Duplicates, RejectsByReason: rep.RejectsByReason,
 		NumPages: rep.Pages, InputBytes: rep.BytesIn, OutputBytes: rep.BytesOut, ElapsedSeconds: rep.Elapsed.Seconds()}
 	if out.RejectsByReason == nil {
 		out.RejectsByReason = map[string]int64{}
 	}
-	if rep.Rejected+rep.Filtered > 0 {
+	if rep.Rejected+rep.Filtered+rep.Duplicates > 0 {
 		out.Rejects = rejects
 	}
 	if s := rep.Elapsed.Seconds(); s > 0 {

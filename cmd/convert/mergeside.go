@@ -56,6 +56,7 @@ func mergedReport(ctx context.Context, st *storage, parts []string, out merge.Re
 		sum.NumSamples += r.NumSamples
 		sum.NumRejected += r.NumRejected
 		sum.NumFiltered += r.NumFiltered
+		sum.NumDuplicates += r.NumDuplicates
 		for k, n := range r.RejectsByReason {
 			sum.RejectsByReason[k] += n
 		}

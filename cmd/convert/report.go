@@ -33,6 +33,7 @@ type runReport struct {
 	NumSamples       int64            `json:"num_samples"`
 	NumRejected      int64            `json:"num_rejected"`
 	NumFiltered      int64            `json:"num_filtered"`
+	NumDuplicates    int64            `json:"num_duplicates"`
 	RejectsByReason  map[string]int64 `json:"rejects_by_reason"`
 	SkippedFiles     map[string]int64 `json:"skipped_files"` // files the source does not read, by extension
 	Fields           []fieldReport    `json:"fields"`
@@ -66,7 +67,7 @@ func newReport(plan *recipe.Plan, rep pipeline.Report, runErr error) runReport {
 	r := plan.Recipe
 	out := runReport{Head: jsonout.NewHead(jsonout.KindReport),
 		Tool: "convert", Version: version, RecipeSHA256: recipeHash(r), Output: rep.Output, OK: runErr == nil,
-		NumInputs: plan.Slice[1] - plan.Slice[0], NumSamples: rep.Samples, NumRejected: rep.Rejected, NumFiltered: rep.Filtered,
+		NumInputs: plan.Slice[1] - plan.Slice[0], NumSamples: rep.Samples, NumRejected: rep.Rejected, NumFiltered: rep.Filtered, NumDuplicates: rep.Duplicates,
 		RejectsByReason: rep.RejectsByReason, SkippedFiles: rep.SkippedFiles, InputBytes: rep.BytesIn, OutputBytes: rep.BytesOut,
 		NumPages: rep.Pages, ElapsedSeconds: rep.Elapsed.Seconds(), PeakRSSBytes: peakRSS(), Workers: rep.Workers,
 		ClaimWaitSeconds: rep.ClaimWait.Seconds(),

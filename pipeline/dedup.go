@@ -1,0 +1,285 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/mldf/convert/format/mldf"
+	"github.com/mldf/convert/internal/dedup"
+	"github.com/mldf/convert/internal/quote"
+)
+
+// DedupMode says what a duplicate does.
+type DedupMode int
+
+// Dedup modes.
+const (
+	DedupDrop   DedupMode = iota // leave the duplicate out (the default)
+	DedupReport                  // write it, and list it in the report and the rejects file
+)
+
+// String returns "drop" or "report".
+func (m DedupMode) String() string {
+	if m == DedupReport {
+		return "report"
+	}
+	return "drop"
+}
+
+// ParseDedupMode parses "drop" or "report" ("" is drop).
+func ParseDedupMode(s string) (DedupMode, error) {
+	switch s {
+	case "", "drop":
+		return DedupDrop, nil
+	case "report":
+		return DedupReport, nil
+	}
+	return DedupDrop, fmt.Errorf("%w: dedup mode %q (want drop or report)", ErrConfig, s)
+}
+
+// ErrDuplicate is the error of a duplicate sample (a *DuplicateError) in the rejects file.
+var ErrDuplicate = errors.New("duplicate")
+
+// DuplicateError says which sample a duplicate duplicates: the first one written with the
+// same payloads, by its origin (its input file, as the source names it) and its index, the
+// sample id it has in the output (for a sample of an append's base: the base file and its
+// sample id).
+type DuplicateError struct{ First dedup.First }
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("duplicate of sample %d (%s)", e.First.Index, quote.S(e.First.Origin))
+}
+
+// Unwrap returns ErrDuplicate.
+func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
+
+// Dedup configures the dedup stage. A sample is a duplicate when the payloads it stores in
+// Fields are byte-identical, field by field, to those of a sample written before it (earlier
+// in the run, or in the table's seed). The payload compared is the encoded one, the bytes
+// the output stores: the encoders are deterministic, so byte-identical source bytes always
+// give identical payloads, and it is what an append's base holds (SeedDedup). A field that
+// stores its value in the row (an int, a label) compares that value. A sample whose
+// payloads in Fields are all empty (an optional field the sample lacks) is never a
+// duplicate. The decision is made in sample order, as each chunk claims its place in the
+// output, so the output does not depend on the worker count; only written samples count
+// (the duplicate of a rejected sample is not one).
+type Dedup struct {
+	// Fields are output field names (Binding.Field.Name()).
+	Fields []string
+	Mode   DedupMode
+	// Table, when set, is the table to use (seeded with an append's base by SeedDedup); the
+	// caller closes it. Otherwise Run creates one in Dir and closes it.
+	Table *dedup.Table
+	// Dir holds the table's temporary files; "" means os.TempDir().
+	Dir string
+	// Resident caps the table's mapped bytes; 0 means dedup.DefaultResident.
+	Resident int64
+	// FirstID is the sample id of the run's first row: 0, or for an append the base's sample
+	// count, so that a duplicate's first occurrence is named by its id in the result.
+	FirstID int64
+}
+
+// dedupStage is the run's dedup state.
+type dedupStage struct {
+	fields  []int // binding indexes
+	table   *dedup.Table
+	names   string // the fields' names, for the rejects file
+	report  bool
+	onlyRef bool
+	firstID int64 // Dedup.FirstID // every field stores a payload (so an all-empty sample has no key)
+}
+
+// dupItem is one written sample of a chunk with its key, checked as the chunk claims.
+type dupItem struct {
+	pos, row    int // its position in the chunk, and its row in the batch
+	h           dedup.Hash
+	origin, key string // aliases of the sample's strings, alive until the chunk is written
+	lens        int    // where its payloads' sizes start in pending.dupLens
+}
+
+func (r *runner) openDedup(cfg *Config) (func() error, error) {
+	d := cfg.Dedup
+	if d.FirstID < 0 {
+		return nil, fmt.Errorf("%w: dedup first id %d", ErrConfig, d.FirstID)
+	}
+	st := &dedupStage{report: d.Mode == DedupReport, onlyRef: true, firstID: d.FirstID}
+	for _, name := range d.Fields {
+		idx := slices.IndexFunc(cfg.Fields, func(b Binding) bool { return b.Field.Name() == name })
+		if idx < 0 {
+			return nil, fmt.Errorf("%w: dedup field %q is not a field of the output", ErrConfig, name)
+		}
+		if slices.Contains(st.fields, idx) {
+			return nil, fmt.Errorf("%w: dedup field %q given twice", ErrConfig, name)
+		}
+		st.fields = append(st.fields, idx)
+		if !r.hasRef[idx] {
+			st.onlyRef = false
+		}
+	}
+	if len(st.fields) == 0 {
+		return nil, fmt.Errorf("%w: dedup without fields", ErrConfig)
+	}
+	st.names = strings.Join(d.Fields, ",")
+	st.table = d.Table
+	closeFn := func() error { return nil }
+	if st.table == nil {
+		dir := d.Dir
+		if dir == "" {
+			dir = os.TempDir()
+		}
+		t, err := dedup.New(dedup.Config{Dir: dir, Expected: max(r.total, 0), Resident: d.Resident})
+		if err != nil {
+			return nil, err
+		}
+		st.table, closeFn = t, t.Close
+	}
+	r.dd = st
+	return closeFn, nil
+}
+
+// dedupKey records the key of the sample just appended to p's batch as row (in the worker,
+// in parallel): hashing is the costly part, the lookup is left to the claim.
+func (wk *worker) dedupKey(p *pending, pos, row int, origin, key string) {
+	r := wk.r
+	st := r.dd
+	if wk.hasher == nil {
+		wk.hasher = dedup.NewHasher()
+	}
+	k := wk.hasher
+	k.Reset()
+	empty := true
+	for _, f := range st.fields {
+		if r.hasRef[f] {
+			k.Add(wk.pays[f])
+			empty = empty && len(wk.pays[f]) == 0
+		} else {
+			k.Add(wk.row[r.offs[f] : r.offs[f]+r.sizes[f]])
+		}
+	}
+	if empty && st.onlyRef {
+		return
+	}
+	at := len(p.dupLens)
+	for _, pay := range wk.pays {
+		p.dupLens = append(p.dupLens, int64(len(pay)))
+	}
+	p.dups = append(p.dups, dupItem{pos: pos, row: row, h: k.Sum(), origin: origin, key: key, lens: at})
+}
+
+// dedupClaim runs as p claims its place, in chunk order, before its payloads are placed: it
+// looks every sample's key up, records the duplicates as p's rejects (in sample order) and,
+// in drop mode, takes them out of the batch.
+func (r *runner) dedupClaim(p *pending, firstRow int64) error {
+	st := r.dd
+	var drop []int
+	for _, it := range p.dups {
+		// The sample's id in the output, once the duplicates before it are taken out.
+		id := st.firstID + firstRow + int64(it.row-len(drop))
+		first, dup, err := st.table.Check(it.h, id, it.origin)
+		if err != nil {
+			return fmt.Errorf("dedup: %w", err)
+		}
+		if !dup {
+			continue
+		}
+		p.rej = append(p.rej, &SampleError{Origin: strings.Clone(it.origin), Key: strings.Clone(it.key),
+			Field: st.names, Reason: "duplicate", Err: &DuplicateError{First: first}, pos: it.pos})
+		if st.report {
+			continue
+		}
+		drop = append(drop, it.row)
+		for f := range p.pays {
+			if n := p.dupLens[it.lens+f]; n > 0 {
+				p.pays[f][0]--
+				p.pays[f][1] -= n
+			}
+		}
+	}
+	if len(drop) > 0 {
+		p.b.Remove(drop)
+	}
+	if len(p.rej) > 1 {
+		slices.SortStableFunc(p.rej, func(a, b *SampleError) int { return a.pos - b.pos })
+	}
+	return nil
+}
+
+// SeedDedup adds the samples of the MLDF file base (an append's base) to t, so that a run
+// with Dedup.Table = t drops (or reports) the new samples that duplicate one of them: each
+// row's payloads in fields are hashed as a run hashes them, and a duplicate names the base
+// file and the row. fields must be fields of base. It returns the number of rows added
+// (distinct keys; duplicates within base are not errors).
+func SeedDedup(ctx context.Context, t *dedup.Table, base string, fields []string) (int64, error) {
+	rd, err := mldf.Open(base)
+	if err != nil {
+		return 0, fmt.Errorf("dedup seed: %w", err)
+	}
+	defer rd.Close()
+	return seedFrom(ctx, t, rd, base, fields)
+}
+
+func seedFrom(ctx context.Context, t *dedup.Table, rd *mldf.Reader, name string, fields []string) (int64, error) {
+	if len(fields) == 0 {
+		return 0, fmt.Errorf("%w: dedup without fields", ErrConfig)
+	}
+	descs := rd.Fields()
+	idx := make([]int, len(fields))
+	ref := make([]bool, len(fields))
+	onlyRef := true
+	for k, field := range fields {
+		f := rd.FieldIndex(field)
+		if f < 0 {
+			return 0, fmt.Errorf("%w: dedup seed %s: the base has no field %q", ErrConfig, quote.S(name), field)
+		}
+		idx[k] = f
+		_, ref[k] = mldf.MetaSize(descs[f].Type)
+		onlyRef = onlyRef && ref[k]
+	}
+	k := dedup.NewHasher()
+	before := t.Len()
+	for i := range rd.NumSamples() {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return t.Len() - before, err
+			}
+		}
+		k.Reset()
+		empty := true
+		for j, f := range idx {
+			if ref[j] {
+				pay, err := rd.Payload(i, f)
+				if err != nil {
+					return t.Len() - before, fmt.Errorf("dedup seed %s: sample %d: %w", quote.S(name), i, err)
+				}
+				k.Add(pay)
+				empty = empty && len(pay) == 0
+			} else {
+				k.Add(rd.Meta(i, f))
+			}
+		}
+		if empty && onlyRef {
+			continue
+		}
+		if _, _, err := t.Check(k.Sum(), int64(i), name); err != nil {
+			return t.Len() - before, fmt.Errorf("dedup seed %s: %w", quote.S(name), err)
+		}
+	}
+	return t.Len() - before, nil
+}
+
+// firstEntry is a duplicate's first occurrence in the rejects file.
+type firstEntry struct {
+	Origin string `json:"origin"`
+	Index  int64  `json:"index"`
+}
+
+func firstOf(d *DuplicateError) *firstEntry {
+	if d == nil {
+		return nil
+	}
+	return &firstEntry{Origin: quote.S(d.First.Origin), Index: d.First.Index}
+}
