@@ -1,0 +1,408 @@
+// Package appendfile appends the samples of one MLDF file (the "delta", written by a run over
+// the new inputs) to another (the base), producing the file one run over the base's inputs
+// followed by the new ones would have produced, byte for byte.
+//
+// The result is written beside the target and renamed over it (internal/atomicfile): a reader
+// of the base sees the old file or the new one, never a half-appended one, and a process
+// killed during the append leaves the base as it was. The base's bytes before its metadata
+// table, [0, metadata_ptr), are cloned with copy_file_range (a reflink on file systems that
+// share extents, an in-kernel copy elsewhere); the new payloads continue the data region at
+// the base's cursor with the writer's placement rule (docs/FORMAT.md §6.1: the cursor after
+// the last payload is the base's metadata_ptr), then the metadata table (the base's rows,
+// unchanged, and the new ones), the allocation table and the header are written.
+package appendfile
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/mldf/convert/format/mldf"
+	"github.com/mldf/convert/internal/atomicfile"
+	"github.com/mldf/convert/pagewriter"
+)
+
+// Errors returned by Append, wrapped with the files they concern.
+var (
+	// ErrIncompatible: the delta's schema (fields, types, options), page size or flags
+	// differ from the base's.
+	ErrIncompatible = errors.New("append: files are not compatible")
+	// ErrCorrupt: a payload reference or allocation entry lies outside its data region.
+	ErrCorrupt = errors.New("append: corrupt file")
+)
+
+// castagnoli is the CRC-32C table of the payload checks (docs/FORMAT.md §8).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// chunk bounds the buffers of the table copies and the data copy.
+const chunk = 4 << 20
+
+// Report describes an append.
+type Report struct {
+	Output      string
+	BaseSamples int64 // samples of the base, ids 0..BaseSamples-1, unchanged
+	Added       int64 // samples appended
+	Size        int64 // the result's size
+	Checksum    uint64
+	Cloned      int64         // bytes of the base cloned, [0, metadata_ptr)
+	RangeCopied int64         // of Cloned, by copy_file_range (the rest by reads and writes)
+	CloneTime   time.Duration // of the append, cloning
+	Elapsed     time.Duration
+}
+
+// file is one opened input.
+type file struct {
+	path    string
+	f       *os.File
+	r       *mldf.Reader
+	hdr     mldf.Header
+	descs   []byte
+	names   []byte // the class-names blocks after the descriptors, to data_ptr
+	refs    []int  // per field: the offset of its payload reference in a row, or -1
+	rowSize int64
+	entries int64
+}
+
+func open(path string) (*file, error) {
+	r, err := mldf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("append: %w", err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("append: %w", err)
+	}
+	p := &file{path: path, f: f, r: r, hdr: r.Header(), rowSize: int64(r.Layout().Size), entries: int64(r.NumAllocEntries())}
+	lay := r.Layout()
+	for k, d := range r.Fields() {
+		p.refs = append(p.refs, -1)
+		if _, has := mldf.MetaSize(d.Type); has {
+			p.refs[k] = lay.Offsets[k]
+		}
+	}
+	h := p.hdr
+	p.descs = make([]byte, int(h.NumFields)*mldf.FieldDescSize)
+	p.names = make([]byte, int64(h.DataPtr)-int64(h.FieldDescPtr)-int64(len(p.descs)))
+	if _, err := f.ReadAt(p.descs, int64(h.FieldDescPtr)); err != nil {
+		p.close()
+		return nil, fmt.Errorf("append: read the field descriptors of %s: %w", path, err)
+	}
+	if _, err := f.ReadAt(p.names, int64(h.FieldDescPtr)+int64(len(p.descs))); err != nil {
+		p.close()
+		return nil, fmt.Errorf("append: read the class names of %s: %w", path, err)
+	}
+	return p, nil
+}
+
+func (p *file) close() {
+	p.r.Close()
+	p.f.Close()
+}
+
+// compatible checks that add can be appended to base: the same fields (names, types, flags,
+// options and class names), page size and flags. The error names both files and what differs.
+func compatible(base, add *file) error {
+	bad := func(what string, a, b any) error {
+		return fmt.Errorf("%w: %s: %s is %v in %s but %v in %s", ErrIncompatible, what, what, a, base.path, b, add.path)
+	}
+	bh, ah := base.hdr, add.hdr
+	bf, af := base.r.Fields(), add.r.Fields()
+	names := func(fs []mldf.FieldDesc) []string {
+		s := make([]string, len(fs))
+		for i, f := range fs {
+			s[i] = f.Name + ":" + f.Type.String()
+		}
+		return s
+	}
+	switch {
+	case len(bf) != len(af):
+		return bad("fields", names(bf), names(af))
+	case bh.PageSize != ah.PageSize:
+		return bad("page size", bh.PageSize, ah.PageSize)
+	case bh.Flags != ah.Flags:
+		return bad("flags", mldf.FlagNames(bh.Flags), mldf.FlagNames(ah.Flags))
+	}
+	for k := range bf {
+		if bf[k].Name != af[k].Name || bf[k].Type != af[k].Type {
+			return bad("fields", names(bf), names(af))
+		}
+		if bf[k].Flags != af[k].Flags || bf[k].MetadataSize != af[k].MetadataSize || bf[k].Arguments != af[k].Arguments {
+			return bad(fmt.Sprintf("the options of field %q", bf[k].Name), "one value", "another")
+		}
+	}
+	if bh.DataPtr != ah.DataPtr || !bytes.Equal(base.descs, add.descs) || !bytes.Equal(base.names, add.names) {
+		return bad("the field descriptors (fields, types or options)", "one value", "another")
+	}
+	return nil
+}
+
+func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
+
+// place returns where the writer puts a payload of s bytes at cursor (docs/FORMAT.md §6.1)
+// and the cursor after it.
+func place(cursor, s, page int64) (at, next int64) {
+	if (s <= page && cursor%page+s > page) || (s > page && cursor%page != 0) {
+		cursor = alignUp(cursor, page)
+	}
+	return cursor, alignUp(cursor+s, 8)
+}
+
+// Append writes base followed by the samples of add to out atomically (out may be base: it is
+// replaced only when the whole append succeeds). The two files must have the same schema
+// (ErrIncompatible names both). ctx stops a long append, leaving out as it was.
+func Append(ctx context.Context, base, add, out string) (rep Report, err error) {
+	start := time.Now()
+	rep.Output = out
+	b, err := open(base)
+	if err != nil {
+		return rep, err
+	}
+	defer b.close()
+	a, err := open(add)
+	if err != nil {
+		return rep, err
+	}
+	defer a.close()
+	if err := compatible(b, a); err != nil {
+		return rep, err
+	}
+	page := int64(b.hdr.PageSize)
+	rs := b.rowSize
+	nb, na := int64(b.hdr.NumSamples), int64(a.hdr.NumSamples)
+
+	// Pass 1: where the data region ends (sizes only).
+	cursor := int64(b.hdr.MetadataPtr)
+	lo, hi := a.hdr.DataPtr, a.hdr.MetadataPtr
+	var added int64
+	for i := range na {
+		row := a.r.Row(int(i))
+		for k, off := range a.refs {
+			if off < 0 {
+				continue
+			}
+			ref := mldf.GetRef(row[off:])
+			if ref.Size == 0 {
+				continue
+			}
+			if ref.Ptr < lo || ref.Ptr > hi || uint64(ref.Size) > hi-ref.Ptr {
+				return rep, fmt.Errorf("%w: %s sample %d field %d: payload [%d, %d+%d) lies outside the data region [%d, %d)",
+					ErrCorrupt, add, i, k, ref.Ptr, ref.Ptr, ref.Size, lo, hi)
+			}
+			_, cursor = place(cursor, int64(ref.Size), page)
+			added++
+		}
+	}
+	meta := cursor
+	alloc := meta + (nb+na)*rs
+	size := alloc + (b.entries+added)*mldf.AllocEntrySize
+
+	perm := os.FileMode(0o644)
+	if fi, err := b.f.Stat(); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	o, err := atomicfile.Create(out, perm)
+	if err != nil {
+		return rep, fmt.Errorf("append: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			o.Abort()
+		}
+	}()
+	cloneStart := time.Now()
+	n := int64(b.hdr.MetadataPtr)
+	done, ok, err := pagewriter.CopyFileRange(int(b.f.Fd()), 0, int(o.Fd()), 0, n)
+	if err != nil {
+		return rep, fmt.Errorf("append: clone %s: %w", base, err)
+	}
+	rep.RangeCopied = done
+	if !ok {
+		if err := copyRW(ctx, b.f, o.File, done, n-done); err != nil {
+			return rep, fmt.Errorf("append: clone %s: %w", base, err)
+		}
+	}
+	rep.Cloned, rep.CloneTime = n, time.Since(cloneStart)
+	// Size the file: the gaps stay holes (zero bytes).
+	if err := o.Truncate(size); err != nil {
+		return rep, fmt.Errorf("append: size %s: %w", out, err)
+	}
+
+	h := b.hdr
+	h.NumSamples = uint64(nb + na)
+	h.MetadataPtr, h.AllocTablePtr, h.Checksum = uint64(meta), uint64(alloc), 0
+	var hb [mldf.PreambleSize]byte
+	copy(hb[:], mldf.Signature)
+	h.Put(hb[mldf.HeaderOffset:])
+	d := xxhash.New()
+	d.Write(hb[mldf.HeaderOffset : mldf.HeaderOffset+mldf.HeaderChecksumOffset])
+	d.Write(b.descs)
+
+	// The base's rows, unchanged.
+	tw := &tableWriter{w: o.File, off: meta, d: d, name: out}
+	if err := copyTable(ctx, b.f, int64(b.hdr.MetadataPtr), nb*rs, tw); err != nil {
+		return rep, fmt.Errorf("append: copy the metadata table of %s: %w", base, err)
+	}
+
+	// Pass 2: the new payloads and rows.
+	checks := h.Flags&mldf.FlagChecksummed != 0
+	cursor = int64(b.hdr.MetadataPtr)
+	entries := make([]byte, 0, added*mldf.AllocEntrySize)
+	row := make([]byte, rs)
+	var buf []byte
+	for i := range na {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return rep, fmt.Errorf("append: %w", ctx.Err())
+		}
+		copy(row, a.r.Row(int(i)))
+		for _, off := range a.refs {
+			if off < 0 {
+				continue
+			}
+			ref := mldf.GetRef(row[off:])
+			if ref.Size == 0 {
+				continue
+			}
+			var at int64
+			at, cursor = place(cursor, int64(ref.Size), page)
+			if cap(buf) < int(ref.Size) {
+				buf = make([]byte, ref.Size)
+			}
+			p := buf[:ref.Size]
+			if _, err := a.f.ReadAt(p, int64(ref.Ptr)); err != nil {
+				return rep, fmt.Errorf("append: read %s sample %d: %w", add, i, err)
+			}
+			if _, err := o.WriteAt(p, at); err != nil {
+				return rep, fmt.Errorf("append: write %s: %w", out, err)
+			}
+			e := mldf.AllocEntry{Ptr: uint64(at), Size: ref.Size}
+			if checks {
+				e.Check = crc32.Checksum(p, castagnoli)
+			}
+			var eb [mldf.AllocEntrySize]byte
+			e.Put(eb[:])
+			entries = append(entries, eb[:]...)
+			ref.Ptr = uint64(at)
+			mldf.PutRef(row[off:], ref)
+		}
+		if err := tw.write(row); err != nil {
+			return rep, err
+		}
+	}
+	if cursor != meta {
+		return rep, fmt.Errorf("append: internal error: data ends at %d, want %d", cursor, meta)
+	}
+	// The base's allocation entries, then the new ones.
+	if err := copyTable(ctx, b.f, int64(b.hdr.AllocTablePtr), b.entries*mldf.AllocEntrySize, tw); err != nil {
+		return rep, fmt.Errorf("append: copy the allocation table of %s: %w", base, err)
+	}
+	if err := tw.write(entries); err != nil {
+		return rep, err
+	}
+	if err := tw.flush(); err != nil {
+		return rep, err
+	}
+	if tw.off != size {
+		return rep, fmt.Errorf("append: internal error: tables end at %d, want %d", tw.off, size)
+	}
+	if checks {
+		h.Checksum = d.Sum64()
+		h.Put(hb[mldf.HeaderOffset:])
+	}
+	if _, err := o.WriteAt(hb[:], 0); err != nil {
+		return rep, fmt.Errorf("append: write the header of %s: %w", out, err)
+	}
+	if err := o.Commit(); err != nil {
+		return rep, fmt.Errorf("append: %w", err)
+	}
+	rep.BaseSamples, rep.Added, rep.Size, rep.Checksum, rep.Elapsed = nb, na, size, h.Checksum, time.Since(start)
+	return rep, nil
+}
+
+// copyRW copies n bytes at off of src to the same offset of dst through a buffer.
+func copyRW(ctx context.Context, src, dst *os.File, off, n int64) error {
+	buf := make([]byte, min(n, chunk))
+	for n > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b := buf[:min(n, int64(len(buf)))]
+		if _, err := src.ReadAt(b, off); err != nil {
+			return err
+		}
+		if _, err := dst.WriteAt(b, off); err != nil {
+			return err
+		}
+		off, n = off+int64(len(b)), n-int64(len(b))
+	}
+	return nil
+}
+
+// copyTable streams n bytes at off of src into tw.
+func copyTable(ctx context.Context, src io.ReaderAt, off, n int64, tw *tableWriter) error {
+	buf := make([]byte, min(n, chunk))
+	for n > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b := buf[:min(n, int64(len(buf)))]
+		if _, err := src.ReadAt(b, off); err != nil {
+			return err
+		}
+		if err := tw.write(b); err != nil {
+			return err
+		}
+		off, n = off+int64(len(b)), n-int64(len(b))
+	}
+	return nil
+}
+
+// tableWriter appends table bytes at off through a buffer, hashing them.
+type tableWriter struct {
+	w    io.WriterAt
+	off  int64
+	d    *xxhash.Digest
+	buf  []byte
+	name string
+}
+
+func (t *tableWriter) write(b []byte) error {
+	if len(t.buf)+len(b) > chunk {
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+	if len(b) > chunk {
+		t.d.Write(b)
+		if _, err := t.w.WriteAt(b, t.off); err != nil {
+			return fmt.Errorf("append: write the tables of %s at %d: %w", t.name, t.off, err)
+		}
+		t.off += int64(len(b))
+		return nil
+	}
+	if t.buf == nil {
+		t.buf = make([]byte, 0, chunk)
+	}
+	t.buf = append(t.buf, b...)
+	return nil
+}
+
+func (t *tableWriter) flush() error {
+	if len(t.buf) == 0 {
+		return nil
+	}
+	t.d.Write(t.buf)
+	if _, err := t.w.WriteAt(t.buf, t.off); err != nil {
+		return fmt.Errorf("append: write the tables of %s at %d: %w", t.name, t.off, err)
+	}
+	t.off += int64(len(t.buf))
+	t.buf = t.buf[:0]
+	return nil
+}
