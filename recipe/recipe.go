@@ -45,6 +45,12 @@ type Recipe struct {
 	// of images without class subfolders) and a run that writes no sample fails and writes
 	// nothing.
 	AllowEmpty bool `yaml:"allow_empty"`
+	// Mode is create (default: write the output) or append: add the samples to an existing
+	// MLDF file, Base (default: the output), as `convert append BASE RECIPE` does
+	// (docs/APPEND.md).
+	Mode string `yaml:"mode"`
+	// Base is the MLDF file mode append adds to; "" means the output.
+	Base string `yaml:"base"`
 
 	keys   map[string]int // the line of every key present, by path ("fields/#2/jpeg_quality")
 	parsed *collector     // the problems found while parsing, reported by Validate
@@ -257,6 +263,7 @@ func (r *Recipe) resolvePaths(dir string) {
 		r.Source.Inputs[i] = rel(in)
 	}
 	r.Output, r.Rejects, r.Report = rel(r.Output), rel(r.Rejects), rel(r.Report)
+	r.Base = rel(r.Base)
 }
 
 // Parse parses recipe YAML, expanding ${VAR} with lookup. It returns an error only when

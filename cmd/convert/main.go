@@ -39,6 +39,7 @@ func commands() map[string]command {
 		"verify":   {cmdVerify, "verify FILE [--decode] [--require-checksums]: check every structural invariant, field rule and checksum"},
 		"index":    {cmdIndex, "index SHARD.tar [...] [-o FOLD.taridx]: write a TARIDX index"},
 		"merge":    {cmdMerge, "merge OUT.mldf PARTS...: join the parts of a sharded run"},
+		"append":   {cmdAppend, "append BASE.mldf RECIPE.yaml: add the samples a recipe reads to BASE, atomically"},
 		"cat":      {cmdCat, "cat FILE --sample N --field F: write one payload to stdout"},
 		"storage":  {cmdStorage, "storage ls-incomplete URL | abort-incomplete URL [--older-than D]: list or abort the uploads killed runs left"},
 		"export":   {cmdExport, "export FILE DIR --format folder|webdataset|parquet: write samples back out"},

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/mldf/convert/format/mldf"
+	"github.com/mldf/convert/internal/appendfile"
+	"github.com/mldf/convert/recipe"
+)
+
+// errAppend: an append that cannot start (the base is missing, not local, not MLDF).
+var errAppend = errors.New("append")
+
+// cmdAppend adds the samples a recipe reads to an existing MLDF file (docs/APPEND.md).
+func cmdAppend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("append", flag.ContinueOnError)
+	rf, ff := bindRunFlags(fs), bindFieldFlags(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usageErr("append", "append BASE.mldf RECIPE.yaml [--workers N] ...")
+	}
+	r, err := loadRecipe(pos[1])
+	if err != nil {
+		return err
+	}
+	return appendRecipe(ctx, pos[0], r, rf, ff, stdout, stderr)
+}
+
+// appendRecipe runs r into a temporary file beside base, then appends that file's samples to
+// base (internal/appendfile): base is replaced by one rename when the whole append succeeds,
+// and is left as it was otherwise. The recipe's page size defaults to base's; its report and
+// rejects default to BASE.report.json and BASE.rejects.jsonl.
+func appendRecipe(ctx context.Context, base string, r *recipe.Recipe, rf *runFlags, ff *fieldFlags, stdout, stderr io.Writer) error {
+	base = plainPath(base)
+	if !localFile(base) {
+		return fmt.Errorf("%w: %s: appending to an object in a bucket is not supported yet: copy it to a local file, append, and upload it", errAppend, base)
+	}
+	rd, err := mldf.Open(base)
+	if err != nil {
+		return fmt.Errorf("%w: base: %w", errAppend, err)
+	}
+	page := rd.Header().PageSize
+	rd.Close()
+	if r.PageSize == 0 {
+		r.PageSize = recipe.Size(page)
+	}
+	if r.Report == "" {
+		r.Report = base + ".report.json"
+	}
+	if r.Rejects == "" {
+		r.Rejects = base + ".rejects.jsonl"
+	}
+	dir, err := os.MkdirTemp(filepath.Dir(base), "."+filepath.Base(base)+".append-")
+	if err != nil {
+		return fmt.Errorf("%w: %w", errAppend, err)
+	}
+	defer os.RemoveAll(dir)
+	src := r.File()
+	if src == "" {
+		src = "(flags)"
+	}
+	r.Mode, r.Base, r.Output = "", "", filepath.Join(dir, "new.mldf")
+	err = convertRecipe(ctx, r, rf, ff, stdout, stderr)
+	var rej *rejectedError
+	if err != nil && !errors.As(err, &rej) {
+		return err
+	}
+	if rf.dryRun {
+		return err
+	}
+	rep, aerr := appendfile.Append(ctx, base, r.Output, base)
+	if errors.Is(aerr, appendfile.ErrIncompatible) {
+		return fmt.Errorf("%w (%s holds the samples of recipe %s, run with the recipe's options)", aerr, r.Output, src)
+	}
+	if aerr != nil {
+		return aerr
+	}
+	fmt.Fprintf(stdout, "appended %d samples to %s: %d samples (ids 0..%d unchanged), %d bytes; cloned %d bytes (%d by copy_file_range) in %s\n",
+		rep.Added, base, rep.BaseSamples+rep.Added, rep.BaseSamples-1, rep.Size, rep.Cloned, rep.RangeCopied, rep.CloneTime.Round(1e6))
+	return err
+}
