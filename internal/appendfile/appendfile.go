@@ -13,7 +13,6 @@
 package appendfile
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -51,7 +50,9 @@ type Report struct {
 	Added       int64 // samples appended
 	Size        int64 // the result's size
 	Checksum    uint64
-	Cloned      int64         // bytes of the base cloned, [0, metadata_ptr)
+	Cloned      int64         // bytes of the base's data region cloned
+	Moved       int64         // how far the data region moved (merged class names that no longer fit before it), 0 mostly
+	NewClasses  int           // class names added
 	RangeCopied int64         // of Cloned, by copy_file_range (the rest by reads and writes)
 	CloneTime   time.Duration // of the append, cloning
 	Elapsed     time.Duration
@@ -64,7 +65,6 @@ type file struct {
 	r       *mldf.Reader
 	hdr     mldf.Header
 	descs   []byte
-	names   []byte // the class-names blocks after the descriptors, to data_ptr
 	refs    []int  // per field: the offset of its payload reference in a row, or -1
 	rowSize int64
 	entries int64
@@ -90,14 +90,9 @@ func open(path string) (*file, error) {
 	}
 	h := p.hdr
 	p.descs = make([]byte, int(h.NumFields)*mldf.FieldDescSize)
-	p.names = make([]byte, int64(h.DataPtr)-int64(h.FieldDescPtr)-int64(len(p.descs)))
 	if _, err := f.ReadAt(p.descs, int64(h.FieldDescPtr)); err != nil {
 		p.close()
 		return nil, fmt.Errorf("append: read the field descriptors of %s: %w", path, err)
-	}
-	if _, err := f.ReadAt(p.names, int64(h.FieldDescPtr)+int64(len(p.descs))); err != nil {
-		p.close()
-		return nil, fmt.Errorf("append: read the class names of %s: %w", path, err)
 	}
 	return p, nil
 }
@@ -134,12 +129,18 @@ func compatible(base, add *file) error {
 		if bf[k].Name != af[k].Name || bf[k].Type != af[k].Type {
 			return bad("fields", names(bf), names(af))
 		}
-		if bf[k].Flags != af[k].Flags || bf[k].MetadataSize != af[k].MetadataSize || bf[k].Arguments != af[k].Arguments {
+		ba, aa := bf[k].Arguments, af[k].Arguments
+		bc, bok := mldf.ParseClassLabelArgs(ba)
+		ac, aok := mldf.ParseClassLabelArgs(aa)
+		if bok && aok && bf[k].Type == mldf.TypeInt && bc.NamesPtr != 0 && ac.NamesPtr != 0 {
+			// Class names in both files: merged (classes.go); the rest of the arguments
+			// is reserved and zero.
+			clear(ba[4:32])
+			clear(aa[4:32])
+		}
+		if bf[k].Flags != af[k].Flags || bf[k].MetadataSize != af[k].MetadataSize || ba != aa {
 			return bad(fmt.Sprintf("the options of field %q", bf[k].Name), "one value", "another")
 		}
-	}
-	if bh.DataPtr != ah.DataPtr || !bytes.Equal(base.descs, add.descs) || !bytes.Equal(base.names, add.names) {
-		return bad("the field descriptors (fields, types or options)", "one value", "another")
 	}
 	return nil
 }
@@ -157,7 +158,9 @@ func place(cursor, s, page int64) (at, next int64) {
 
 // Append writes base followed by the samples of add to out atomically (out may be base: it is
 // replaced only when the whole append succeeds). The two files must have the same schema
-// (ErrIncompatible names both). ctx stops a long append, leaving out as it was.
+// (ErrIncompatible names both); the class names of a class-label field are merged (an
+// existing class keeps its id, a new one gets the next). ctx stops a long append, leaving out
+// as it was.
 func Append(ctx context.Context, base, add, out string) (rep Report, err error) {
 	start := time.Now()
 	rep.Output = out
@@ -174,12 +177,23 @@ func Append(ctx context.Context, base, add, out string) (rep Report, err error) 
 	if err := compatible(b, a); err != nil {
 		return rep, err
 	}
+	cls, descs, blocks, namesEnd, err := mergeClasses(b, a)
+	if err != nil {
+		return rep, err
+	}
 	page := int64(b.hdr.PageSize)
 	rs := b.rowSize
 	nb, na := int64(b.hdr.NumSamples), int64(a.hdr.NumSamples)
+	oldData, oldMeta := int64(b.hdr.DataPtr), int64(b.hdr.MetadataPtr)
+	// The merged class names may no longer fit before the data region: then the region
+	// moves by whole pages (the placement within pages is the same) and every pointer of the
+	// base moves with it.
+	newData := max(alignUp(namesEnd, page), oldData)
+	shift := newData - oldData
+	rep.Moved = shift
 
 	// Pass 1: where the data region ends (sizes only).
-	cursor := int64(b.hdr.MetadataPtr)
+	cursor := oldMeta + shift
 	lo, hi := a.hdr.DataPtr, a.hdr.MetadataPtr
 	var added int64
 	for i := range na {
@@ -199,6 +213,11 @@ func Append(ctx context.Context, base, add, out string) (rep Report, err error) 
 			_, cursor = place(cursor, int64(ref.Size), page)
 			added++
 		}
+		for _, c := range cls {
+			if v := mldf.GetInt(row[c.off:]); v < -1 || v >= int64(len(c.remap)) {
+				return rep, fmt.Errorf("%w: %s sample %d field %d: class %d of %d", ErrCorrupt, add, i, c.field, v, len(c.remap))
+			}
+		}
 	}
 	meta := cursor
 	alloc := meta + (nb+na)*rs
@@ -217,43 +236,64 @@ func Append(ctx context.Context, base, add, out string) (rep Report, err error) 
 			o.Abort()
 		}
 	}()
+	// Size the file: the gaps stay holes (zero bytes).
+	if err := o.Truncate(size); err != nil {
+		return rep, fmt.Errorf("append: size %s: %w", out, err)
+	}
 	cloneStart := time.Now()
-	n := int64(b.hdr.MetadataPtr)
-	done, ok, err := pagewriter.CopyFileRange(int(b.f.Fd()), 0, int(o.Fd()), 0, n)
+	n := oldMeta - oldData
+	done, ok, err := pagewriter.CopyFileRange(int(b.f.Fd()), oldData, int(o.Fd()), newData, n)
 	if err != nil {
 		return rep, fmt.Errorf("append: clone %s: %w", base, err)
 	}
 	rep.RangeCopied = done
 	if !ok {
-		if err := copyRW(ctx, b.f, o.File, done, n-done); err != nil {
+		if err := copyRW(ctx, b.f, o.File, oldData+done, newData+done, n-done); err != nil {
 			return rep, fmt.Errorf("append: clone %s: %w", base, err)
 		}
 	}
 	rep.Cloned, rep.CloneTime = n, time.Since(cloneStart)
-	// Size the file: the gaps stay holes (zero bytes).
-	if err := o.Truncate(size); err != nil {
-		return rep, fmt.Errorf("append: size %s: %w", out, err)
-	}
 
 	h := b.hdr
 	h.NumSamples = uint64(nb + na)
-	h.MetadataPtr, h.AllocTablePtr, h.Checksum = uint64(meta), uint64(alloc), 0
-	var hb [mldf.PreambleSize]byte
-	copy(hb[:], mldf.Signature)
-	h.Put(hb[mldf.HeaderOffset:])
+	h.DataPtr, h.MetadataPtr, h.AllocTablePtr, h.Checksum = uint64(newData), uint64(meta), uint64(alloc), 0
+	pre := make([]byte, namesEnd)
+	copy(pre, mldf.Signature)
+	h.Put(pre[mldf.HeaderOffset:])
+	copy(pre[h.FieldDescPtr:], descs)
+	for _, bl := range blocks {
+		copy(pre[bl.at:], bl.b)
+	}
 	d := xxhash.New()
-	d.Write(hb[mldf.HeaderOffset : mldf.HeaderOffset+mldf.HeaderChecksumOffset])
-	d.Write(b.descs)
+	d.Write(pre[mldf.HeaderOffset : mldf.HeaderOffset+mldf.HeaderChecksumOffset])
+	d.Write(descs)
 
-	// The base's rows, unchanged.
+	// The base's rows, their payload references moved by shift.
 	tw := &tableWriter{w: o.File, off: meta, d: d, name: out}
-	if err := copyTable(ctx, b.f, int64(b.hdr.MetadataPtr), nb*rs, tw); err != nil {
+	move := func(tab []byte) error {
+		for r := 0; r+int(rs) <= len(tab); r += int(rs) {
+			for _, off := range b.refs {
+				if off < 0 {
+					continue
+				}
+				if ref := mldf.GetRef(tab[r+off:]); ref.Size != 0 {
+					ref.Ptr += uint64(shift)
+					mldf.PutRef(tab[r+off:], ref)
+				}
+			}
+		}
+		return nil
+	}
+	if shift == 0 {
+		move = nil
+	}
+	if err := copyTable(ctx, b.f, oldMeta, nb*rs, rs, move, tw); err != nil {
 		return rep, fmt.Errorf("append: copy the metadata table of %s: %w", base, err)
 	}
 
 	// Pass 2: the new payloads and rows.
 	checks := h.Flags&mldf.FlagChecksummed != 0
-	cursor = int64(b.hdr.MetadataPtr)
+	cursor = oldMeta + shift
 	entries := make([]byte, 0, added*mldf.AllocEntrySize)
 	row := make([]byte, rs)
 	var buf []byte
@@ -262,6 +302,11 @@ func Append(ctx context.Context, base, add, out string) (rep Report, err error) 
 			return rep, fmt.Errorf("append: %w", ctx.Err())
 		}
 		copy(row, a.r.Row(int(i)))
+		for _, c := range cls {
+			if v := mldf.GetInt(row[c.off:]); v >= 0 {
+				mldf.PutInt(row[c.off:], c.remap[v])
+			}
+		}
 		for _, off := range a.refs {
 			if off < 0 {
 				continue
@@ -299,8 +344,19 @@ func Append(ctx context.Context, base, add, out string) (rep Report, err error) 
 	if cursor != meta {
 		return rep, fmt.Errorf("append: internal error: data ends at %d, want %d", cursor, meta)
 	}
-	// The base's allocation entries, then the new ones.
-	if err := copyTable(ctx, b.f, int64(b.hdr.AllocTablePtr), b.entries*mldf.AllocEntrySize, tw); err != nil {
+	// The base's allocation entries (moved by shift), then the new ones.
+	moveEntries := func(tab []byte) error {
+		for k := 0; k+mldf.AllocEntrySize <= len(tab); k += mldf.AllocEntrySize {
+			e := mldf.DecodeAllocEntry(tab[k:])
+			e.Ptr += uint64(shift)
+			e.Put(tab[k:])
+		}
+		return nil
+	}
+	if shift == 0 {
+		moveEntries = nil
+	}
+	if err := copyTable(ctx, b.f, int64(b.hdr.AllocTablePtr), b.entries*mldf.AllocEntrySize, mldf.AllocEntrySize, moveEntries, tw); err != nil {
 		return rep, fmt.Errorf("append: copy the allocation table of %s: %w", base, err)
 	}
 	if err := tw.write(entries); err != nil {
@@ -314,40 +370,47 @@ func Append(ctx context.Context, base, add, out string) (rep Report, err error) 
 	}
 	if checks {
 		h.Checksum = d.Sum64()
-		h.Put(hb[mldf.HeaderOffset:])
+		h.Put(pre[mldf.HeaderOffset:])
 	}
-	if _, err := o.WriteAt(hb[:], 0); err != nil {
+	if _, err := o.WriteAt(pre, 0); err != nil {
 		return rep, fmt.Errorf("append: write the header of %s: %w", out, err)
 	}
 	if err := o.Commit(); err != nil {
 		return rep, fmt.Errorf("append: %w", err)
 	}
 	rep.BaseSamples, rep.Added, rep.Size, rep.Checksum, rep.Elapsed = nb, na, size, h.Checksum, time.Since(start)
+	for _, c := range cls {
+		rep.NewClasses += len(c.names) - c.had
+	}
 	return rep, nil
 }
 
-// copyRW copies n bytes at off of src to the same offset of dst through a buffer.
-func copyRW(ctx context.Context, src, dst *os.File, off, n int64) error {
+// copyRW copies n bytes at srcOff of src to dstOff of dst through a buffer.
+func copyRW(ctx context.Context, src, dst *os.File, srcOff, dstOff, n int64) error {
 	buf := make([]byte, min(n, chunk))
 	for n > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		b := buf[:min(n, int64(len(buf)))]
-		if _, err := src.ReadAt(b, off); err != nil {
+		if _, err := src.ReadAt(b, srcOff); err != nil {
 			return err
 		}
-		if _, err := dst.WriteAt(b, off); err != nil {
+		if _, err := dst.WriteAt(b, dstOff); err != nil {
 			return err
 		}
-		off, n = off+int64(len(b)), n-int64(len(b))
+		srcOff, dstOff, n = srcOff+int64(len(b)), dstOff+int64(len(b)), n-int64(len(b))
 	}
 	return nil
 }
 
-// copyTable streams n bytes at off of src into tw.
-func copyTable(ctx context.Context, src io.ReaderAt, off, n int64, tw *tableWriter) error {
-	buf := make([]byte, min(n, chunk))
+// copyTable streams n bytes at off of src (records of rec bytes) into tw, through edit when
+// it is not nil.
+func copyTable(ctx context.Context, src io.ReaderAt, off, n, rec int64, edit func([]byte) error, tw *tableWriter) error {
+	if n == 0 {
+		return nil
+	}
+	buf := make([]byte, min(n, max(chunk/rec, 1)*rec))
 	for n > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -355,6 +418,11 @@ func copyTable(ctx context.Context, src io.ReaderAt, off, n int64, tw *tableWrit
 		b := buf[:min(n, int64(len(buf)))]
 		if _, err := src.ReadAt(b, off); err != nil {
 			return err
+		}
+		if edit != nil {
+			if err := edit(b); err != nil {
+				return err
+			}
 		}
 		if err := tw.write(b); err != nil {
 			return err
