@@ -65,7 +65,7 @@ type file struct {
 	r       *mldf.Reader
 	hdr     mldf.Header
 	descs   []byte
-	refs    []int  // per field: the offset of its payload reference in a row, or -1
+	refs    []int // per field: the offset of its payload reference in a row, or -1
 	rowSize int64
 	entries int64
 }
