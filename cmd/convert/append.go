@@ -37,12 +37,18 @@ func cmdAppend(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // appendRecipe runs r into a temporary file beside base, then appends that file's samples to
 // base (internal/appendfile): base is replaced by one rename when the whole append succeeds,
-// and is left as it was otherwise. The recipe's page size defaults to base's; its report and
+// and is left as it was otherwise. A base that does not exist yet is written by a plain run. The recipe's page size defaults to base's; its report and
 // rejects default to BASE.report.json and BASE.rejects.jsonl.
 func appendRecipe(ctx context.Context, base string, r *recipe.Recipe, rf *runFlags, ff *fieldFlags, stdout, stderr io.Writer) error {
 	base = plainPath(base)
 	if !localFile(base) {
 		return fmt.Errorf("%w: %s: appending to an object in a bucket is not supported yet: copy it to a local file, append, and upload it", errAppend, base)
+	}
+	if _, err := os.Stat(base); errors.Is(err, os.ErrNotExist) {
+		// Nothing to append to yet (the first night of a nightly append): a plain run
+		// writes the base.
+		r.Mode, r.Base, r.Output = "", "", base
+		return convertRecipe(ctx, r, rf, ff, stdout, stderr)
 	}
 	rd, err := mldf.Open(base)
 	if err != nil {

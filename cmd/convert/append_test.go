@@ -107,7 +107,13 @@ func TestAppendFiveEqualsOneRun(t *testing.T) {
 			if _, _, err := run(t, "run", write("one.yaml", appendRecipeText(kind, all, one, ""))); err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := run(t, "run", write("base.yaml", appendRecipeText(kind, quoted(inputs[0]), base, ""))); err != nil {
+			// The base is written by a plain run, or (jsonl) by an append to a file that
+			// does not exist yet.
+			args := []string{"run", write("base.yaml", appendRecipeText(kind, quoted(inputs[0]), base, ""))}
+			if kind == "jsonl" {
+				args = []string{"append", base, args[1]}
+			}
+			if _, _, err := run(t, args...); err != nil {
 				t.Fatal(err)
 			}
 			for k, in := range inputs[1:] {
