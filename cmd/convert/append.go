@@ -11,6 +11,7 @@ import (
 
 	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/appendfile"
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/recipe"
 )
 
@@ -41,16 +42,22 @@ func cmdAppend(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // rejects default to BASE.report.json and BASE.rejects.jsonl.
 func appendRecipe(ctx context.Context, base string, r *recipe.Recipe, rf *runFlags, ff *fieldFlags, stdout, stderr io.Writer) error {
 	base = plainPath(base)
-	if !localFile(base) {
-		return fmt.Errorf("%w: %s: appending to an object in a bucket is not supported yet: copy it to a local file, append, and upload it", errAppend, base)
-	}
-	if _, err := os.Stat(base); errors.Is(err, os.ErrNotExist) {
+	local := localFile(base)
+	// Without part checksums: see objstore.WithoutPartChecksums (server-side copies).
+	store := objstore.New(objstore.WithoutPartChecksums())
+	defer store.Close()
+	if _, err := store.Stat(ctx, base); errors.Is(err, objstore.ErrNotFound) {
 		// Nothing to append to yet (the first night of a nightly append): a plain run
 		// writes the base.
 		r.Mode, r.Base, r.Output = "", "", base
 		return convertRecipe(ctx, r, rf, ff, stdout, stderr)
 	}
-	rd, err := mldf.Open(base)
+	obj, err := store.OpenReaderAt(ctx, base)
+	if err != nil {
+		return fmt.Errorf("%w: base: %w", errAppend, err)
+	}
+	rd, err := mldf.OpenReaderAt(base, struct{ io.ReaderAt }{obj}, obj.Size())
+	obj.Close()
 	if err != nil {
 		return fmt.Errorf("%w: base: %w", errAppend, err)
 	}
@@ -65,7 +72,11 @@ func appendRecipe(ctx context.Context, base string, r *recipe.Recipe, rf *runFla
 	if r.Rejects == "" {
 		r.Rejects = base + ".rejects.jsonl"
 	}
-	dir, err := os.MkdirTemp(filepath.Dir(base), "."+filepath.Base(base)+".append-")
+	tmpIn := filepath.Dir(base)
+	if !local {
+		tmpIn = "" // the new samples' file is local: the system's temporary folder
+	}
+	dir, err := os.MkdirTemp(tmpIn, "."+filepath.Base(base)+".append-")
 	if err != nil {
 		return fmt.Errorf("%w: %w", errAppend, err)
 	}
@@ -83,14 +94,14 @@ func appendRecipe(ctx context.Context, base string, r *recipe.Recipe, rf *runFla
 	if rf.dryRun {
 		return err
 	}
-	rep, aerr := appendfile.Append(ctx, base, r.Output, base)
+	rep, aerr := appendfile.AppendWith(ctx, store, base, r.Output, base)
 	if errors.Is(aerr, appendfile.ErrIncompatible) {
 		return fmt.Errorf("%w (%s holds the samples of recipe %s, run with the recipe's options)", aerr, r.Output, src)
 	}
 	if aerr != nil {
 		return aerr
 	}
-	fmt.Fprintf(stdout, "appended %d samples to %s: %d samples (ids 0..%d unchanged), %d bytes; cloned %d bytes (%d by copy_file_range) in %s\n",
-		rep.Added, base, rep.BaseSamples+rep.Added, rep.BaseSamples-1, rep.Size, rep.Cloned, rep.RangeCopied, rep.CloneTime.Round(1e6))
+	fmt.Fprintf(stdout, "appended %d samples to %s: %d samples (ids 0..%d unchanged), %d bytes; cloned %d bytes (%d by copy_file_range, %d server-side) in %s\n",
+		rep.Added, base, rep.BaseSamples+rep.Added, rep.BaseSamples-1, rep.Size, rep.Cloned, rep.RangeCopied, rep.ServerCopied, rep.CloneTime.Round(1e6))
 	return err
 }

@@ -171,3 +171,28 @@ func TestAppendRefusesOtherSchema(t *testing.T) {
 		t.Fatal("base changed")
 	}
 }
+
+// TestAppendInBucket: convert append to an object in a bucket (the S3 test server; the
+// first append creates it) gives the bytes of one local run over all the inputs.
+func TestAppendInBucket(t *testing.T) {
+	srv := startS3(t)
+	dir := t.TempDir()
+	inputs, all := appendInputs(t, dir, "jsonl")
+	one := filepath.Join(dir, "one.mldf")
+	y := filepath.Join(dir, "r.yaml")
+	os.WriteFile(y, []byte(appendRecipeText("jsonl", all, one, "")), 0o644)
+	if _, _, err := run(t, "run", y); err != nil {
+		t.Fatal(err)
+	}
+	url := "s3://bkt/data/base.mldf"
+	for k, in := range inputs {
+		os.WriteFile(y, []byte(appendRecipeText("jsonl", fmt.Sprintf("[%q]", in), url, "")), 0o644)
+		if _, _, err := run(t, "append", url, y); err != nil {
+			t.Fatalf("append %d: %v", k, err)
+		}
+	}
+	want, _ := os.ReadFile(one)
+	if got := object(t, srv, "data/base.mldf"); !bytes.Equal(got, want) {
+		t.Fatalf("appends in the bucket: %d bytes; one local run: %d bytes; they differ", len(got), len(want))
+	}
+}

@@ -24,8 +24,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/mldf/convert/format/mldf"
-	"github.com/mldf/convert/internal/atomicfile"
-	"github.com/mldf/convert/pagewriter"
+	"github.com/mldf/convert/objstore"
 )
 
 // Errors returned by Append, wrapped with the files they concern.
@@ -45,23 +44,26 @@ const chunk = 4 << 20
 
 // Report describes an append.
 type Report struct {
-	Output      string
-	BaseSamples int64 // samples of the base, ids 0..BaseSamples-1, unchanged
-	Added       int64 // samples appended
-	Size        int64 // the result's size
-	Checksum    uint64
-	Cloned      int64         // bytes of the base's data region cloned
-	Moved       int64         // how far the data region moved (merged class names that no longer fit before it), 0 mostly
-	NewClasses  int           // class names added
-	RangeCopied int64         // of Cloned, by copy_file_range (the rest by reads and writes)
-	CloneTime   time.Duration // of the append, cloning
-	Elapsed     time.Duration
+	Output       string
+	BaseSamples  int64 // samples of the base, ids 0..BaseSamples-1, unchanged
+	Added        int64 // samples appended
+	Size         int64 // the result's size
+	Checksum     uint64
+	Cloned       int64         // bytes of the base's data region cloned
+	Moved        int64         // how far the data region moved (merged class names that no longer fit before it), 0 mostly
+	NewClasses   int           // class names added
+	RangeCopied  int64         // of Cloned, by copy_file_range (the rest by reads and writes)
+	ServerCopied int64         // of Cloned, by the object store (server-side part copies)
+	CloneTime    time.Duration // of the append, cloning
+	Elapsed      time.Duration
 }
 
 // file is one opened input.
 type file struct {
 	path    string
-	f       *os.File
+	f       *os.File    // the local file (copy_file_range reads it), or nil in a bucket
+	ra      io.ReaderAt // the file or object
+	obj     *objstore.ReaderAt
 	r       *mldf.Reader
 	hdr     mldf.Header
 	descs   []byte
@@ -70,7 +72,31 @@ type file struct {
 	entries int64
 }
 
-func open(path string) (*file, error) {
+// open opens a local file, or through store (when not nil) an object in a bucket.
+func open(ctx context.Context, store *objstore.Client, path string) (*file, error) {
+	var obj *objstore.ReaderAt
+	if store != nil {
+		o, err := store.OpenReaderAt(ctx, path)
+		if err != nil {
+			return nil, fmt.Errorf("append: %w", err)
+		}
+		if o.File() != nil {
+			o.Close()
+		} else {
+			obj = o
+		}
+	}
+	if obj != nil {
+		r, err := mldf.OpenReaderAt(path, struct{ io.ReaderAt }{obj}, obj.Size())
+		if err != nil {
+			obj.Close()
+			return nil, fmt.Errorf("append: %w", err)
+		}
+		return newFile(&file{path: path, ra: obj, obj: obj, r: r})
+	}
+	if lp, ok := objstore.LocalPath(path); ok {
+		path = lp
+	}
 	r, err := mldf.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("append: %w", err)
@@ -80,7 +106,12 @@ func open(path string) (*file, error) {
 		r.Close()
 		return nil, fmt.Errorf("append: %w", err)
 	}
-	p := &file{path: path, f: f, r: r, hdr: r.Header(), rowSize: int64(r.Layout().Size), entries: int64(r.NumAllocEntries())}
+	return newFile(&file{path: path, f: f, ra: f, r: r})
+}
+
+func newFile(p *file) (*file, error) {
+	r, path := p.r, p.path
+	p.hdr, p.rowSize, p.entries = r.Header(), int64(r.Layout().Size), int64(r.NumAllocEntries())
 	lay := r.Layout()
 	for k, d := range r.Fields() {
 		p.refs = append(p.refs, -1)
@@ -90,7 +121,7 @@ func open(path string) (*file, error) {
 	}
 	h := p.hdr
 	p.descs = make([]byte, int(h.NumFields)*mldf.FieldDescSize)
-	if _, err := f.ReadAt(p.descs, int64(h.FieldDescPtr)); err != nil {
+	if _, err := p.ra.ReadAt(p.descs, int64(h.FieldDescPtr)); err != nil {
 		p.close()
 		return nil, fmt.Errorf("append: read the field descriptors of %s: %w", path, err)
 	}
@@ -99,7 +130,12 @@ func open(path string) (*file, error) {
 
 func (p *file) close() {
 	p.r.Close()
-	p.f.Close()
+	if p.f != nil {
+		p.f.Close()
+	}
+	if p.obj != nil {
+		p.obj.Close()
+	}
 }
 
 // compatible checks that add can be appended to base: the same fields (names, types, flags,
@@ -162,14 +198,23 @@ func place(cursor, s, page int64) (at, next int64) {
 // existing class keeps its id, a new one gets the next). ctx stops a long append, leaving out
 // as it was.
 func Append(ctx context.Context, base, add, out string) (rep Report, err error) {
+	return AppendWith(ctx, nil, base, add, out)
+}
+
+// AppendWith is Append where base and out may be objects in a bucket (s3://, gs://, az://),
+// reached through store: the result is a multipart upload of the preamble, a server-side
+// copy of the base's data region (UploadPartCopy), the new payloads and the tables, and
+// appears at out only when the upload completes. add is a local file. Make store with
+// objstore.WithoutPartChecksums, as for a merge (server-side part copies).
+func AppendWith(ctx context.Context, store *objstore.Client, base, add, out string) (rep Report, err error) {
 	start := time.Now()
 	rep.Output = out
-	b, err := open(base)
+	b, err := open(ctx, store, base)
 	if err != nil {
 		return rep, err
 	}
 	defer b.close()
-	a, err := open(add)
+	a, err := open(ctx, nil, add)
 	if err != nil {
 		return rep, err
 	}
@@ -223,37 +268,25 @@ func Append(ctx context.Context, base, add, out string) (rep Report, err error) 
 	alloc := meta + (nb+na)*rs
 	size := alloc + (b.entries+added)*mldf.AllocEntrySize
 
-	perm := os.FileMode(0o644)
-	if fi, err := b.f.Stat(); err == nil {
-		perm = fi.Mode().Perm()
-	}
-	o, err := atomicfile.Create(out, perm)
-	if err != nil {
-		return rep, fmt.Errorf("append: %w", err)
+	var o sink
+	if b.f != nil {
+		lo, err := newLocalSink(b, out, size)
+		if err != nil {
+			return rep, err
+		}
+		o = lo
+	} else {
+		bo, err := newObjectSink(ctx, store, b, out)
+		if err != nil {
+			return rep, err
+		}
+		o = bo
 	}
 	defer func() {
 		if err != nil {
-			o.Abort()
+			o.abort()
 		}
 	}()
-	// Size the file: the gaps stay holes (zero bytes).
-	if err := o.Truncate(size); err != nil {
-		return rep, fmt.Errorf("append: size %s: %w", out, err)
-	}
-	cloneStart := time.Now()
-	n := oldMeta - oldData
-	done, ok, err := pagewriter.CopyFileRange(int(b.f.Fd()), oldData, int(o.Fd()), newData, n)
-	if err != nil {
-		return rep, fmt.Errorf("append: clone %s: %w", base, err)
-	}
-	rep.RangeCopied = done
-	if !ok {
-		if err := copyRW(ctx, b.f, o.File, oldData+done, newData+done, n-done); err != nil {
-			return rep, fmt.Errorf("append: clone %s: %w", base, err)
-		}
-	}
-	rep.Cloned, rep.CloneTime = n, time.Since(cloneStart)
-
 	h := b.hdr
 	h.NumSamples = uint64(nb + na)
 	h.DataPtr, h.MetadataPtr, h.AllocTablePtr, h.Checksum = uint64(newData), uint64(meta), uint64(alloc), 0
@@ -267,9 +300,18 @@ func Append(ctx context.Context, base, add, out string) (rep Report, err error) 
 	d := xxhash.New()
 	d.Write(pre[mldf.HeaderOffset : mldf.HeaderOffset+mldf.HeaderChecksumOffset])
 	d.Write(descs)
+	if err := o.write(pre, 0); err != nil {
+		return rep, err
+	}
+	cloneStart := time.Now()
+	n := oldMeta - oldData
+	if err := o.region(oldData, newData, n); err != nil {
+		return rep, fmt.Errorf("append: clone %s: %w", base, err)
+	}
+	rep.Cloned, rep.CloneTime = n, time.Since(cloneStart)
 
 	// The base's rows, their payload references moved by shift.
-	tw := &tableWriter{w: o.File, off: meta, d: d, name: out}
+	tw := &tableWriter{w: o.write, off: meta, d: d, name: out}
 	move := func(tab []byte) error {
 		for r := 0; r+int(rs) <= len(tab); r += int(rs) {
 			for _, off := range b.refs {
@@ -287,7 +329,7 @@ func Append(ctx context.Context, base, add, out string) (rep Report, err error) 
 	if shift == 0 {
 		move = nil
 	}
-	if err := copyTable(ctx, b.f, oldMeta, nb*rs, rs, move, tw); err != nil {
+	if err := copyTable(ctx, b.ra, oldMeta, nb*rs, rs, move, tw); err != nil {
 		return rep, fmt.Errorf("append: copy the metadata table of %s: %w", base, err)
 	}
 
@@ -324,8 +366,8 @@ func Append(ctx context.Context, base, add, out string) (rep Report, err error) 
 			if _, err := a.f.ReadAt(p, int64(ref.Ptr)); err != nil {
 				return rep, fmt.Errorf("append: read %s sample %d: %w", add, i, err)
 			}
-			if _, err := o.WriteAt(p, at); err != nil {
-				return rep, fmt.Errorf("append: write %s: %w", out, err)
+			if err := o.write(p, at); err != nil {
+				return rep, err
 			}
 			e := mldf.AllocEntry{Ptr: uint64(at), Size: ref.Size}
 			if checks {
@@ -356,7 +398,7 @@ func Append(ctx context.Context, base, add, out string) (rep Report, err error) 
 	if shift == 0 {
 		moveEntries = nil
 	}
-	if err := copyTable(ctx, b.f, int64(b.hdr.AllocTablePtr), b.entries*mldf.AllocEntrySize, mldf.AllocEntrySize, moveEntries, tw); err != nil {
+	if err := copyTable(ctx, b.ra, int64(b.hdr.AllocTablePtr), b.entries*mldf.AllocEntrySize, mldf.AllocEntrySize, moveEntries, tw); err != nil {
 		return rep, fmt.Errorf("append: copy the allocation table of %s: %w", base, err)
 	}
 	if err := tw.write(entries); err != nil {
@@ -372,12 +414,10 @@ func Append(ctx context.Context, base, add, out string) (rep Report, err error) 
 		h.Checksum = d.Sum64()
 		h.Put(pre[mldf.HeaderOffset:])
 	}
-	if _, err := o.WriteAt(pre, 0); err != nil {
-		return rep, fmt.Errorf("append: write the header of %s: %w", out, err)
+	if err := o.finish(pre[:mldf.PreambleSize]); err != nil {
+		return rep, err
 	}
-	if err := o.Commit(); err != nil {
-		return rep, fmt.Errorf("append: %w", err)
-	}
+	rep.RangeCopied, rep.ServerCopied = o.copied()
 	rep.BaseSamples, rep.Added, rep.Size, rep.Checksum, rep.Elapsed = nb, na, size, h.Checksum, time.Since(start)
 	for _, c := range cls {
 		rep.NewClasses += len(c.names) - c.had
@@ -434,7 +474,7 @@ func copyTable(ctx context.Context, src io.ReaderAt, off, n, rec int64, edit fun
 
 // tableWriter appends table bytes at off through a buffer, hashing them.
 type tableWriter struct {
-	w    io.WriterAt
+	w    func(b []byte, off int64) error
 	off  int64
 	d    *xxhash.Digest
 	buf  []byte
@@ -449,7 +489,7 @@ func (t *tableWriter) write(b []byte) error {
 	}
 	if len(b) > chunk {
 		t.d.Write(b)
-		if _, err := t.w.WriteAt(b, t.off); err != nil {
+		if err := t.w(b, t.off); err != nil {
 			return fmt.Errorf("append: write the tables of %s at %d: %w", t.name, t.off, err)
 		}
 		t.off += int64(len(b))
@@ -467,7 +507,7 @@ func (t *tableWriter) flush() error {
 		return nil
 	}
 	t.d.Write(t.buf)
-	if _, err := t.w.WriteAt(t.buf, t.off); err != nil {
+	if err := t.w(t.buf, t.off); err != nil {
 		return fmt.Errorf("append: write the tables of %s at %d: %w", t.name, t.off, err)
 	}
 	t.off += int64(len(t.buf))
