@@ -48,6 +48,12 @@ type Recipe struct {
 	// Dedup drops (or only reports) the samples whose payloads in some fields are
 	// byte-identical to an earlier sample's; nil keeps every sample.
 	Dedup *Dedup `yaml:"dedup"`
+	// Mode is create (default: write the output) or append: add the samples to an existing
+	// MLDF file, Base (default: the output), as `convert append BASE RECIPE` does
+	// (docs/APPEND.md).
+	Mode string `yaml:"mode"`
+	// Base is the MLDF file mode append adds to; "" means the output.
+	Base string `yaml:"base"`
 
 	keys   map[string]int // the line of every key present, by path ("fields/#2/jpeg_quality")
 	parsed *collector     // the problems found while parsing, reported by Validate
@@ -269,6 +275,7 @@ func (r *Recipe) resolvePaths(dir string) {
 		r.Source.Inputs[i] = rel(in)
 	}
 	r.Output, r.Rejects, r.Report = rel(r.Output), rel(r.Rejects), rel(r.Report)
+	r.Base = rel(r.Base)
 }
 
 // Parse parses recipe YAML, expanding ${VAR} with lookup. It returns an error only when

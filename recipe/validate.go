@@ -110,6 +110,15 @@ func (r *Recipe) Validate() error {
 		add(r.line("max_errors"), "max_errors: %v", err)
 	}
 	oneOf(r.line("log_format"), "log_format", r.LogFormat, []string{"text", "json"})
+	if r.Mode != "" {
+		oneOf(r.line("mode"), "mode", r.Mode, []string{"create", "append"})
+	}
+	if r.Base != "" && r.Mode != "append" {
+		add(r.line("base"), "base is read only with mode: append")
+	}
+	if r.Mode == "append" && (r.Format != "mldf" || r.Shards > 0) {
+		add(r.line("mode"), "mode: append writes one MLDF file: not with format %s or shards", r.Format)
+	}
 	if r.Shards < 0 || r.Shards > MaxShards {
 		add(r.line("shards"), "shards %d must be 1..%d (0 = not sharded)", r.Shards, MaxShards)
 	} else if r.Shard < 0 || (r.Shards > 0 && r.Shard >= r.Shards) || (r.Shards == 0 && r.Shard != 0) {

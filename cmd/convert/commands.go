@@ -68,6 +68,11 @@ func commandTable() []command {
 			groups:  []flagGroup{{"Source", []string{"flat"}}, output, run, shard, image},
 			summary: "convert an ImageFolder (SRC_DIR/<class>/<image>) without a recipe",
 			about:   "Converts an ImageFolder into one file of two fields: image, and label (the class folder's\nindex in sorted order); with --flat, a flat folder of images and no label."},
+		{name: "append", args: "BASE.mldf RECIPE.yaml", section: secConvert, run: cmdAppend, groups: convertGroups, quiet: true, recipe: true,
+			summary: "add the samples a recipe reads to an MLDF file, atomically",
+			about: "Runs the recipe and appends its samples to BASE (local or in a bucket): readers see the old\n" +
+				"file or the new one, BASE's sample ids and class ids stay, and the result equals one run over\n" +
+				"all inputs in order (docs/APPEND.md). A BASE that does not exist is written by a plain run."},
 		{name: "inspect", args: "FILE", section: secRead, run: cmdInspect,
 			summary: "print a file's header, fields, options and sizes (MLDF, .beton, .taridx, SCDL, MDS)"},
 		{name: "verify", args: "FILE", section: secRead, run: cmdVerify, quiet: true,

@@ -92,7 +92,16 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // convert applies the flags to r, validates it, builds the plan and runs it. A recipe whose
 // log_format is json prints its summary, and main its error, as JSON, as --json does.
 func convert(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fieldFlags, stdout, stderr io.Writer) error {
-	err := convertRecipe(ctx, r, rf, ff, stdout, stderr)
+	var err error
+	if r.Mode == "append" {
+		base := r.Base
+		if base == "" {
+			base = r.Output
+		}
+		err = appendRecipe(ctx, base, r, rf, ff, stdout, stderr)
+	} else {
+		err = convertRecipe(ctx, r, rf, ff, stdout, stderr)
+	}
 	if r.LogFormat == "json" {
 		err = asJSONError(err)
 	}
