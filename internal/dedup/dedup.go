@@ -284,7 +284,7 @@ func (t *Table) touch() {
 // grow doubles the table, rehashing every entry into a new file.
 func (t *Table) grow() error {
 	if t.slots >= MaxSlots {
-		return fmt.Errorf("%w: %d (at most %d)", ErrTooLarge, t.n, MaxSlots*5/8)
+		return fmt.Errorf("%w: %d (at most %d)", ErrTooLarge, t.n, uint64(MaxSlots*5/8))
 	}
 	old, oldSlots := t.a, t.slots
 	a, err := newArea(t.dir, 2*oldSlots)
