@@ -37,6 +37,9 @@ func testOpts(extra ...Option) []Option {
 // newS3Bench is newS3 for benchmarks.
 func newS3Bench(b *testing.B) *s3test.Server {
 	b.Helper()
+	if !s3Built {
+		b.Skip("this build has no s3:// support (-tags nos3); TestBackendsLeftOut covers its error")
+	}
 	srv := s3test.Start(b)
 	srv.MakeBucket(b, "bkt")
 	s3test.Env(b, srv.Endpoint, s3test.SecretKey)
@@ -46,6 +49,9 @@ func newS3Bench(b *testing.B) *s3test.Server {
 // newS3 starts versitygw with a bucket "bkt" and returns a client pointed at it.
 func newS3(t *testing.T, opts ...Option) (*Client, *s3test.Server) {
 	t.Helper()
+	if !s3Built {
+		t.Skip("this build has no s3:// support (-tags nos3); TestBackendsLeftOut covers its error")
+	}
 	srv := s3test.Start(t)
 	srv.MakeBucket(t, "bkt")
 	s3test.Env(t, srv.Endpoint, s3test.SecretKey)
