@@ -94,7 +94,7 @@ func open(ctx context.Context, store *objstore.Client, path string) (*file, erro
 		}
 		return newFile(&file{path: path, ra: obj, obj: obj, r: r})
 	}
-	if lp, ok := objstore.LocalPath(path); ok {
+	if lp, ok := objstore.TargetOf(path).Path(); ok {
 		path = lp
 	}
 	r, err := mldf.Open(path)

@@ -40,7 +40,7 @@ func newLocalSink(b *file, out string, size int64) (*localSink, error) {
 	if fi, err := b.f.Stat(); err == nil {
 		perm = fi.Mode().Perm()
 	}
-	if lp, ok := objstore.LocalPath(out); ok {
+	if lp, ok := objstore.TargetOf(out).Path(); ok {
 		out = lp
 	}
 	o, err := atomicfile.Create(out, perm)
