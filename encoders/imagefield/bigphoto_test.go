@@ -41,6 +41,9 @@ func bigPhoto(t testing.TB, format string, w, h int) []byte {
 // max_pixels is raised. What each decode allocated is logged; the benchmark below and
 // bench/bigphotos.sh measure time and peak RSS.
 func TestBigPhotos(t *testing.T) {
+	if raceEnabled {
+		t.Skip("24-100 MP photos: heavy and single-goroutine, run without -race (race_test.go)")
+	}
 	for _, ph := range bigPhotos {
 		full := int64(ph.w) * int64(ph.h)
 		for _, format := range []string{"jpeg", "png"} {
@@ -78,6 +81,9 @@ func TestBigPhotos(t *testing.T) {
 // TestBigPhotoMaxPixelsRaised: the 100 MP PNG converts once max_pixels allows its decode, and
 // a progressive or whole-decoded JPEG is judged by its full size.
 func TestBigPhotoMaxPixelsRaised(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a 100 MP PNG: heavy and single-goroutine, run without -race (race_test.go)")
+	}
 	ph := bigPhotos[len(bigPhotos)-1]
 	data, err := synthimage.PNG(ph.w, ph.h, false)
 	if err != nil {

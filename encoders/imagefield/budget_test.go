@@ -15,6 +15,9 @@ import (
 // documented per-worker budget (P × BytesPerPixel; TotalAlloc counts garbage too, so it
 // bounds the peak from above).
 func TestPixelBudget(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a 16 MP PNG: heavy and single-goroutine, run without -race (race_test.go)")
+	}
 	const side = 4096 // max_pixels 2^24 = 4096 × 4096 (the default is larger: TestBigPhotos)
 	at := func() []byte {
 		img := image.NewGray(image.Rect(0, 0, side, side))

@@ -155,8 +155,8 @@ func TestRealFiles(t *testing.T) {
 		mode     Mode
 		channels int
 	}{{ModeSmart, 3}, {ModeRaw, 4}, {ModeJPEG, 3}, {ModeJPEG, 1}, {ModePNG, 4}, {ModeRaw, 1}, {ModeRaw, 3}}
-	if testing.Short() {
-		combos = combos[:2]
+	if testing.Short() || raceEnabled {
+		combos = combos[:2] // both decoder paths; the passes without -race run every combination
 	}
 	for _, cm := range combos {
 		mode, channels := cm.mode, cm.channels

@@ -12,6 +12,9 @@ import (
 // filter (negative lobes clamp), channel count, tap count, stride, shrinking and enlarging,
 // through each of their loops (scalar, SSE2, SSSE3 where the CPU has it).
 func TestResampleCMatchesGo(t *testing.T) {
+	if raceEnabled {
+		t.Skip("600 random resizes: heavy and single-goroutine, run without -race (race_test.go)")
+	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for it := 0; it < 600; it++ {
 		c := []int{1, 1, 3, 4}[r.IntN(4)]

@@ -46,6 +46,9 @@ func TestPlainTapsGolden(t *testing.T) {
 // TestAxisFlat resamples flat planes along DCT-scaled, subsampled and shifted axes: every
 // output keeps the value (the weights of each output add up to one and stay in the source).
 func TestAxisFlat(t *testing.T) {
+	if raceEnabled {
+		t.Skip("every axis combination: heavy and single-goroutine, run without -race (race_test.go)")
+	}
 	for _, full := range []int{1, 2, 7, 33, 375, 500, 1001} {
 		for _, num := range []int{1, 2, 3, 4, 5, 8} {
 			for _, sub := range []int{1, 2, 4} {

@@ -104,6 +104,9 @@ func turboJPEG(t testing.TB, w, h int, s turbojpeg.Subsampling) []byte {
 // the chroma grid of an odd side that EXIF orientation reverses misplaced (chromaPad) 33.6
 // dB on o8-251x333.
 func TestPlanarQuality(t *testing.T) {
+	if raceEnabled {
+		t.Skip("full-resolution float references: heavy and single-goroutine, run without -race (race_test.go)")
+	}
 	type src struct {
 		name string
 		data []byte

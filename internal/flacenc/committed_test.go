@@ -49,6 +49,9 @@ func gen(f func() ([]int32, Info)) func(t testing.TB) ([]int32, Info) {
 // TestCommittedSizes checks the 10% bound against the committed `flac -5`
 // sizes, and that LPC analysis beats the fixed-predictor-only baseline.
 func TestCommittedSizes(t *testing.T) {
+	if raceEnabled {
+		t.Skip("every committed input at two levels: heavy and single-goroutine, run without -race (race_test.go)")
+	}
 	var sb strings.Builder
 	sb.WriteString("\ninput | ours | flac -5 | ratio | fixed only\n")
 	for _, c := range committed {
@@ -69,6 +72,9 @@ func TestCommittedSizes(t *testing.T) {
 
 // TestCommittedSizesCLI re-measures the committed `flac -5` sizes.
 func TestCommittedSizesCLI(t *testing.T) {
+	if raceEnabled {
+		t.Skip("every committed input: heavy and single-goroutine, run without -race (race_test.go)")
+	}
 	flacCLI(t)
 	for _, c := range committed {
 		s, info := c.load(t)

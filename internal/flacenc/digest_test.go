@@ -14,6 +14,9 @@ const goldenDigest = "47cb8ef6adb5cab6ba7133a0b299daf4e23cea7ec5a13ac3841b5b2cfe
 // TestOutputDigest checks the encoder's output bytes against goldenDigest (run it also
 // with -tags purego for the Go-only path).
 func TestOutputDigest(t *testing.T) {
+	if raceEnabled {
+		t.Skip("every committed input at every level: heavy and single-goroutine, run without -race (race_test.go)")
+	}
 	type input struct {
 		name string
 		s    []int32

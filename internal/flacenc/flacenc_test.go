@@ -58,6 +58,9 @@ func TestRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if raceEnabled && len(tt.samples) > 20000 {
+				t.Skip("long input: heavy and single-goroutine, run without -race (race_test.go)")
+			}
 			b := roundTrip(t, tt.samples, tt.info, tt.opts)
 			pcm := len(tt.samples) * tt.info.BitsPerSample / 8
 			t.Logf("%d samples -> %d bytes (%.3f of PCM)", len(tt.samples), len(b), float64(len(b))/float64(max(pcm, 1)))
@@ -68,6 +71,9 @@ func TestRoundTrip(t *testing.T) {
 // TestRoundTripCLI decodes the same streams with the reference decoder, which
 // also checks every CRC and the STREAMINFO MD5, and supports 32-bit audio.
 func TestRoundTripCLI(t *testing.T) {
+	if raceEnabled {
+		t.Skip("every width through the flac CLI: heavy and single-goroutine, run without -race (race_test.go)")
+	}
 	flacCLI(t)
 	tests := []struct {
 		name    string

@@ -10,6 +10,9 @@ import (
 // 64-bit sum in Go for every order up to 32, block lengths around the 8-sample steps,
 // every shift, and samples and coefficients at the extremes the bound allows.
 func TestLPCResidualNarrow(t *testing.T) {
+	if raceEnabled {
+		t.Skip("every order, width and shift: heavy and single-goroutine, run without -race (race_test.go)")
+	}
 	if !lpcResidualNarrow(make([]int32, 64), make([]int32, 64), make([]int32, 8), 3) {
 		t.Skip("no vector residual on this platform or CPU: lpcResidual uses lpcResidualOrder alone")
 	}

@@ -24,6 +24,9 @@ func pcmBytes(samples []int32, bps int) []byte {
 // TestAppendPCM: AppendPCM writes the same stream as Append for the same samples, at
 // every width and with 1-3 channels, and rejects what Append rejects.
 func TestAppendPCM(t *testing.T) {
+	if raceEnabled {
+		t.Skip("every width and channel count: heavy and single-goroutine, run without -race (race_test.go)")
+	}
 	for _, bps := range []int{4, 8, 12, 16, 17, 20, 24, 28, 32} {
 		for _, nch := range []int{1, 2, 3} {
 			s := musicLike(44100, 0.3, nch, uint64(bps), min(bps, 24))

@@ -69,6 +69,9 @@ func rel(p string) string {
 // blocks it adds by default (what both encoders spend on audio); "full" is
 // the file `flac -5` writes.
 func TestRatioRealCLI(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the real corpus: heavy and single-goroutine, run without -race (race_test.go)")
+	}
 	files := realCorpus(t)
 	flacCLI(t)
 	var sb strings.Builder
