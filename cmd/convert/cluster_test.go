@@ -25,6 +25,9 @@ import (
 // buildClusterBinary builds the convert binary into a temporary folder.
 func buildClusterBinary(t *testing.T) string {
 	t.Helper()
+	if raceEnabled {
+		t.Skip("runs a binary built without -race: run without -race (race_test.go)")
+	}
 	bin := filepath.Join(t.TempDir(), "convert")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Dir = filepath.Join(repoRoot(t), "cmd", "convert")

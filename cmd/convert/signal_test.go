@@ -19,6 +19,9 @@ import (
 // buildConvert builds the command once into dir.
 func buildConvert(t *testing.T, dir string) string {
 	t.Helper()
+	if raceEnabled {
+		t.Skip("runs a binary built without -race: run without -race (race_test.go)")
+	}
 	bin := filepath.Join(dir, "convert")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	if out, err := cmd.CombinedOutput(); err != nil {
