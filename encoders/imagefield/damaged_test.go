@@ -28,6 +28,9 @@ func allPaths(t *testing.T, o Options) []*Field {
 // of being stored with a grey bottom. Harmless warnings still let the image through, and a
 // harmless warning hiding a truncation does not.
 func TestDamagedJPEG(t *testing.T) {
+	if raceEnabled {
+		t.Skip("every damage on both decoder paths: heavy and single-goroutine, run without -race (race_test.go)")
+	}
 	base := jpegBytes(t, 256, 192, 3)
 	sos := bytes.Index(base, []byte{0xff, 0xda})
 	cut := sos + (len(base)-sos)/2

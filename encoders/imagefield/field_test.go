@@ -130,6 +130,9 @@ func meanAbsDiff(t testing.TB, a, b pixbuf) float64 {
 // mode, on both decoder paths: each either round-trips within tolerance or fails with a named
 // error wrapping ErrCorrupt.
 func TestRealFiles(t *testing.T) {
+	if raceEnabled {
+		t.Skip("every real file in every mode: heavy and single-goroutine, run without -race (race_test.go)")
+	}
 	var files []string
 	for _, sub := range []string{"images", "images_odd"} {
 		root := sharedDir(t, sub)
@@ -155,8 +158,8 @@ func TestRealFiles(t *testing.T) {
 		mode     Mode
 		channels int
 	}{{ModeSmart, 3}, {ModeRaw, 4}, {ModeJPEG, 3}, {ModeJPEG, 1}, {ModePNG, 4}, {ModeRaw, 1}, {ModeRaw, 3}}
-	if testing.Short() || raceEnabled {
-		combos = combos[:2] // both decoder paths; the passes without -race run every combination
+	if testing.Short() {
+		combos = combos[:2]
 	}
 	for _, cm := range combos {
 		mode, channels := cm.mode, cm.channels
@@ -529,6 +532,9 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestResizeGeometry(t *testing.T) {
+	if raceEnabled {
+		t.Skip("large resizes: heavy and single-goroutine, run without -race (race_test.go)")
+	}
 	f, _ := New("image", Options{MaxResolution: 256})
 	for _, c := range []struct{ w, h, tw, th int }{
 		{500, 375, 256, 192}, {375, 500, 192, 256}, {256, 100, 256, 100}, {100, 100, 100, 100},
@@ -778,6 +784,9 @@ func TestArithmetic(t *testing.T) {
 // (the file is read into a buffer kept between images in the modes that never store the
 // file as it is): each output is the one its bytes give.
 func TestFileBufferReuse(t *testing.T) {
+	if raceEnabled {
+		t.Skip("files through every mode: heavy and single-goroutine, run without -race (race_test.go)")
+	}
 	dir := t.TempDir()
 	var paths []string
 	var datas [][]byte

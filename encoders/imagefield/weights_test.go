@@ -37,6 +37,9 @@ func plainTapsHash(get func(src, dst int, f Filter) *taps) uint32 {
 // TestPlainTapsGolden pins the weights of a plain resize: the hash is that of the weights
 // before the resampler learnt DCT-scaled sources (axis), which must not change them.
 func TestPlainTapsGolden(t *testing.T) {
+	if raceEnabled {
+		t.Skip("every resize's weights: heavy and single-goroutine, run without -race (race_test.go)")
+	}
 	const want uint32 = 0xb7b2be35
 	if got := plainTapsHash(func(s, d int, f Filter) *taps { return makeTaps(plainAxis(s, d), f) }); got != want {
 		t.Errorf("plain resize weights hash %#x, want %#x", got, want)

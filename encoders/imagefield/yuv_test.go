@@ -192,6 +192,9 @@ func TestPlanarQuality(t *testing.T) {
 // TestPlanarTaken checks that the planar path takes the bench job and the subsamplings, and
 // leaves the RGB path to what it cannot do.
 func TestPlanarTaken(t *testing.T) {
+	if raceEnabled {
+		t.Skip("every subsampling: heavy and single-goroutine, run without -race (race_test.go)")
+	}
 	if !turbojpeg.Available() {
 		t.Skip("built without cgo")
 	}
