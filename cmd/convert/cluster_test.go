@@ -22,19 +22,10 @@ import (
 	"github.com/mldf/convert/merge"
 )
 
-// buildClusterBinary builds the convert binary into a temporary folder.
+// buildClusterBinary builds the convert binary (buildConvert: once per test process).
 func buildClusterBinary(t *testing.T) string {
 	t.Helper()
-	if raceEnabled {
-		t.Skip("runs a binary built without -race: run without -race (race_test.go)")
-	}
-	bin := filepath.Join(t.TempDir(), "convert")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = filepath.Join(repoRoot(t), "cmd", "convert")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return buildConvert(t, "")
 }
 
 // genImageFolder writes classes×perClass noise PNGs of size×size pixels (noise does not

@@ -27,7 +27,11 @@ func TestMain(m *testing.M) {
 	if root, err = filepath.Abs("../.."); err != nil {
 		panic(err)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if builtConvert.dir != "" {
+		os.RemoveAll(builtConvert.dir)
+	}
+	os.Exit(code)
 }
 
 func repoRoot(*testing.T) string { return root }

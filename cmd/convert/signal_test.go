@@ -11,23 +11,48 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// buildConvert builds the command once into dir.
+// builtConvert is the binary buildConvert built: one link for all the tests of a run (each
+// test linking its own took most of their time outside -race). TestMain removes its folder.
+var builtConvert struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// buildConvert builds the command (once per test process) and returns its path. dir is not
+// used: the binary lives in a folder of its own (mode 0755), which TestMain removes.
 func buildConvert(t *testing.T, dir string) string {
 	t.Helper()
 	if raceEnabled {
 		t.Skip("runs a binary built without -race: run without -race (race_test.go)")
 	}
-	bin := filepath.Join(dir, "convert")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	b := &builtConvert
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "convert-test-bin-"); b.err != nil {
+			return
+		}
+		// Others may run it: TestUnreadableFileIsRejected runs it as nobody.
+		if b.err = os.Chmod(b.dir, 0o755); b.err != nil {
+			return
+		}
+		b.bin = filepath.Join(b.dir, "convert")
+		cmd := exec.Command("go", "build", "-o", b.bin, ".")
+		cmd.Dir = filepath.Join(root, "cmd", "convert")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return bin
+	return b.bin
 }
 
 // writeNoiseFolder writes an ImageFolder of n copies of one noisy PNG (slow to re-encode) in
