@@ -194,3 +194,27 @@ func TestAssemblerFailure(t *testing.T) {
 		t.Fatalf("parts uploaded: %v (part 1 is kept until Complete)", keys)
 	}
 }
+
+// TestExpect: listed parts match a checkpoint only when every expected part is listed with
+// its size; parts outside the range are not checked.
+func TestExpect(t *testing.T) {
+	listed := []multipart.Part{{Number: 2, Size: 10}, {Number: 3, Size: 10}, {Number: 5, Size: 3}}
+	for _, tc := range []struct {
+		name string
+		from int
+		want []int64
+		ok   bool
+	}{
+		{"match", 2, []int64{10, 10}, true},
+		{"nothing expected", 2, nil, true},
+		{"a prefix", 2, []int64{10}, true},
+		{"a part missing", 2, []int64{10, 10, 10}, false},
+		{"another size", 2, []int64{10, 11}, false},
+		{"another first part", 1, []int64{10}, false},
+	} {
+		err := multipart.Expect(listed, tc.from, tc.want)
+		if (err == nil) != tc.ok || err != nil && !errors.Is(err, multipart.ErrResume) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}
