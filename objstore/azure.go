@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 
@@ -19,6 +20,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/azureblob"
+
+	mpart "github.com/mldf/convert/pagewriter/multipart"
 )
 
 // openAzure opens a container with the credentials gocloud's azureblob finds in the
@@ -252,6 +255,74 @@ func (n *azNative) listIncomplete(ctx context.Context, prefix string) ([]Incompl
 	}
 	sortIncomplete(out)
 	return out, nil
+}
+
+// resumeUpload reads the blob's uncommitted blocks and keeps those of upload id, grouped by
+// part: a part is its blocks 0..k-1 (a part whose blocks are not all there is left out, to
+// be uploaded again).
+func (n *azNative) resumeUpload(ctx context.Context, key, id string) (multipart, []mpart.Part, error) {
+	if !isHexID(id) {
+		return nil, nil, &kindError{ErrBadURL, "not an upload ID: " + id}
+	}
+	u := &azUpload{n: n, key: key, uid: id, bb: n.cl.NewBlockBlobClient(key), blocks: map[int][]string{}}
+	bl, err := u.bb.GetBlockList(ctx, blockblob.BlockListTypeUncommitted, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	type block struct {
+		id   string
+		size int64
+	}
+	subs := map[int]map[int]block{}
+	for _, b := range bl.UncommittedBlocks {
+		if b.Name == nil || b.Size == nil {
+			continue
+		}
+		uid, part, sub, ok := azParseBlock(*b.Name)
+		if !ok || uid != id {
+			continue
+		}
+		if subs[part] == nil {
+			subs[part] = map[int]block{}
+		}
+		subs[part][sub] = block{*b.Name, *b.Size}
+	}
+	if len(subs) == 0 {
+		return nil, nil, &kindError{ErrNotFound, "no blocks of upload " + id}
+	}
+	var parts []mpart.Part
+	for part, bs := range subs {
+		var ids []string
+		var size int64
+		for i := range len(bs) {
+			b, ok := bs[i]
+			if !ok {
+				ids = nil
+				break
+			}
+			ids, size = append(ids, b.id), size+b.size
+		}
+		if ids != nil {
+			u.blocks[part] = ids
+			parts = append(parts, mpart.Part{Number: part, Size: size})
+		}
+	}
+	return u, parts, nil
+}
+
+// azParseBlock returns the upload ID, part and block number of one of our block IDs.
+func azParseBlock(id string) (uid string, part, sub int, ok bool) {
+	uid, ok = azParseBlockID(id)
+	if !ok {
+		return "", 0, 0, false
+	}
+	b, _ := base64.StdEncoding.DecodeString(id)
+	p, err1 := strconv.Atoi(string(b[17:22]))
+	s, err2 := strconv.Atoi(string(b[23:28]))
+	if err1 != nil || err2 != nil {
+		return "", 0, 0, false
+	}
+	return uid, p, s, true
 }
 
 // abortIncomplete discards the uncommitted blocks of a blob that has no committed

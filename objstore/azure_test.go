@@ -19,6 +19,7 @@ func TestConformanceAzure(t *testing.T) {
 	c := New(testOpts()...)
 	defer c.Close()
 	conformance(t, c, "az://bkt/")
+	t.Run("resume", func(t *testing.T) { resumeCheck(t, "az://bkt/") }) // uncommitted blocks
 	_, err := c.Stat(context.Background(), "az://nobucket/x")
 	wantErr(t, err, ErrNotFound, "az://nobucket/x")
 	t.Log(err)

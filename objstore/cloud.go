@@ -9,6 +9,7 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/mldf/convert/internal/quote"
+	mpart "github.com/mldf/convert/pagewriter/multipart"
 )
 
 // cloudStore is a bucket reached through gocloud.dev/blob; native holds what gocloud does
@@ -35,6 +36,7 @@ type native interface {
 	createUpload(ctx context.Context, key string) (multipart, error)
 	listIncomplete(ctx context.Context, prefix string) ([]Incomplete, error)
 	abortIncomplete(ctx context.Context, key, id string) error
+	resumeUpload(ctx context.Context, key, id string) (multipart, []mpart.Part, error)
 }
 
 // sizer is a native client that can tell a reply without an object size from a size of 0
@@ -207,6 +209,22 @@ func (s *cloudStore) listIncomplete(ctx context.Context, prefix string) ([]Incom
 
 func (s *cloudStore) abortIncomplete(ctx context.Context, key, id string) error {
 	return guard(func() error { return s.native.abortIncomplete(ctx, key, id) })
+}
+
+func (s *cloudStore) resumeUpload(ctx context.Context, key, id string) (multipart, []mpart.Part, error) {
+	var parts []mpart.Part
+	mp, err := guarded(func() (multipart, error) {
+		mp, ps, err := s.native.resumeUpload(ctx, key, id)
+		parts = ps
+		return mp, err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, ok := mp.(streamingPart); ok {
+		return guardedStreamingUpload{guardedUpload{mp}}, parts, nil
+	}
+	return guardedUpload{mp}, parts, nil
 }
 
 // guardedUpload runs a cloud store's multipart calls under guard.

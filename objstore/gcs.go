@@ -4,11 +4,13 @@ package objstore
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 
 	"cloud.google.com/go/storage"
@@ -16,6 +18,8 @@ import (
 	"gocloud.dev/blob/gcsblob"
 	"gocloud.dev/gcp"
 	"google.golang.org/api/googleapi"
+
+	mpart "github.com/mldf/convert/pagewriter/multipart"
 )
 
 // openGCS opens a bucket with Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS,
@@ -241,6 +245,36 @@ func (n *gcsNative) listIncomplete(ctx context.Context, prefix string) ([]Incomp
 	}
 	sortIncomplete(out)
 	return out, nil
+}
+
+// resumeUpload lists the upload's temporary part objects (NNNNN; the compose tree's are
+// not parts).
+func (n *gcsNative) resumeUpload(ctx context.Context, key, id string) (multipart, []mpart.Part, error) {
+	if !isHexID(id) {
+		return nil, nil, &kindError{ErrBadURL, "not an upload ID: " + id}
+	}
+	prefix := tmpPrefix(key, id)
+	it := n.b.List(&blob.ListOptions{Prefix: prefix})
+	var parts []mpart.Part
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		name := strings.TrimPrefix(o.Key, prefix)
+		k, err := strconv.Atoi(name)
+		if err != nil || len(name) != 5 {
+			continue
+		}
+		parts = append(parts, mpart.Part{Number: k, Size: o.Size, ETag: hex.EncodeToString(o.MD5)})
+	}
+	if len(parts) == 0 {
+		return nil, nil, &kindError{ErrNotFound, "no parts of upload " + id}
+	}
+	return &gcsUpload{n: n, key: key, uid: id}, parts, nil
 }
 
 func (n *gcsNative) abortIncomplete(ctx context.Context, key, id string) error {

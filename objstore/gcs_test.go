@@ -23,6 +23,7 @@ func TestConformanceGCS(t *testing.T) {
 	c := New(testOpts()...)
 	defer c.Close()
 	conformance(t, c, "gs://bkt/")
+	t.Run("resume", func(t *testing.T) { resumeCheck(t, "gs://bkt/") }) // temporary part objects
 	_, err = c.Stat(context.Background(), "gs://nobucket/x")
 	wantErr(t, err, ErrNotFound, "gs://nobucket/x")
 }

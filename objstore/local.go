@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mldf/convert/internal/atomicfile"
+	mpart "github.com/mldf/convert/pagewriter/multipart"
 )
 
 // kindError is a store's error that already knows its kind (classify keeps it).
@@ -278,6 +279,32 @@ func (u *localUpload) completed(context.Context, int64) (bool, error) { return f
 
 func (u *localUpload) abort(context.Context) error {
 	return os.RemoveAll(uploadDir(u.key, u.uid))
+}
+
+// resumeUpload lists the part files of the upload's directory (a part file is whole: it
+// is renamed into place).
+func (localStore) resumeUpload(_ context.Context, key, id string) (multipart, []mpart.Part, error) {
+	if !isHexID(id) {
+		return nil, nil, &kindError{ErrBadURL, "not an upload ID: " + strconv.Quote(id)}
+	}
+	u := &localUpload{key: key, uid: id}
+	ents, err := os.ReadDir(uploadDir(key, id))
+	if err != nil {
+		return nil, nil, err
+	}
+	var parts []mpart.Part
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || len(e.Name()) != 5 || !e.Type().IsRegular() {
+			continue // a temporary file of a part being written
+		}
+		fi, err := e.Info()
+		if err != nil {
+			return nil, nil, err
+		}
+		parts = append(parts, mpart.Part{Number: n, Size: fi.Size()})
+	}
+	return u, parts, nil
 }
 
 // listIncomplete finds ".BASE.upload-ID" directories beside keys starting with prefix.

@@ -23,6 +23,8 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/s3blob"
+
+	mpart "github.com/mldf/convert/pagewriter/multipart"
 )
 
 // s3Env is the AWS configuration of a client, loaded once from the standard chain.
@@ -145,6 +147,30 @@ func (n *s3Native) listIncomplete(ctx context.Context, prefix string) ([]Incompl
 func (n *s3Native) abortIncomplete(ctx context.Context, key, id string) error {
 	_, err := n.cl.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &n.bucket, Key: aws.String(key), UploadId: aws.String(id)})
 	return err
+}
+
+// resumeUpload lists the upload's parts (ListParts), with their ETags and checksums for
+// Complete.
+func (n *s3Native) resumeUpload(ctx context.Context, key, id string) (multipart, []mpart.Part, error) {
+	u := &s3Upload{n: n, key: key, uid: id, parts: map[int]types.CompletedPart{}}
+	var parts []mpart.Part
+	in := &s3.ListPartsInput{Bucket: &n.bucket, Key: aws.String(key), UploadId: aws.String(id)}
+	for {
+		page, err := n.cl.ListParts(ctx, in)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, p := range page.Parts {
+			k := int(aws.ToInt32(p.PartNumber))
+			u.record(k, types.CompletedPart{ETag: p.ETag, ChecksumCRC32: p.ChecksumCRC32})
+			parts = append(parts, mpart.Part{Number: k, Size: aws.ToInt64(p.Size), ETag: aws.ToString(p.ETag)})
+		}
+		if !aws.ToBool(page.IsTruncated) || page.NextPartNumberMarker == nil {
+			break
+		}
+		in.PartNumberMarker = page.NextPartNumberMarker
+	}
+	return u, parts, nil
 }
 
 // s3Upload is an S3 multipart upload: UploadPart, UploadPartCopy, CompleteMultipartUpload.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	mpart "github.com/mldf/convert/pagewriter/multipart"
 )
 
 // Attrs describes one object.
@@ -53,6 +55,8 @@ type store interface {
 	listIncomplete(ctx context.Context, prefix string) ([]Incomplete, error)
 	// abortIncomplete aborts one incomplete upload.
 	abortIncomplete(ctx context.Context, key, id string) error
+	// resumeUpload reattaches to the incomplete upload id to key and lists its parts.
+	resumeUpload(ctx context.Context, key, id string) (multipart, []mpart.Part, error)
 	close() error
 }
 

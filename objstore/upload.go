@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
+
+	mpart "github.com/mldf/convert/pagewriter/multipart"
 )
 
 // Upload is a multipart upload to one object. Parts are numbered from 1 to MaxParts; they
@@ -333,3 +336,50 @@ func (c *Client) AbortIncomplete(ctx context.Context, raw string, olderThan time
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// ResumeUpload reattaches to the incomplete multipart upload id (Upload.ID, stored by a
+// process that was killed) to the object raw names, and returns it with the parts the store
+// holds, in part order (S3 ListParts; Azure: the blob's uncommitted blocks of that upload;
+// GCS and local: its temporary part objects or files). The Upload goes on as one from
+// NewUpload: parts may be uploaded, uploading a part number again replaces it, and Complete
+// assembles parts 1..N of the listed and the new ones. A part listed but not wanted (one
+// uploaded after the caller's last checkpoint) is dropped with Forget or uploaded again.
+// ErrNotFound: the store has no such upload (completed, aborted or expired).
+func (c *Client) ResumeUpload(ctx context.Context, raw, id string) (*Upload, []mpart.Part, error) {
+	const op = "resume upload"
+	l, s, err := c.parseObject(ctx, op, raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	var mp multipart
+	var parts []mpart.Part
+	if err := c.do(ctx, op, raw, 1, func(at *attempt) error {
+		var err error
+		mp, parts, err = s.resumeUpload(at.ctx, l.Key, id)
+		return err
+	}); err != nil {
+		return nil, nil, c.refine(ctx, s, err)
+	}
+	slices.SortFunc(parts, func(a, b mpart.Part) int { return a.Number - b.Number })
+	u := &Upload{c: c, raw: raw, l: l, s: s, mp: mp, sizes: map[int]int64{}}
+	for _, p := range parts {
+		if p.Number < 1 || p.Number > MaxParts {
+			return nil, nil, errorf(op, raw, ErrBadReply, "the store lists part %d, outside 1..%d", p.Number, MaxParts)
+		}
+		u.sizes[p.Number] = p.Size
+	}
+	return u, parts, nil
+}
+
+// Forget drops the parts numbered above n from what Complete assembles (multipart.Forgetter):
+// the parts a resumed upload lists beyond the caller's checkpoint. Call it before uploading
+// parts again.
+func (u *Upload) Forget(n int) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for k := range u.sizes {
+		if k > n {
+			delete(u.sizes, k)
+		}
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/mldf/convert/format/mldf"
@@ -76,11 +75,13 @@ func appendRecipe(ctx context.Context, base string, r *recipe.Recipe, rf *runFla
 	if !local {
 		tmpIn = "" // the new samples' file is local: the system's temporary folder
 	}
-	dir, err := os.MkdirTemp(tmpIn, "."+filepath.Base(base)+".append-")
+	// The working folder is held while the append lives; those of killed appends go.
+	work, err := appendfile.NewWorkDir(tmpIn, base)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errAppend, err)
 	}
-	defer os.RemoveAll(dir)
+	defer work.Remove()
+	dir := work.Path()
 	src := r.File()
 	if src == "" {
 		src = "(flags)"

@@ -82,4 +82,13 @@ func TestKill9DuringAppendLeavesBase(t *testing.T) {
 	if killed == 0 {
 		t.Error("every append finished before its kill")
 	}
+	// The killed appends' working folders are removed by the next append.
+	left, _ := filepath.Glob(filepath.Join(dir, ".base.mldf.append-*"))
+	t.Logf("%d working folders left by the kills", len(left))
+	if b, err := appendCmd().CombinedOutput(); err != nil {
+		t.Fatalf("append after the kills: %v\n%s", err, b)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".base.mldf.append-*")); len(left) != 0 {
+		t.Errorf("the next append left the killed appends' working folders: %v", left)
+	}
 }

@@ -275,13 +275,17 @@ func SyncDir(dir string) error {
 // holds (see Hold): the temporary files of earlier writes to the same target that were
 // killed. It reads the directory in batches, so a large directory costs time, not memory.
 // Errors are ignored: a leftover that cannot be removed is only clutter.
-func RemoveLeftovers(dir, base string) {
+func RemoveLeftovers(dir, base string) { RemoveUnheld(dir, "."+base+".tmp-") }
+
+// RemoveUnheld is RemoveLeftovers for the files and directories in dir named prefix followed
+// by a random name (decimal digits, as os.MkdirTemp makes, or hex) that no running process
+// holds: the working folders of killed processes that Hold them while they live.
+func RemoveUnheld(dir, prefix string) {
 	d, err := os.Open(dir)
 	if err != nil {
 		return
 	}
 	defer d.Close()
-	prefix := "." + base + ".tmp-"
 	for {
 		ents, err := d.ReadDir(1024)
 		for _, e := range ents {

@@ -186,6 +186,8 @@ type Sink struct {
 	cond     *sync.Cond
 	parts    map[int]*part
 	done     []uint64 // bit k: part k's upload started
+	finished []uint64 // bit k: part k's upload finished (or was restored by Resume)
+	resumed  int64    // where a resumed sink's writes start again (Resume)
 	low      int      // the lowest part >= first not yet complete
 	bufs     int      // counted buffers in existence (in use or free)
 	free     [][]byte // counted buffers not in use
@@ -210,6 +212,7 @@ func New(ctx context.Context, u Uploader, name string, stream int64, opt Options
 	opt.defaults()
 	s := &Sink{u: u, name: name, opt: opt, sched: newSchedule(opt), parts: map[int]*part{}}
 	s.done = make([]uint64, (opt.MaxParts+2+63)/64)
+	s.finished = make([]uint64, len(s.done))
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.cond = sync.NewCond(&s.mu)
 	s.stop = context.AfterFunc(s.ctx, func() {
@@ -398,6 +401,8 @@ func (s *Sink) startLocked(k int, q *part, n int64) {
 		defer s.mu.Unlock()
 		if err != nil {
 			s.failLocked(fmt.Errorf("upload part %d of %s: %w", k, s.name, err))
+		} else {
+			s.finished[k/64] |= 1 << (k % 64)
 		}
 		delete(s.parts, k)
 		if q.counted {
