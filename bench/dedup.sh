@@ -10,15 +10,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-10000000}
-data=bench/data/dedup-$n.jsonl
+data=bench/data/dedup2-$n.jsonl
 out=bench/out
 mkdir -p "$out" bench/data
 for tool in go jq awk; do
   command -v "$tool" >/dev/null || { echo "dedup.sh: $tool is required" >&2; exit 1; }
 done
 go build -o "$out/convert" ./cmd/convert
-if [ ! -f "$data" ]; then # line i repeats line k (k%10 == 0, never a repeat) when i%10 == 9
-  awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++) { k = i; if (i % 10 == 9) k = int((i * 7919 % i) / 10) * 10; printf "{\"n\": %d, \"text\": \"%032d\"}\n", i, k } }' >"$data.tmp"
+if [ ! -f "$data" ]; then # line i repeats line k when i%10 == 9: k spread over [0, i) (k%10 == 0, never a repeat)
+  awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++) { k = i; if (i % 10 == 9) k = int((i * 7919 % 1000003) / 1000003 * i / 10) * 10; printf "{\"n\": %d, \"text\": \"%032d\"}\n", i, k } }' >"$data.tmp"
   mv "$data.tmp" "$data"
 fi
 tmp=$(mktemp -d)

@@ -76,8 +76,8 @@ type Dedup struct {
 	Table *dedup.Table
 	// Dir holds the table's temporary files; "" means os.TempDir().
 	Dir string
-	// Resident caps the table's mapped bytes; 0 means dedup.DefaultResident.
-	Resident int64
+	// Memory caps the table's memory (bytes); 0 means dedup.DefaultMemory.
+	Memory int64
 	// FirstID is the sample id of the run's first row: 0, or for an append the base's sample
 	// count, so that a duplicate's first occurrence is named by its id in the result.
 	FirstID int64
@@ -131,7 +131,7 @@ func (r *runner) openDedup(cfg *Config) (func() error, error) {
 		if dir == "" {
 			dir = os.TempDir()
 		}
-		t, err := dedup.New(dedup.Config{Dir: dir, Expected: max(r.total, 0), Resident: d.Resident})
+		t, err := dedup.New(dedup.Config{Dir: dir, Expected: max(r.total, 0), Memory: d.Memory})
 		if err != nil {
 			return nil, err
 		}
