@@ -219,10 +219,12 @@ func SeedDedup(ctx context.Context, t *dedup.Table, base string, fields []string
 		return 0, fmt.Errorf("dedup seed: %w", err)
 	}
 	defer rd.Close()
-	return seedFrom(ctx, t, rd, base, fields)
+	return SeedDedupFrom(ctx, t, rd, base, fields)
 }
 
-func seedFrom(ctx context.Context, t *dedup.Table, rd *mldf.Reader, name string, fields []string) (int64, error) {
+// SeedDedupFrom is SeedDedup over an open base (rd, named name in the duplicates' reports:
+// a local file or an object in a bucket).
+func SeedDedupFrom(ctx context.Context, t *dedup.Table, rd *mldf.Reader, name string, fields []string) (int64, error) {
 	if len(fields) == 0 {
 		return 0, fmt.Errorf("%w: dedup without fields", ErrConfig)
 	}
