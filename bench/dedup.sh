@@ -48,7 +48,7 @@ for mode in off drop; do
   read -r kb wall usr sys <"$tmp/time"
   cpu[$mode]=$(awk -v u="$usr" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
   rep="$o.report.json"
-  s=$(jq .samples "$rep"); d=$(jq '.duplicates // 0' "$rep"); rss=$(jq .peak_rss_bytes "$rep")
+  s=$(jq .num_samples "$rep"); d=$(jq .num_duplicates "$rep"); rss=$(jq .peak_rss_bytes "$rep")
   rate[$mode]=$(awk -v n="$n" -v w="$wall" 'BEGIN { printf "%.0f", n / w }')
   printf '| %s | %s | %s | %s | %.0f | %.0f | %s | %s |\n' "$mode" "$wall" "${cpu[$mode]}" "${rate[$mode]}" "$(echo "$kb / 1024" | bc -l)" "$(echo "$rss / 1048576" | bc -l)" "$s" "$d" >>"$res"
   rm -f "$o"

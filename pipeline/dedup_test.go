@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mldf/convert/internal/dedup"
+	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/sample"
 )
 
@@ -260,5 +261,29 @@ func TestSeedDedup(t *testing.T) {
 	}
 	if _, err := SeedDedup(context.Background(), tab, filepath.Join(dir, "missing.mldf"), []string{"data"}); err == nil {
 		t.Fatal("seed from a missing base succeeded")
+	}
+}
+
+// The duplicates' rejects lines are the bytes json.Marshal gives the rejects line, whatever
+// the strings hold.
+func TestDuplicateLine(t *testing.T) {
+	strs := []string{"", "a.jsonl:12", `q"uote`, `back\slash`, "<html>&", "tab\there", "nl\n", "é ü", "\u2028",
+		"bad \xff utf8", strings.Repeat("long/", 100), "\x00\x7f"}
+	for i, s := range strs {
+		o := strs[(i+3)%len(strs)]
+		e := &SampleError{Origin: s, Key: o, Field: "image,label", Reason: "duplicate",
+			Err: &DuplicateError{First: dedup.First{Index: int64(i) - 1, Origin: o + s}}}
+		d := e.Err.(*DuplicateError)
+		want, _ := json.Marshal(struct {
+			Origin      string      `json:"origin"`
+			Key         string      `json:"key"`
+			Field       string      `json:"field"`
+			Reason      string      `json:"reason"`
+			Error       string      `json:"error"`
+			DuplicateOf *firstEntry `json:"duplicate_of,omitempty"`
+		}{quote.S(e.Origin), quote.S(e.Key), e.Field, e.Reason, e.Err.Error(), firstOf(d)})
+		if got := appendDuplicateLine(nil, e, d); string(got) != string(want)+"\n" {
+			t.Fatalf("%q:\n got %s\nwant %s", s, got, want)
+		}
 	}
 }

@@ -156,6 +156,9 @@ type Table struct {
 	prefixes                  []string
 	prefixIDs                 map[string]uint64
 	prefixBytes, prefixBudget int64
+	lastPrefix                string // the last prefix interned or found, and its id
+	lastID                    uint64
+	lastOK                    bool
 }
 
 const (
@@ -443,6 +446,9 @@ func (t *Table) addOrigin(o string) (uint64, error) {
 		return 0, nil
 	}
 	prefix, num := splitOrigin(o)
+	if t.lastOK && prefix == t.lastPrefix { // most samples share their input's prefix
+		return refInterned | t.lastID<<numBits | num, nil
+	}
 	id, ok := t.prefixIDs[prefix]
 	if !ok && len(t.prefixes) < 1<<prefixBits && t.prefixBytes+int64(len(prefix)) <= t.prefixBudget {
 		id, ok = uint64(len(t.prefixes)), true
@@ -452,6 +458,7 @@ func (t *Table) addOrigin(o string) (uint64, error) {
 		t.prefixBytes += int64(len(p))
 	}
 	if ok {
+		t.lastPrefix, t.lastID, t.lastOK = t.prefixes[id], id, true
 		return refInterned | id<<numBits | num, nil
 	}
 	ref := uint64(t.olen)<<16 | uint64(len(o))

@@ -21,16 +21,17 @@ func (f *filter) block(h Hash) []byte {
 	return f.b[i*blockSize : i*blockSize+blockSize : i*blockSize+blockSize]
 }
 
-// add sets h's bits and reports whether they were all set before (h maybe seen).
+// add sets h's bits and reports whether they were all set before (h maybe seen). The block's
+// eight 32-bit words are handled two at a time, as four 64-bit words.
 func (f *filter) add(h Hash) bool {
 	b := f.block(h)
 	x := uint32(h.Lo)
 	all := true
-	for i, s := range salts {
-		w := binary.LittleEndian.Uint32(b[4*i:])
-		m := uint32(1) << ((x * s) >> 27)
-		all = all && w&m != 0
-		binary.LittleEndian.PutUint32(b[4*i:], w|m)
+	for j := 0; j < 8; j += 2 {
+		m := uint64(1)<<((x*salts[j])>>27) | uint64(1)<<(32+(x*salts[j+1])>>27)
+		w := binary.LittleEndian.Uint64(b[4*j:])
+		all = all && w&m == m
+		binary.LittleEndian.PutUint64(b[4*j:], w|m)
 	}
 	return all
 }
