@@ -91,9 +91,10 @@ type dedupStage struct {
 	table   *dedup.Table
 	names   string // the fields' names, for the rejects file
 	report  bool
-	onlyRef bool   // every field stores a payload (so an all-empty sample has no key)
-	firstID int64  // Dedup.FirstID
-	buf     []byte // the last rejects line
+	onlyRef bool         // every field stores a payload (so an all-empty sample has no key)
+	firstID int64        // Dedup.FirstID
+	buf     []byte       // the last rejects line
+	hs      []dedup.Hash // a chunk's hashes, prefetched
 }
 
 // line returns the rejects line of duplicate e (valid until the next call).
@@ -185,6 +186,11 @@ func (wk *worker) dedupKey(p *pending, pos, row int, origin, key string) {
 func (r *runner) dedupClaim(p *pending, firstRow int64) error {
 	st := r.dd
 	var drop []int
+	st.hs = st.hs[:0]
+	for _, it := range p.dups {
+		st.hs = append(st.hs, it.h)
+	}
+	st.table.Prefetch(st.hs)
 	for _, it := range p.dups {
 		// The sample's id in the output, once the duplicates before it are taken out.
 		id := st.firstID + firstRow + int64(it.row-len(drop))
