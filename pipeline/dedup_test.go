@@ -131,6 +131,49 @@ func TestDedup(t *testing.T) {
 	}
 }
 
+// With a table at its smallest cap, the hashes reach its run files (flushed and merged) and
+// the output is still the reference's for any worker count. Under the race detector (seconds
+// there) a smaller case: flushed runs, no merge, one worker count.
+func TestDedupTableOnDisk(t *testing.T) {
+	n, workerCounts := 20000, []int{1, 3}
+	if dedupRace {
+		n, workerCounts = 8000, []int{3}
+	}
+	samples := dupSamples(n)
+	want := expectDups(samples, false)
+	var kept []sample.Sample
+	nDup := 0
+	for i, s := range samples {
+		if want[i] >= 0 {
+			nDup++
+			continue
+		}
+		kept = append(kept, s)
+	}
+	ref := filepath.Join(t.TempDir(), "ref.mldf")
+	mustRun(t, Config{Source: newSource(kept), Fields: testFields(), Output: ref, Checksums: true, Workers: 1})
+	refBytes, _ := os.ReadFile(ref)
+	for _, workers := range workerCounts {
+		dir := t.TempDir()
+		tab, err := dedup.New(dedup.Config{Dir: dir, Memory: dedup.MinMemory})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, rej := filepath.Join(dir, "out.mldf"), filepath.Join(dir, "rej.jsonl")
+		rep := mustRun(t, Config{Source: newSource(samples), Fields: testFields(), Output: out, Checksums: true, Workers: workers,
+			RejectsPath: rej, Dedup: &Dedup{Fields: []string{"data"}, Table: tab}})
+		st := tab.Stats()
+		tab.Close()
+		if st.Flushes == 0 || st.Merges == 0 && !dedupRace || st.PeakMemory > dedup.MinMemory {
+			t.Fatalf("table stats %+v: no run or merge, or over the cap", st)
+		}
+		if got, _ := os.ReadFile(out); !bytes.Equal(got, refBytes) || rep.Duplicates != int64(nDup) {
+			t.Fatalf("workers %d: %d duplicates (want %d), output equal: %v", workers, rep.Duplicates, nDup, bytes.Equal(got, refBytes))
+		}
+		checkDupRejects(t, rej, samples, want, "data", true)
+	}
+}
+
 // checkDupRejects checks that the rejects file lists every duplicate, in sample order, with
 // the sample it duplicates: its origin and its sample id in the output.
 func checkDupRejects(t *testing.T, path string, samples []sample.Sample, want []int, fields string, drop bool) {
