@@ -76,7 +76,11 @@ func (r *runner) account(p *pending) error {
 		var dup *DuplicateError
 		errors.As(e.Err, &dup)
 		r.byReason[e.Reason]++
-		if r.rejects != nil && r.rejErr == nil {
+		if r.rejects != nil && r.rejErr == nil && dup != nil {
+			if err := r.rejects.write(r.dd.line(e, dup)); err != nil {
+				r.rejErr = err
+			}
+		} else if r.rejects != nil && r.rejErr == nil {
 			line, _ := json.Marshal(struct {
 				Origin      string      `json:"origin"`
 				Key         string      `json:"key"`

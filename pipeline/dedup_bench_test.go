@@ -22,7 +22,7 @@ func (s dupBenchSource) Run(ctx context.Context, emit func(sample.Sample) error)
 	for i := range s.n {
 		k := i
 		if i%10 == 9 {
-			k = (i * 7919 % i) / 10 * 10 // an earlier sample that is not itself a copy
+			k = (i * 7919 % 1000003) * i / 1000003 / 10 * 10 // an earlier sample (spread over the past) that is not itself a copy
 		}
 		data := fmt.Appendf(make([]byte, 0, 32), "%032d", k)
 		err := emit(sample.Sample{Index: i, Key: strconv.FormatInt(i, 10), Origin: "bench", InputBytes: 32,
@@ -66,7 +66,7 @@ func BenchmarkDedup(b *testing.B) {
 				}
 				b.ReportMetric(float64(n)/rep.Elapsed.Seconds(), "samples/s")
 				if tab != nil {
-					b.ReportMetric(float64(tab.PeakResident()), "table-peak-mapped-B")
+					b.ReportMetric(float64(tab.Stats().PeakMemory), "table-peak-memory-B")
 					tab.Close()
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mldf/convert/internal/dedup"
+	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/sample"
 )
 
@@ -127,6 +128,49 @@ func TestDedup(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// With a table at its smallest cap, the hashes reach its run files (flushed and merged) and
+// the output is still the reference's for any worker count. Under the race detector (seconds
+// there) a smaller case: flushed runs, no merge, one worker count.
+func TestDedupTableOnDisk(t *testing.T) {
+	n, workerCounts := 20000, []int{1, 3}
+	if dedupRace {
+		n, workerCounts = 8000, []int{3}
+	}
+	samples := dupSamples(n)
+	want := expectDups(samples, false)
+	var kept []sample.Sample
+	nDup := 0
+	for i, s := range samples {
+		if want[i] >= 0 {
+			nDup++
+			continue
+		}
+		kept = append(kept, s)
+	}
+	ref := filepath.Join(t.TempDir(), "ref.mldf")
+	mustRun(t, Config{Source: newSource(kept), Fields: testFields(), Output: ref, Checksums: true, Workers: 1})
+	refBytes, _ := os.ReadFile(ref)
+	for _, workers := range workerCounts {
+		dir := t.TempDir()
+		tab, err := dedup.New(dedup.Config{Dir: dir, Memory: dedup.MinMemory})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, rej := filepath.Join(dir, "out.mldf"), filepath.Join(dir, "rej.jsonl")
+		rep := mustRun(t, Config{Source: newSource(samples), Fields: testFields(), Output: out, Checksums: true, Workers: workers,
+			RejectsPath: rej, Dedup: &Dedup{Fields: []string{"data"}, Table: tab}})
+		st := tab.Stats()
+		tab.Close()
+		if st.Flushes == 0 || st.Merges == 0 && !dedupRace || st.PeakMemory > dedup.MinMemory {
+			t.Fatalf("table stats %+v: no run or merge, or over the cap", st)
+		}
+		if got, _ := os.ReadFile(out); !bytes.Equal(got, refBytes) || rep.Duplicates != int64(nDup) {
+			t.Fatalf("workers %d: %d duplicates (want %d), output equal: %v", workers, rep.Duplicates, nDup, bytes.Equal(got, refBytes))
+		}
+		checkDupRejects(t, rej, samples, want, "data", true)
 	}
 }
 
@@ -260,5 +304,29 @@ func TestSeedDedup(t *testing.T) {
 	}
 	if _, err := SeedDedup(context.Background(), tab, filepath.Join(dir, "missing.mldf"), []string{"data"}); err == nil {
 		t.Fatal("seed from a missing base succeeded")
+	}
+}
+
+// The duplicates' rejects lines are the bytes json.Marshal gives the rejects line, whatever
+// the strings hold.
+func TestDuplicateLine(t *testing.T) {
+	strs := []string{"", "a.jsonl:12", `q"uote`, `back\slash`, "<html>&", "tab\there", "nl\n", "é ü", "\u2028",
+		"bad \xff utf8", strings.Repeat("long/", 100), "\x00\x7f"}
+	for i, s := range strs {
+		o := strs[(i+3)%len(strs)]
+		e := &SampleError{Origin: s, Key: o, Field: "image,label", Reason: "duplicate",
+			Err: &DuplicateError{First: dedup.First{Index: int64(i) - 1, Origin: o + s}}}
+		d := e.Err.(*DuplicateError)
+		want, _ := json.Marshal(struct {
+			Origin      string      `json:"origin"`
+			Key         string      `json:"key"`
+			Field       string      `json:"field"`
+			Reason      string      `json:"reason"`
+			Error       string      `json:"error"`
+			DuplicateOf *firstEntry `json:"duplicate_of,omitempty"`
+		}{quote.S(e.Origin), quote.S(e.Key), e.Field, e.Reason, e.Err.Error(), firstOf(d)})
+		if got := appendDuplicateLine(nil, e, d); string(got) != string(want)+"\n" {
+			t.Fatalf("%q:\n got %s\nwant %s", s, got, want)
+		}
 	}
 }

@@ -61,7 +61,12 @@ func appendRecipe(ctx context.Context, base string, r *recipe.Recipe, rf *runFla
 		return fmt.Errorf("%w: base: %w", errAppend, err)
 	}
 	page := rd.Header().PageSize
+	rf.seed, err = seedAppend(ctx, r, rf, rd, base)
 	rd.Close()
+	if err != nil {
+		return err
+	}
+	defer rf.seed.close()
 	if r.PageSize == 0 {
 		r.PageSize = recipe.Size(page)
 	}

@@ -196,3 +196,89 @@ func TestAppendInBucket(t *testing.T) {
 		t.Fatalf("appends in the bucket: %d bytes; one local run: %d bytes; they differ", len(got), len(want))
 	}
 }
+
+// TestAppendDedupFiveEqualsOneRun: with dedup, a run over the first input and four appends
+// give the bytes of one run with dedup over the five inputs: the appends' tables are seeded
+// with the base's payloads (hashed as a run hashes them), so a new sample that duplicates a
+// base sample is dropped, and the rejects file names the base and the sample's id there.
+func TestAppendDedupFiveEqualsOneRun(t *testing.T) {
+	for _, kind := range []string{"jsonl", "images"} {
+		t.Run(kind, func(t *testing.T) {
+			dir := t.TempDir()
+			var inputs []string
+			all := ""
+			field := "image"
+			if kind == "jsonl" {
+				// Input k repeats texts of every input before it, and its own.
+				field = "text"
+				var names []string
+				for k := range 5 {
+					var b strings.Builder
+					for i := range 6 {
+						fmt.Fprintf(&b, "{\"text\": \"line %d of input %d\"}\n", i%(3+k), (k*i)%(k+1))
+					}
+					p := filepath.Join(dir, fmt.Sprintf("in%d.jsonl", k))
+					if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					inputs = append(inputs, p)
+					names = append(names, fmt.Sprintf("%q", p))
+				}
+				all = "[" + strings.Join(names, ", ") + "]"
+			} else {
+				// The same images in several inputs (appendInputs copies each into most).
+				inputs, all = appendInputs(t, dir, kind)
+			}
+			quoted := func(p string) string {
+				if kind == "jsonl" {
+					return fmt.Sprintf("[%q]", p)
+				}
+				return p
+			}
+			write := func(name, text string) string {
+				p := filepath.Join(dir, name)
+				if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return p
+			}
+			dd := fmt.Sprintf("dedup: {fields: [%s]}\n", field)
+			one, base := filepath.Join(dir, "one.mldf"), filepath.Join(dir, "base.mldf")
+			if _, _, err := run(t, "run", write("one.yaml", appendRecipeText(kind, all, one, dd))); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := run(t, "run", write("base.yaml", appendRecipeText(kind, quoted(inputs[0]), base, dd))); err != nil {
+				t.Fatal(err)
+			}
+			for k, in := range inputs[1:] {
+				y := write(fmt.Sprintf("add%d.yaml", k), appendRecipeText(kind, quoted(in), base, ""))
+				args := []string{"append", base, y, "--dedup", field} // the flag, or the recipe's key
+				if k%2 == 1 {
+					y = write(fmt.Sprintf("add%d.yaml", k), appendRecipeText(kind, quoted(in), base, "mode: append\n"+dd))
+					args = []string{"run", y}
+				}
+				if _, _, err := run(t, args...); err != nil {
+					t.Fatalf("append %d: %v", k+1, err)
+				}
+			}
+			want, _ := os.ReadFile(one)
+			got, _ := os.ReadFile(base)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("five appends with dedup: %d bytes; one run: %d bytes; they differ", len(got), len(want))
+			}
+			plain := filepath.Join(dir, "plain.mldf")
+			if _, _, err := run(t, "run", write("plain.yaml", appendRecipeText(kind, all, plain, ""))); err != nil {
+				t.Fatal(err)
+			}
+			if p, _ := os.ReadFile(plain); bytes.Equal(p, want) {
+				t.Fatal("the inputs hold no duplicates: the test tests nothing")
+			}
+			// The last append's rejects name base samples (the base's own duplicates among
+			// the new ones are named by the file and their id in it).
+			rej, _ := os.ReadFile(base + ".rejects.jsonl")
+			if !strings.Contains(string(rej), fmt.Sprintf(`"duplicate_of":{"origin":%q,"index":`, base)) {
+				t.Fatalf("the rejects file names no base sample:\n%s", rej)
+			}
+		})
+	}
+}

@@ -127,6 +127,7 @@ type runFlags struct {
 	dedup                                                                    string
 	abortOlderThan                                                           time.Duration
 	fs                                                                       *flag.FlagSet
+	seed                                                                     *dedupSeed // an append's dedup table (not a flag)
 }
 
 // bindRunFlags defines the run options as flags; with run false (convert validate, which

@@ -125,7 +125,7 @@ func convertRecipe(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fiel
 	}
 	st := newStorage()
 	defer st.Close()
-	st.abortOlderThan = rf.abortOlderThan
+	st.abortOlderThan, st.seed = rf.abortOlderThan, rf.seed
 	plan, err := recipe.BuildWith(ctx, r, st.client) // one client: inputs, outputs, reports
 	if err != nil {
 		return err
@@ -216,6 +216,7 @@ func runPlan(ctx context.Context, st *storage, plan *recipe.Plan, output string,
 	bar := progress.New(stderr, isTerminal(stderr), logger, 10*time.Second)
 	defer bar.Finish()
 	cfg.Store, cfg.Sink, cfg.Logger = st.client, st.sink(ctx, output), logger
+	st.seed.apply(&cfg)
 	cfg.Progress = func(p pipeline.Progress) { bar.Update(progress.Stats(p)) }
 	return runner.Run(ctx, plan, cfg)
 }

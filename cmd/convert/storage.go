@@ -22,6 +22,7 @@ type storage struct {
 	// abortOlderThan: before uploading to a key, incomplete uploads to that exact key started
 	// more than this long ago are aborted (those of killed runs); 0 aborts them all.
 	abortOlderThan time.Duration
+	seed           *dedupSeed // an append's dedup table, for the run's dedup
 }
 
 func newStorage() *storage { return &storage{client: objstore.New()} }

@@ -1,8 +1,11 @@
 package dedup
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -25,6 +28,31 @@ func TestSumFraming(t *testing.T) {
 				t.Fatalf("Sum(%q) == Sum(%q) is %v", c.a, c.b, got)
 			}
 		})
+	}
+}
+
+// Origins are kept whatever their form: a prefix and a number are interned, the rest is
+// written to the origins file (and so are the prefixes beyond the budget).
+func TestOrigins(t *testing.T) {
+	long := strings.Repeat("x", 20<<10)
+	origins := []string{"a.jsonl:1", "a.jsonl:0", "a.jsonl:007", "a.jsonl:1234567890123456789", "b", "", "7",
+		"a.jsonl:2", long, long + ":3", strings.Repeat("y", MaxOrigin+10), "s3://b/k.parquet#2/5", "é:9"}
+	tab, err := New(Config{Dir: t.TempDir(), Memory: MinMemory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tab.Close()
+	for i, o := range origins {
+		if _, _, err := tab.Check(Sum([]byte(fmt.Sprint(i))), int64(i), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, o := range origins {
+		f, dup, err := tab.Check(Sum([]byte(fmt.Sprint(i))), int64(100+i), "again")
+		want := o[:min(len(o), MaxOrigin)]
+		if err != nil || !dup || f.Index != int64(i) || f.Origin != want {
+			t.Fatalf("origin %d: %v, %v, %.40q (want %.40q)", i, dup, err, f.Origin, want)
+		}
 	}
 }
 
@@ -63,51 +91,94 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// The table grows by rehashing, keeps every entry, and its mapped part stays under the
-// configured cap however many samples it holds.
-func TestGrowAndResidentCap(t *testing.T) {
-	const n = 100000                                                              // 2^18 slots after growing: 8 MiB of table, the cap is 1 MiB
-	tab, err := New(Config{Dir: t.TempDir(), Resident: MinResident, Expected: 1}) // a small table, grown
-	if err != nil {
-		t.Fatal(err)
+// The table answers exactly like a map of every hash, whatever the layout the entries reach
+// (memtable, flushed runs, merged runs, runs read with a whole-run binary search when the
+// index budget is spent), and its memory stays under the cap, at the same peak for 3x the
+// samples.
+func TestExactAndMemoryCap(t *testing.T) {
+	cases := []struct {
+		name       string
+		n          int64
+		noFanOut   bool // no index budget: every run one bucket, found by binary search
+		wantMerges bool // enough flushes for merges
+		heavy      bool // left out under the race detector (seconds there)
+	}{
+		{name: "memtable only", n: 2000},
+		{name: "runs merged", n: 20000, wantMerges: true},
+		{name: "3x the samples", n: 60000, wantMerges: true, heavy: true},
+		{name: "no fan-out", n: 20000, noFanOut: true, wantMerges: true, heavy: true},
 	}
-	defer tab.Close()
-	for i := range int64(n) {
-		if _, dup, err := tab.Check(Sum(fmt.Appendf(nil, "p%d", i)), i, fmt.Sprint("o", i)); err != nil || dup {
-			t.Fatalf("sample %d: dup %v, err %v", i, dup, err)
-		}
+	peaks := map[int64]int64{}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.heavy && raceOn {
+				t.Skip("seconds under the race detector; the plain pass runs it")
+			}
+			tab, err := New(Config{Dir: t.TempDir(), Memory: MinMemory})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tab.Close()
+			if c.noFanOut {
+				tab.fanBudget = 0
+			}
+			// Sample i repeats sample first(i) when i%5 == 4: a duplicate spread over the past.
+			first := func(i int64) int64 { return (i * 7919 % 1000003) * i / 1000003 / 5 * 5 }
+			for i := range c.n {
+				k := i
+				if i%5 == 4 {
+					k = first(i)
+				}
+				f, dup, err := tab.Check(Sum(fmt.Appendf(nil, "p%d", k)), i, fmt.Sprint("o", i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if dup != (k != i) || dup && f != (First{Index: k, Origin: fmt.Sprint("o", k)}) {
+					t.Fatalf("sample %d (a copy of %d): %+v, %v", i, k, f, dup)
+				}
+			}
+			st := tab.Stats()
+			if st.Entries != c.n-c.n/5 || st.Duplicates != c.n/5 {
+				t.Fatalf("stats %+v", st)
+			}
+			if st.PeakMemory > st.MemoryCap || st.MemoryCap != MinMemory {
+				t.Fatalf("peak memory %d over the cap %d", st.PeakMemory, st.MemoryCap)
+			}
+			if c.wantMerges && (st.Flushes < fanIn || st.Merges == 0) {
+				t.Fatalf("%d flushes, %d merges: the test does not reach the runs", st.Flushes, st.Merges)
+			}
+			// Only the fan-outs grow with the count, by far less than the cap.
+			if c.wantMerges && !c.noFanOut {
+				peaks[c.n] = st.PeakMemory
+			}
+			t.Logf("%+v", st)
+		})
 	}
-	if tab.Slots()*slotSize <= uint64(tab.ResidentCap()) {
-		t.Fatalf("table of %d slots fits the cap: the test does not test the cap", tab.Slots())
-	}
-	for i := int64(0); i < n; i += 997 {
-		f, dup, err := tab.Check(Sum(fmt.Appendf(nil, "p%d", i)), n+i, "again")
-		if err != nil || !dup || f.Index != i || f.Origin != fmt.Sprint("o", i) {
-			t.Fatalf("sample %d again: %+v %v %v", i, f, dup, err)
-		}
-	}
-	if tab.Len() != n {
-		t.Fatalf("Len %d", tab.Len())
-	}
-	if tab.PeakResident() > tab.ResidentCap() || tab.PeakResident() == 0 {
-		t.Fatalf("peak resident %d, cap %d", tab.PeakResident(), tab.ResidentCap())
+	if a, b := peaks[20000], peaks[60000]; !raceOn && (a == 0 || b-a > MinMemory/64) {
+		t.Fatalf("peak memory %d at 20000 samples, %d at 60000", a, b)
 	}
 }
 
-func TestSizedFromExpected(t *testing.T) {
-	tab, err := New(Config{Dir: t.TempDir(), Expected: 100000})
+// Expected keeps a small table small.
+func TestExpectedSizes(t *testing.T) {
+	tab, err := New(Config{Dir: t.TempDir(), Expected: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tab.Close()
-	if s := tab.Slots(); s*5/8 < 100000 || s > 4*100000 {
-		t.Fatalf("%d slots for 100000 expected", s)
+	if m := tab.Stats().Memory; m > 1<<20 {
+		t.Fatalf("%d bytes for 1000 expected samples", m)
+	}
+	for i := range int64(3000) { // more than expected: fine, it flushes
+		if _, dup, err := tab.Check(Sum(fmt.Appendf(nil, "%d", i%2000)), i, ""); err != nil || dup != (i >= 2000) {
+			t.Fatalf("sample %d: %v, %v", i, dup, err)
+		}
 	}
 }
 
 func TestConfigAndClose(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := New(Config{Dir: dir, Resident: 1000}); err == nil {
+	if _, err := New(Config{Dir: dir, Memory: 1000}); err == nil {
 		t.Fatal("a resident cap below the minimum accepted")
 	}
 	if _, err := New(Config{Dir: dir + "/missing"}); err == nil {
@@ -128,20 +199,37 @@ func TestConfigAndClose(t *testing.T) {
 	}
 }
 
+// BenchmarkCheck checks DEDUP_N hashes (default 10^6; run it with -benchtime=1x), one in
+// ten a duplicate of an earlier one, with the default cap, and reports the table's counters.
 func BenchmarkCheck(b *testing.B) {
-	tab, err := New(Config{Dir: b.TempDir(), Expected: int64(b.N)})
-	if err != nil {
-		b.Fatal(err)
+	n := int64(1000000)
+	if v, err := strconv.ParseInt(os.Getenv("DEDUP_N"), 10, 64); err == nil && v > 0 {
+		n = v
 	}
-	defer tab.Close()
-	k := NewHasher()
-	var buf [8]byte
-	for i := range b.N {
-		k.Reset()
-		buf[0], buf[1], buf[2], buf[3] = byte(i), byte(i>>8), byte(i>>16), byte(i>>24)
-		k.Add(buf[:])
-		if _, _, err := tab.Check(k.Sum(), int64(i), "origin"); err != nil {
+	for b.Loop() {
+		tab, err := New(Config{Dir: b.TempDir()})
+		if err != nil {
 			b.Fatal(err)
 		}
+		k := NewHasher()
+		var buf [8]byte
+		for i := range n {
+			v := i
+			if i%10 == 9 {
+				v = (i * 7919 % 1000003) * i / 1000003 / 10 * 10
+			}
+			k.Reset()
+			binary.LittleEndian.PutUint64(buf[:], uint64(v))
+			k.Add(buf[:])
+			if _, _, err := tab.Check(k.Sum(), i, "origin"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		st := tab.Stats()
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/check")
+		b.ReportMetric(float64(st.PeakMemory), "peak-mem-B")
+		b.ReportMetric(float64(st.RunReads), "run-reads")
+		b.ReportMetric(float64(st.Maybe-st.Duplicates), "filter-false-maybes")
+		tab.Close()
 	}
 }
