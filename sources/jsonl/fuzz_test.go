@@ -222,6 +222,11 @@ func checkStr(t *testing.T, b []byte) {
 	// The text is what encoding/json decodes.
 	raw := b[1 : fast.i-1]
 	got, errG := unescape([]byte("abc"), raw)
+	// With room after the text (as in the arena) unescape copies a word at a time.
+	roomy, errR := unescape(append(make([]byte, 0, len(raw)+3), "abc"...), raw)
+	if (errR == nil) != (errG == nil) || errG == nil && !bytes.Equal(roomy, got) {
+		t.Fatalf("%q: unescape with room gives %q (%v), without %q (%v)", raw, roomy, errR, got, errG)
+	}
 	var want string
 	if err := json.Unmarshal(b[:fast.i], &want); err != nil {
 		t.Fatalf("%q: accepted, but encoding/json fails: %v", b[:fast.i], err)
