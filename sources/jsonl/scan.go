@@ -191,7 +191,12 @@ func (s *scanner) array(n *node, depth int) error {
 // value parses one object or array member's value (extracted when child wants it, else
 // skipped) and the ',' or the closing byte after it; done reports the closing byte.
 func (s *scanner) value(child *node, depth int, closing byte) (done bool, err error) {
-	if child != nil {
+	if child == nil && s.i < len(s.b) && s.b[s.i] == '"' {
+		// An unwanted string (the most common skipped value): no trip through skip.
+		if _, err := s.str(); err != nil {
+			return false, err
+		}
+	} else if child != nil {
 		outer := s.lastKey
 		s.lastKey = child.path
 		if err := s.wanted(child, depth); err != nil {

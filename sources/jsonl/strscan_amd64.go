@@ -15,8 +15,9 @@ func strBlocksAVX2(p *byte, n int) (off int, state int)
 // strBlocks examines b, string bytes, in blocks of 32 bytes for the first '"', '\\' or
 // control byte, validating UTF-8 on the way (see strBlocksAVX2 in strscan_amd64.s). It
 // returns the offset and stateStop when it found one, with every byte before it valid
-// UTF-8 (no sequence cut by it); the end of the last whole block and stateTail when there
-// is none in the whole blocks, with every sequence before it valid except possibly one cut
+// UTF-8 (no sequence cut by it); the end of the last whole block (of b, when b holds at
+// least 35 bytes: the last bytes are then examined in the block ending with b) and
+// stateTail when there is none, with every sequence before it valid except possibly one cut
 // by the end (see backOff); stateBad when it met invalid UTF-8 first. Fewer than 32 bytes
 // give 0 and stateTail.
 func strBlocks(b []byte) (off, state int) {

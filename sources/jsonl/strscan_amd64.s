@@ -76,6 +76,9 @@ GLOBL c80<>(SB), RODATA|NOPTR, $32
 
 // func strBlocksAVX2(p *byte, n int) (off int, state int)
 //
+// The last bytes, under a block, are examined in the block that ends with b, when b holds
+// at least 35 bytes.
+//
 // Registers: SI p, BX n, AX the offset of the block, DX the non-ASCII mask of the block
 // before; Y0 the block, Y15 the block before (zero at the start: ASCII), Y8-Y14 constants.
 TEXT ·strBlocksAVX2(SB), NOSPLIT, $0-32
@@ -177,6 +180,57 @@ bad:
 	RET
 
 tail:
+	// Under 32 bytes left (R8): the last 32 bytes of b, the ones already seen masked off,
+	// each byte checked against the three before it, loaded from b itself.
+	TESTQ R8, R8
+	JZ    end
+	CMPQ  BX, $35
+	JLT   end
+	LEAQ  -32(SI)(BX*1), R13
+	VMOVDQU (R13), Y0
+	VMOVDQU -1(R13), Y2
+	VMOVDQU -2(R13), Y3
+	VMOVDQU -3(R13), Y4
+	VPCMPEQB Y0, Y10, Y1
+	VPCMPEQB Y0, Y11, Y5
+	VPMINUB  Y0, Y12, Y6
+	VPCMPEQB Y0, Y6, Y6
+	VPOR     Y1, Y5, Y1
+	VPOR     Y1, Y6, Y1
+	VPMOVMSKB Y1, R9
+	VPSRLW   $4, Y2, Y5
+	VPAND    Y13, Y5, Y5
+	VPSHUFB  Y5, Y8, Y5
+	VPAND    Y13, Y2, Y6
+	VPSHUFB  Y6, Y9, Y6
+	VPAND    Y6, Y5, Y5
+	VPSRLW   $4, Y0, Y6
+	VPAND    Y13, Y6, Y6
+	VPSHUFB  Y6, Y14, Y6
+	VPAND    Y6, Y5, Y5
+	VPSUBUSB c60<>(SB), Y3, Y3
+	VPSUBUSB c70<>(SB), Y4, Y4
+	VPOR     Y3, Y4, Y3
+	VPAND    c80<>(SB), Y3, Y3
+	VPXOR    Y3, Y5, Y5
+	VPXOR    Y6, Y6, Y6
+	VPCMPEQB Y6, Y5, Y5
+	VPMOVMSKB Y5, R11
+	NOTL     R11
+	MOVQ     $32, CX
+	SUBQ     R8, CX
+	MOVQ     $-1, R12
+	SHLQ     CX, R12 // the bytes not seen yet
+	ANDQ     R12, R9
+	ANDQ     R12, R11
+	LEAQ     -32(BX), AX
+	TESTL    R9, R9
+	JNZ      stop
+	TESTL    R11, R11
+	JNZ      bad
+	MOVQ     BX, AX
+
+end:
 	MOVQ  AX, off+16(FP)
 	MOVQ  $1, state+24(FP)
 	VZEROUPPER
