@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -31,19 +33,67 @@ func FuzzExtract(f *testing.F) {
 		`{"arr":["x"],"arr":{"0":"y"}}`, `{"e\u0301":1}`, "{\"text\":\"\xe2\x82\"}"} {
 		f.Add([]byte(s))
 	}
-	cols := []Column{
-		{Key: "text", Kind: sample.KindString},
-		{Key: "a.b", Kind: sample.KindJSON},
-		{Key: "n", Kind: sample.KindFloat},
-		{Key: "i", Kind: sample.KindInt},
-		{Key: "arr.0", Kind: sample.KindJSON},
+	for _, l := range boundaryLines() {
+		f.Add(l)
 	}
-	x, err := newExtractor(cols)
+	x, sc := fuzzExtractor(f)
+	f.Fuzz(func(t *testing.T, line []byte) { checkExtract(t, x, sc, line) })
+}
+
+// boundaryLines are real-text-like lines (fortune and man-page shapes) with escapes,
+// multi-byte UTF-8 and bad bytes placed at every offset around the 8-byte words and 32-byte
+// blocks the string scanner reads.
+func boundaryLines() [][]byte {
+	var out [][]byte
+	for _, piece := range []string{`\n\t\t-- `, `\"`, `\\fB`, `\u00e9`, `\ud83d\ude00`, "ж", "漢", "😀", "\xd0", "\xe2\x82", "\x01", "\xed\xa0\x80"} {
+		for pad := 0; pad < 40; pad += 3 {
+			for _, fill := range []string{"x", "ж"} {
+				text := strings.Repeat(fill, pad) + piece + strings.Repeat("ы", pad%7) + strings.Repeat("z", 40-pad)
+				out = append(out, []byte(`{"id":"fortunes/ru/2001.03:`+strings.Repeat("9", pad%5)+`","lang":"ru","i":7,"text":"`+text+`","n":1.5}`))
+			}
+		}
+	}
+	return out
+}
+
+// fuzzExtractor returns the extractor of FuzzExtract and TestExtractRandomLines.
+func fuzzExtractor(tb testing.TB) (*extractor, *scanner) {
+	x, err := newExtractor(extractCols)
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
-	sc := &scanner{}
-	f.Fuzz(func(t *testing.T, line []byte) {
+	return x, &scanner{}
+}
+
+// TestExtractRandomLines runs random real-text-like and hostile lines (strScan pieces:
+// every UTF-8 length, invalid sequences, escapes, control bytes) through FuzzExtract's
+// comparison with encoding/json.
+func TestExtractRandomLines(t *testing.T) {
+	x, sc := fuzzExtractor(t)
+	for _, l := range boundaryLines() {
+		checkExtract(t, x, sc, l)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 2000 {
+		line := []byte(`{"id":"` + string(randStr(r, r.IntN(20))) + `","text":"` + string(randStr(r, r.IntN(400))) + `","i":` + strconv.Itoa(r.IntN(100)) + `}`)
+		checkExtract(t, x, sc, line)
+	}
+}
+
+// extractCols are the columns FuzzExtract extracts.
+var extractCols = []Column{
+	{Key: "text", Kind: sample.KindString},
+	{Key: "a.b", Kind: sample.KindJSON},
+	{Key: "n", Kind: sample.KindFloat},
+	{Key: "i", Kind: sample.KindInt},
+	{Key: "arr.0", Kind: sample.KindJSON},
+}
+
+// checkExtract compares what x extracts from line with encoding/json's view of it.
+func checkExtract(t *testing.T, x *extractor, sc *scanner, line []byte) {
+	t.Helper()
+	cols := extractCols
+	{
 		var arena arena
 		vals, _, err := x.extract(sc, line, &arena, nil)
 		trimmed := bytes.TrimLeft(line, " \t\r\n")
@@ -128,7 +178,7 @@ func FuzzExtract(f *testing.F) {
 				}
 			}
 		}
-	})
+	}
 }
 
 func lookup(v any, path string) (any, bool) {
@@ -222,6 +272,11 @@ func checkStr(t *testing.T, b []byte) {
 	// The text is what encoding/json decodes.
 	raw := b[1 : fast.i-1]
 	got, errG := unescape([]byte("abc"), raw)
+	// With room after the text (as in the arena) unescape copies a word at a time.
+	roomy, errR := unescape(append(make([]byte, 0, len(raw)+3), "abc"...), raw)
+	if (errR == nil) != (errG == nil) || errG == nil && !bytes.Equal(roomy, got) {
+		t.Fatalf("%q: unescape with room gives %q (%v), without %q (%v)", raw, roomy, errR, got, errG)
+	}
 	var want string
 	if err := json.Unmarshal(b[:fast.i], &want); err != nil {
 		t.Fatalf("%q: accepted, but encoding/json fails: %v", b[:fast.i], err)

@@ -56,6 +56,7 @@ type scanner struct {
 	idx     []byte // scratch for array index keys
 	keyBuf  []byte // scratch for unescaped keys
 	lastKey string // deepest wanted-path key being read, for error messages
+	scalar  bool   // never use strBlocks (tests compare the two paths)
 }
 
 // syntaxError is a scanner failure; the caller wraps it into a LineError.
@@ -190,7 +191,12 @@ func (s *scanner) array(n *node, depth int) error {
 // value parses one object or array member's value (extracted when child wants it, else
 // skipped) and the ',' or the closing byte after it; done reports the closing byte.
 func (s *scanner) value(child *node, depth int, closing byte) (done bool, err error) {
-	if child != nil {
+	if child == nil && s.i < len(s.b) && s.b[s.i] == '"' {
+		// An unwanted string (the most common skipped value): no trip through skip.
+		if _, err := s.str(); err != nil {
+			return false, err
+		}
+	} else if child != nil {
 		outer := s.lastKey
 		s.lastKey = child.path
 		if err := s.wanted(child, depth); err != nil {
@@ -479,6 +485,40 @@ func (s *scanner) str() (escaped bool, err error) {
 				}
 			}
 		}
+		if hasStrBlocks && !s.scalar && len(b)-i >= 32 {
+			// Thirty-two bytes a step, UTF-8 validated on the way, to the next quote,
+			// backslash or control byte.
+			off, state := strBlocks(b[i:])
+			if state == stateBad {
+				return s.strSlow()
+			}
+			if state == stateStop {
+				k := i + off
+				if b[k] == '"' {
+					s.i = k + 1
+					return escaped, nil
+				}
+				if b[k] != '\\' || k+1 >= len(b) {
+					return s.strSlow()
+				}
+				escaped = true
+				switch b[k+1] {
+				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+					i = k + 2
+				case 'u':
+					if k+6 > len(b) || !isHex4(b[k+2:k+6]) {
+						return s.strSlow()
+					}
+					i = k + 6
+				default:
+					return s.strSlow()
+				}
+				continue
+			}
+			// None in the whole blocks: the rest (under 32 bytes, and a sequence the
+			// blocks' end cut) is checked below.
+			i = backOff(b, i, i+off)
+		}
 		if q < i {
 			k := bytes.IndexByte(b[i:], '"')
 			if k < 0 {
@@ -517,6 +557,37 @@ func (s *scanner) str() (escaped bool, err error) {
 			return s.strSlow()
 		}
 	}
+}
+
+// The states strBlocks returns.
+const (
+	stateStop = iota // at a '"', '\\' or control byte
+	stateTail        // at the end of the whole blocks
+	stateBad         // invalid UTF-8
+)
+
+// backOff returns j, or the start of the UTF-8 sequence that the end of b[lo:j] cuts (whose
+// lead is in its last three bytes), so that the bytes before the result are whole sequences.
+func backOff(b []byte, lo, j int) int {
+	for k := j - 1; k >= lo && k >= j-3; k-- {
+		c := b[k]
+		if c < 0x80 {
+			return j
+		}
+		if c >= 0xc0 {
+			n := 2
+			if c >= 0xf0 {
+				n = 4
+			} else if c >= 0xe0 {
+				n = 3
+			}
+			if j-k < n {
+				return k
+			}
+			return j
+		}
+	}
+	return j
 }
 
 // plainRun reports whether b, a run of string bytes free of '"' and '\\', holds no control
@@ -724,13 +795,29 @@ func hex4(b []byte) rune {
 
 // unescape appends the UTF-8 text of the validated string body raw (without its quotes) to
 // dst. An unpaired UTF-16 surrogate (\ud800 alone) cannot be UTF-8 and is an error.
+//
+// After an escape the next one is often within a word (roff sources, code, verse): one word
+// is copied whole and searched for a backslash before bytes.IndexByte is called.
 func unescape(dst, raw []byte) ([]byte, error) {
 	for len(raw) > 0 {
-		k := bytes.IndexByte(raw, '\\')
-		if k < 0 {
-			return append(dst, raw...), nil
+		k := -1
+		if n := len(dst); len(raw) >= 8 && cap(dst)-n >= 8 {
+			x := binary.LittleEndian.Uint64(raw)
+			binary.LittleEndian.PutUint64(dst[n:n+8], x)
+			xb := x ^ (lsb * '\\')
+			if m := (xb - lsb) &^ xb & msb; m != 0 {
+				k = bits.TrailingZeros64(m) / 8 // the lowest flag is exact
+				dst = dst[:n+k]
+			} else {
+				dst, raw = dst[:n+8], raw[8:]
+			}
 		}
-		dst = append(dst, raw[:k]...)
+		if k < 0 {
+			if k = bytes.IndexByte(raw, '\\'); k < 0 {
+				return append(dst, raw...), nil
+			}
+			dst = append(dst, raw[:k]...)
+		}
 		raw = raw[k:]
 		switch raw[1] {
 		case 'u':
