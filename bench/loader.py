@@ -179,7 +179,7 @@ def main():
         "cpu_ms_per_image": round(cpu * 1000 / max(n_measured, 1), 3),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "peak_rss_child_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
-        "load_average": os.getloadavg()[0],
+        "load_average": round(os.getloadavg()[0], 2),
         "threads": stats,
     }))
 
