@@ -10,7 +10,10 @@ every epoch, 2 workers or threads. Epoch 0 is a warm-up (FFCV compiles its pipel
 then; page cache, thread pools) and is not counted. Prints one JSON line: images/s of each
 measured epoch, their best and median, CPU seconds per image over the measured epochs (user+sys
 of this process and its reaped children: DataLoader workers), peak RSS of this process and of
-the largest child. Prints {"available": false, "why": ...} when the loader cannot run here.
+the largest child, the 1-minute load average at the end; for mldf.Loader also its threads'
+counters over the measured epochs (loader.stats(): the busy fraction of the decoding threads,
+the fraction with no sample queued, the process's CPU per thread-second, and the Python side's
+waits). Prints {"available": false, "why": ...} when the loader cannot run here.
 """
 import argparse
 import json
@@ -144,10 +147,12 @@ def main():
     except Exception as e:  # report, do not crash the table
         print(json.dumps({"available": False, "why": f"{type(e).__name__}: {e}"[:300]}))
         return
-    rates, cpu, n_measured, first = [], 0.0, 0, None
+    rates, cpu, n_measured, first, stats = [], 0.0, 0, None, None
     for epoch in range(a.epochs + 1):
         if hasattr(loader, "set_epoch"):
             loader.set_epoch(epoch)
+        if epoch == 1 and hasattr(loader, "stats"):
+            loader.stats(reset=True)  # the engine's counters over the measured epochs
         c0, t0, n = cpu_seconds(), time.perf_counter(), 0
         for b in loader:
             n += count(b)
@@ -158,6 +163,13 @@ def main():
         cpu += cpu_seconds() - c0
         n_measured += n
         rates.append(n / dt)
+    if hasattr(loader, "stats"):
+        st = loader.stats()
+        thread_s = st["threads"] * st["wall_seconds"]
+        stats = {"utilisation": round(st["utilisation"], 3),
+                 "starved": round(st["starved_seconds"] / thread_s, 3) if thread_s else None,
+                 "process_cpu_per_thread_s": round(st["process_cpu_seconds"] / thread_s, 3) if thread_s else None,
+                 "python": {k: round(v, 3) for k, v in st["python"].items()}}
     print(json.dumps({
         "available": True, "kind": a.kind, "size": a.size, "batch": a.batch,
         "how": getattr(loader, "how", ""), "images_per_epoch": n_measured // max(a.epochs, 1),
@@ -167,6 +179,8 @@ def main():
         "cpu_ms_per_image": round(cpu * 1000 / max(n_measured, 1), 3),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "peak_rss_child_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
+        "load_average": round(os.getloadavg()[0], 2),
+        "threads": stats,
     }))
 
 

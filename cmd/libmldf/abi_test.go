@@ -51,6 +51,23 @@ int main(int argc, char **argv) {
 	data[sizes[1]] = 0;
 	printf("labels %lld %lld %lld %lld data %s offsets %lld\n", (long long)labels[0], (long long)labels[1], (long long)labels[2], (long long)labels[3], data, (long long)offsets[4]);
 	free(data);
+	// two batches submitted before either is waited for, then the counters
+	int64_t idx2[2] = {0, 9}, l1[4], l2[2], o1[5], o2[3], s2[2];
+	char d1[64], d2[64];
+	void *outs1[3] = {l1, o1, d1}, *outs2[3] = {l2, o2, d2};
+	if (mldf_batch_bytes(p, idx2, 2, s2, &err) < 0) { printf("batch_bytes: %s\n", err); return 1; }
+	int64_t t1 = mldf_submit(p, idx, 4, 0, outs1, sizes, &err);
+	int64_t t2 = mldf_submit(p, idx2, 2, 0, outs2, s2, &err);
+	if (t1 <= 0 || t2 <= 0) { printf("submit: %s\n", err); return 1; }
+	if (mldf_wait(t2, &err) != 0 || mldf_wait(t1, &err) != 0) { printf("wait: %s\n", err); return 1; }
+	printf("submitted %lld %lld %lld %lld %.*s\n", (long long)l1[0], (long long)l1[3], (long long)l2[0], (long long)l2[1], (int)o2[2], d2);
+	int wrc = mldf_wait(t1, &err);
+	printf("waitagain %d %s\n", wrc, err);
+	mldf_free(err);
+	err = NULL;
+	char *st = mldf_stats(h, 1);
+	printf("stats %s\n", st);
+	mldf_free(st);
 	int64_t bad = mldf_plan(h, "{\"fields\":[{\"field\":\"nope\",\"ops\":[{\"op\":\"Int\"}]}]}", &err);
 	printf("badplan %lld %s\n", (long long)bad, err);
 	mldf_free(err);
@@ -104,6 +121,10 @@ func TestCABI(t *testing.T) {
 		`badplan 0 loader: bad plan: field "nope" is not in`,
 		"badrun 1 " + file + ": loader: sample index out of range: index 99",
 		"badopen 0 ",
+		"submitted 101 107 100 109 s0s9",
+		"waitagain 1 libmldf: bad handle: not a submitted batch",
+		`stats {"threads":2,`,
+		`"batches":3,"samples":10,`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)

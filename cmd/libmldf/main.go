@@ -263,16 +263,70 @@ func mldf_batch_bytes(p C.int64_t, idx *C.int64_t, n C.int64_t, sizes *C.int64_t
 //export mldf_run
 func mldf_run(p C.int64_t, idx *C.int64_t, n C.int64_t, epoch C.int64_t, outs *unsafe.Pointer, dataSizes *C.int64_t, errp **C.char) (status C.int) {
 	defer recoverTo(errp, func() { status = 1 })
-	pl, err := planOf(p)
+	b, err := submit(p, idx, n, epoch, outs, dataSizes)
+	if err == nil {
+		err = b.Wait()
+	}
 	if err != nil {
 		setErr(errp, err)
 		return 1
+	}
+	return 0
+}
+
+//export mldf_submit
+func mldf_submit(p C.int64_t, idx *C.int64_t, n C.int64_t, epoch C.int64_t, outs *unsafe.Pointer, dataSizes *C.int64_t, errp **C.char) (t C.int64_t) {
+	defer recoverTo(errp, func() { t = 0 })
+	b, err := submit(p, idx, n, epoch, outs, dataSizes)
+	if err != nil {
+		setErr(errp, err)
+		return 0
+	}
+	return C.int64_t(cgo.NewHandle(b))
+}
+
+//export mldf_wait
+func mldf_wait(t C.int64_t, errp **C.char) (status C.int) {
+	defer recoverTo(errp, func() { status = 1 })
+	var b *loader.Pending
+	if t > 0 {
+		b, _ = safeValue(t).(*loader.Pending)
+	}
+	if b == nil {
+		setErr(errp, fmt.Errorf("%w: not a submitted batch", errBadHandle))
+		return 1
+	}
+	err := b.Wait()
+	safeDelete(t)
+	if err != nil {
+		setErr(errp, err)
+		return 1
+	}
+	return 0
+}
+
+//export mldf_stats
+func mldf_stats(h C.int64_t, reset C.int) *C.char {
+	defer func() { _ = recover() }()
+	l, err := loaderOf(h)
+	if err != nil {
+		return nil
+	}
+	return jsonString(l.Stats(reset != 0))
+}
+
+// submit queues a batch (mldf_run, mldf_submit). The indices are copied; the output
+// buffers must stay valid until the batch is waited for.
+func submit(p C.int64_t, idx *C.int64_t, n C.int64_t, epoch C.int64_t, outs *unsafe.Pointer, dataSizes *C.int64_t) (*loader.Pending, error) {
+	pl, err := planOf(p)
+	if err != nil {
+		return nil, err
 	}
 	ix, err := indices(idx, n)
 	if err != nil {
-		setErr(errp, err)
-		return 1
+		return nil, err
 	}
+	ix = append([]int64(nil), ix...)
 	outputs := pl.Outputs()
 	nptr := 0
 	for _, o := range outputs {
@@ -282,8 +336,7 @@ func mldf_run(p C.int64_t, idx *C.int64_t, n C.int64_t, epoch C.int64_t, outs *u
 		}
 	}
 	if outs == nil {
-		setErr(errp, fmt.Errorf("%w: no output pointers", loader.ErrBuffer))
-		return 1
+		return nil, fmt.Errorf("%w: no output pointers", loader.ErrBuffer)
 	}
 	ptrs := unsafe.Slice(outs, nptr)
 	var sizes []int64
@@ -295,16 +348,14 @@ func mldf_run(p C.int64_t, idx *C.int64_t, n C.int64_t, epoch C.int64_t, outs *u
 	for j, o := range outputs {
 		if o.Variable {
 			if ptrs[k] == nil || (ptrs[k+1] == nil && sizes != nil && sizes[j] > 0) {
-				setErr(errp, fmt.Errorf("%w: output %d (%s): null pointer", loader.ErrBuffer, j, o.Name))
-				return 1
+				return nil, fmt.Errorf("%w: output %d (%s): null pointer", loader.ErrBuffer, j, o.Name)
 			}
 			bufs[j].Offsets = unsafe.Slice((*int64)(ptrs[k]), int(n)+1)
 			var size int64
 			if sizes != nil {
 				size = sizes[j]
 			} else if size, err = variableBytes(pl, ix, j); err != nil {
-				setErr(errp, err)
-				return 1
+				return nil, err
 			}
 			if size > 0 {
 				bufs[j].Data = unsafe.Slice((*byte)(ptrs[k+1]), int(size))
@@ -315,18 +366,13 @@ func mldf_run(p C.int64_t, idx *C.int64_t, n C.int64_t, epoch C.int64_t, outs *u
 		size := int(n) * o.ItemSize()
 		if size > 0 {
 			if ptrs[k] == nil {
-				setErr(errp, fmt.Errorf("%w: output %d (%s): null pointer", loader.ErrBuffer, j, o.Name))
-				return 1
+				return nil, fmt.Errorf("%w: output %d (%s): null pointer", loader.ErrBuffer, j, o.Name)
 			}
 			bufs[j].Data = unsafe.Slice((*byte)(ptrs[k]), size)
 		}
 		k++
 	}
-	if err := pl.Run(context.Background(), ix, int64(epoch), bufs); err != nil {
-		setErr(errp, err)
-		return 1
-	}
-	return 0
+	return pl.Submit(context.Background(), ix, int64(epoch), bufs)
 }
 
 // variableBytes returns the data bytes output j needs for the samples ix.
@@ -353,5 +399,5 @@ func mldf_version() *C.char {
 			}
 		}
 	}
-	return jsonString(map[string]any{"version": loader.Version, "commit": commit, "codecs": loader.Codecs(), "abi": 1})
+	return jsonString(map[string]any{"version": loader.Version, "commit": commit, "codecs": loader.Codecs(), "abi": 2})
 }

@@ -17,9 +17,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
-	"sync/atomic"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/mldf/convert/internal/quote"
 )
@@ -61,11 +58,10 @@ type Loader struct {
 	src *source
 	opt Options
 
-	mu     sync.RWMutex // held for reading by Run, for writing by Close
+	mu     sync.RWMutex // held for reading by Submit, for writing by Close
 	closed bool
 
-	poolMu sync.Mutex
-	pool   []*worker
+	sch *sched // the decoding threads and their queue of samples
 }
 
 // Open opens the MLDF or FFCV .beton file at path (a local path, or an s3://, gs://, az://
@@ -82,10 +78,16 @@ func Open(ctx context.Context, path string, opt Options) (*Loader, error) {
 		src.close()
 		return nil, fmt.Errorf("%s: %w: verify_checksums is set but the %s file carries no checksums", src.name, ErrOptions, src.c.format())
 	}
-	return &Loader{src: src, opt: opt}, nil
+	threads := opt.Threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	return &Loader{src: src, opt: opt, sch: newSched(threads)}, nil
 }
 
-// Close closes the file and the decoders. It waits for Runs in progress.
+// Close closes the file and the decoders. Samples of submitted batches that no thread has
+// started are dropped (their Wait returns ErrClosed); Close waits for the samples being
+// decoded, so no buffer is written after it returns.
 func (l *Loader) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -93,14 +95,13 @@ func (l *Loader) Close() error {
 		return nil
 	}
 	l.closed = true
-	l.poolMu.Lock()
-	for _, w := range l.pool {
-		w.close()
-	}
-	l.pool = nil
-	l.poolMu.Unlock()
+	l.sch.shutdown(ErrClosed)
 	return l.src.close()
 }
+
+// Stats returns the decoding threads' counters since Open or the last reset; reset starts a
+// new period.
+func (l *Loader) Stats(reset bool) Stats { return l.sch.stats(reset) }
 
 // NumSamples returns the number of samples in the file.
 func (l *Loader) NumSamples() int { return l.src.numSamples() }
@@ -199,33 +200,6 @@ func (l *Loader) Describe() Description {
 	return d
 }
 
-// threads returns the number of decoding goroutines for n samples.
-func (l *Loader) threads(n int) int {
-	t := l.opt.Threads
-	if t <= 0 {
-		t = runtime.GOMAXPROCS(0)
-	}
-	return max(min(t, n), 1)
-}
-
-// getWorker takes a worker from the pool (or makes one); putWorker returns it.
-func (l *Loader) getWorker() *worker {
-	l.poolMu.Lock()
-	defer l.poolMu.Unlock()
-	if n := len(l.pool); n > 0 {
-		w := l.pool[n-1]
-		l.pool = l.pool[:n-1]
-		return w
-	}
-	return &worker{}
-}
-
-func (l *Loader) putWorker(w *worker) {
-	l.poolMu.Lock()
-	defer l.poolMu.Unlock()
-	l.pool = append(l.pool, w)
-}
-
 // Buffer is one output's memory for a batch: Data for a fixed output (n × the output's
 // item size bytes); Offsets (n+1 entries, filled by Run) and Data for a variable one.
 type Buffer struct {
@@ -271,69 +245,75 @@ func (p *Plan) checkIndices(idx []int64) error {
 }
 
 // Run decodes the samples idx into bufs (one per output, in Outputs order), with the random
-// ops of epoch, on the loader's threads. It returns the first error (naming the file, the
-// sample and the field); the buffers' contents are then unspecified.
+// ops of epoch, on the loader's threads: Submit, then Wait. It returns the first error
+// (naming the file, the sample and the field); the buffers' contents are then unspecified.
 func (p *Plan) Run(ctx context.Context, idx []int64, epoch int64, bufs []Buffer) error {
+	b, err := p.Submit(ctx, idx, epoch, bufs)
+	if err != nil {
+		return err
+	}
+	return b.Wait()
+}
+
+// Pending is a submitted batch.
+type Pending struct {
+	s *sched
+	b *batch
+}
+
+// Wait blocks until the batch is decoded and returns its first error (naming the file, the
+// sample and the field), ErrClosed when the loader was closed before it was decoded, or the
+// submission context's error.
+func (b *Pending) Wait() error { return b.s.wait(b.b) }
+
+// Submit checks the buffers, fetches the batch's blocks of a file in a bucket, and queues the
+// samples idx for decoding into bufs (as Run) on the loader's threads, behind the batches
+// submitted before. It returns at once: the caller keeps idx and bufs unchanged until Wait
+// returns. The threads go from one batch's last samples to the next batch's first, so a
+// caller that keeps one batch submitted ahead keeps them busy.
+func (p *Plan) Submit(ctx context.Context, idx []int64, epoch int64, bufs []Buffer) (*Pending, error) {
 	l := p.l
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed {
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	if len(bufs) != len(p.fields) {
-		return fmt.Errorf("%w: %d buffers for %d outputs", ErrBuffer, len(bufs), len(p.fields))
+		return nil, fmt.Errorf("%w: %d buffers for %d outputs", ErrBuffer, len(bufs), len(p.fields))
 	}
 	if err := p.checkIndices(idx); err != nil {
-		return err
+		return nil, err
 	}
 	n := len(idx)
 	for k, f := range p.fields {
 		b := &bufs[k]
 		if !f.out.Variable {
 			if int64(len(b.Data)) < int64(n)*int64(f.out.itemSize) {
-				return fmt.Errorf("%w: output %s has %d bytes, %d samples need %d", ErrBuffer, quote.Q(f.name), len(b.Data), n, int64(n)*int64(f.out.itemSize))
+				return nil, fmt.Errorf("%w: output %s has %d bytes, %d samples need %d", ErrBuffer, quote.Q(f.name), len(b.Data), n, int64(n)*int64(f.out.itemSize))
 			}
 			continue
 		}
 		if len(b.Offsets) != n+1 {
-			return fmt.Errorf("%w: output %s has %d offsets, %d samples need %d", ErrBuffer, quote.Q(f.name), len(b.Offsets), n, n+1)
+			return nil, fmt.Errorf("%w: output %s has %d offsets, %d samples need %d", ErrBuffer, quote.Q(f.name), len(b.Offsets), n, n+1)
 		}
 		b.Offsets[0] = 0
 		for j, i := range idx {
 			size, err := l.src.payloadSize(int(i), f.field)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			b.Offsets[j+1] = b.Offsets[j] + int64(size)
 		}
 		if b.Offsets[n] > int64(len(b.Data)) {
-			return fmt.Errorf("%w: output %s has %d data bytes, the batch needs %d", ErrBuffer, quote.Q(f.name), len(b.Data), b.Offsets[n])
+			return nil, fmt.Errorf("%w: output %s has %d data bytes, the batch needs %d", ErrBuffer, quote.Q(f.name), len(b.Data), b.Offsets[n])
 		}
 	}
 	if err := l.src.prefetch(ctx, idx, p.fieldIndices()); err != nil {
-		return err
+		return nil, err
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	var next atomic.Int64
-	for range l.threads(n) {
-		g.Go(func() error {
-			w := l.getWorker()
-			defer l.putWorker(w)
-			for {
-				if err := gctx.Err(); err != nil {
-					return err
-				}
-				j := int(next.Add(1) - 1)
-				if j >= n {
-					return nil
-				}
-				if err := p.one(w, j, idx[j], epoch, bufs); err != nil {
-					return err
-				}
-			}
-		})
-	}
-	return g.Wait()
+	b := &batch{p: p, ctx: ctx, idx: idx, epoch: epoch, bufs: bufs, pending: n, done: make(chan struct{})}
+	l.sch.submit(b)
+	return &Pending{s: l.sch, b: b}, nil
 }
 
 func (p *Plan) fieldIndices() []int {

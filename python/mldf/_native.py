@@ -74,6 +74,9 @@ class _Lib:
             "mldf_batch_bytes": (i64, [i64, ctypes.POINTER(i64), i64, ctypes.POINTER(i64), perr]),
             "mldf_run": (ctypes.c_int, [i64, ctypes.POINTER(i64), i64, i64, ctypes.POINTER(p), ctypes.POINTER(i64),
                                         perr]),
+            "mldf_submit": (i64, [i64, ctypes.POINTER(i64), i64, i64, ctypes.POINTER(p), ctypes.POINTER(i64), perr]),
+            "mldf_wait": (ctypes.c_int, [i64, perr]),
+            "mldf_stats": (p, [i64, ctypes.c_int]),
             "mldf_close": (None, [i64]),
             "mldf_plan_close": (None, [i64]),
             "mldf_free": (None, [p]),
@@ -203,6 +206,12 @@ class Handle:
             raise self._lib.error(err, "computing the sample order")
         return n
 
+    def stats(self, reset=False):
+        """The decoding threads' counters (mldf_stats) since the open or the last reset."""
+        self._lib.check()
+        s = self._lib.take_string(self._lib.lib.mldf_stats(self.h, 1 if reset else 0))
+        return json.loads(s) if s else {}
+
     def close(self):
         h, self.h = getattr(self, "h", 0), 0
         if h and os.getpid() == self._lib.pid:
@@ -253,6 +262,26 @@ class Plan:
         rc = self._lib.lib.mldf_run(self.p, idx.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), n, epoch, ptrs,
                                     sizes.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), ctypes.byref(err))
         if rc != 0:
+            raise self._lib.error(err, "decoding a batch")
+
+    def submit(self, idx, n, epoch, ptrs, sizes):
+        """Queue the samples idx[:n] for decoding (as run) and return at once with a ticket for
+        wait(). The buffers (ptrs) must stay alive and untouched until wait returns; the next
+        batch can be submitted before, so the threads go from one batch to the next without
+        a pause."""
+        self._lib.check()
+        err = ctypes.c_void_p()
+        t = self._lib.lib.mldf_submit(self.p, idx.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), n, epoch, ptrs,
+                                      sizes.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), ctypes.byref(err))
+        if t <= 0:
+            raise self._lib.error(err, "decoding a batch")
+        return t
+
+    def wait(self, ticket):
+        """Wait for a submitted batch (GIL released); raises its error, naming the sample."""
+        self._lib.check()
+        err = ctypes.c_void_p()
+        if self._lib.lib.mldf_wait(ticket, ctypes.byref(err)) != 0:
             raise self._lib.error(err, "decoding a batch")
 
     def close(self):

@@ -158,6 +158,36 @@ def test_same_seed_same_batches_any_threads(fx):
     assert not all(np.array_equal(a[1], b[1]) for a, b in zip(ref, other))
 
 
+def test_stats_count_the_work(fx):
+    """loader.stats(): the threads' counters (busy, starved, per worker) and the Python side's
+    waits; sane values, not timings."""
+    for threads, prefetch in [(2, 2), (1, 0)]:
+        with image_loader(fx, batch_size=64, threads=threads, prefetch=prefetch) as loader:
+            st = loader.stats(reset=True)
+            assert st["samples"] == 0 and st["batches"] == 0
+            n = sum(len(b["label"]) for b in loader)
+            st = loader.stats()
+            assert st["threads"] == threads and len(st["workers"]) == threads
+            assert st["samples"] == n == N and st["batches"] == len(loader)
+            assert sum(w["samples"] for w in st["workers"]) == N
+            assert 0 < st["busy_seconds"] == pytest.approx(sum(w["busy_seconds"] for w in st["workers"]))
+            assert st["busy_seconds"] <= st["running_seconds"] * 1.001 + 1e-3
+            assert st["running_seconds"] <= threads * st["wall_seconds"] * 1.001 + 1e-3
+            assert st["starved_seconds"] >= 0 and st["wait_seconds"] >= 0
+            assert 0 < st["utilisation"] <= 1.001
+            assert st["process_cpu_seconds"] > 0 or sys.platform == "win32"
+            py = st["python"]
+            assert set(py) == {"consumer_wait_seconds", "decode_wait_seconds", "slot_wait_seconds", "python_seconds"}
+            assert all(v >= 0 for v in py.values())
+            if prefetch:
+                assert py["decode_wait_seconds"] > 0
+            loader.stats(reset=True)
+            again = loader.stats()
+            assert again["samples"] == 0 and again["busy_seconds"] == 0 and all(v == 0 for v in again["python"].values())
+        with pytest.raises(ValueError, match="closed"):
+            loader.stats()
+
+
 def test_random_ops_do_not_depend_on_batch_composition(fx):
     """A sample's crop and flip are a function of (seed, epoch, sample): the same in a batch of
     7 in sequential order as in a batch of 64 in random order."""

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package loader
+
+import "time"
+
+func procCPU() time.Duration { return -1 }
