@@ -75,6 +75,31 @@ func createOutput(target string, wrap WrapFunc, named bool) (*Output, error) {
 	return o, nil
 }
 
+// createPartialOutput opens the named temporary file of a resumable run to target,
+// ".BASE.partial", created empty or reopened and cut to keep bytes (see Partial). Abort
+// removes it; Suspend keeps it.
+func createPartialOutput(target string, wrap WrapFunc, keep int64) (*Output, error) {
+	if _, base := filepath.Split(target); base == "" {
+		return nil, fmt.Errorf("create output %q: not a file name", target)
+	}
+	if err := checkTarget(target); err != nil {
+		return nil, fmt.Errorf("create output %s: %w", target, err)
+	}
+	af, err := atomicfile.OpenPartial(target, atomicfile.PartialName(target, PartialSuffix), 0o644, keep == 0)
+	if err != nil {
+		return nil, fmt.Errorf("create output %s: %w", target, err)
+	}
+	if err := af.Truncate(keep); err != nil {
+		af.Keep(af.File.Close)
+		return nil, fmt.Errorf("cut %s to its checkpoint: %w", af.TempName(), err)
+	}
+	o := &Output{af: af, File: af.File}
+	if wrap != nil {
+		o.File = wrap(af.File, "output")
+	}
+	return o, nil
+}
+
 // TempPath names the temporary file for messages: its path, or "DIR/(unnamed temporary
 // file for BASE)" while it has none.
 func (o *Output) TempPath() string { return o.af.TempName() }

@@ -17,6 +17,7 @@ import (
 type Spill struct {
 	File
 	name string // set where the file could not be unlinked at once
+	path string // a resumable writer's named spill (kept by Close; see Partial)
 }
 
 // CreateSpill creates an unlinked scratch file in dir: without a name from the start where
