@@ -407,10 +407,11 @@ func (r *runner) checkpoints(ctx context.Context) error {
 }
 
 // finish ends a resumable run: after a commit the record goes (and the partial files are
-// gone with the commit); after an interruption everything stays for the next run; after a
-// failure of any other kind everything goes (the next run starts over).
+// gone with the commit); after an interruption with a checkpoint everything stays for the
+// next run; after one before the first checkpoint, or a failure of any other kind,
+// everything goes (the next run starts over).
 func (ck *checkpointer) finish(output, rejects string, committed, interrupted bool) {
-	if interrupted && !committed {
+	if interrupted && !committed && ck.number > 0 {
 		return
 	}
 	ck.clean(output, rejects)

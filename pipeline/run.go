@@ -179,7 +179,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	}
 	r.logSkipped(&rep)
 	if err != nil {
-		if r.ck != nil && ctx.Err() != nil {
+		if r.ck != nil && ctx.Err() != nil && r.ck.number > 0 {
 			r.w.Suspend() // the next run resumes from the last checkpoint
 		} else {
 			r.w.Abort()
