@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"fmt"
 	"image"
-	"image/color"
 	"image/png"
 	"math/rand/v2"
 	"os"
@@ -29,6 +28,7 @@ import (
 var (
 	checkpointLine = regexp.MustCompile(`checkpoint (\d+) at sample (\d+)`)
 	resumedLine    = regexp.MustCompile(`resumed at sample (\d+) of checkpoint (\d+)`)
+	overLine       = regexp.MustCompile(`starting over`)
 )
 
 // resumeKillCase is one dataset of the kill test.
@@ -46,7 +46,9 @@ func TestResumeKill9(t *testing.T) {
 	bin := buildConvert(t, dir)
 	rnd := rand.New(rand.NewPCG(30, 1))
 
-	lines := 10_000_000
+	// The issue's sizes take minutes on a shared 2-core machine: CI runs 10^6 lines, and
+	// CONVERT_RESUME_LINES=10000000 the full test.
+	lines := 1_000_000
 	if s := os.Getenv("CONVERT_RESUME_LINES"); s != "" {
 		lines, _ = strconv.Atoi(s)
 	}
@@ -63,7 +65,7 @@ func TestResumeKill9(t *testing.T) {
 	for _, tc := range []resumeKillCase{
 		{name: "jsonl", every: 300 * time.Millisecond, args: func(out string) []string { return []string{"run", recipe, "--output", out} }},
 		{name: "images", every: 300 * time.Millisecond, args: func(out string) []string {
-			return []string{"images", images, out, "--mode", "png"}
+			return []string{"images", images, out}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { resumeKill(t, bin, tc, rnd) })
@@ -88,6 +90,12 @@ func resumeKill(t *testing.T, bin string, tc resumeKillCase, rnd *rand.Rand) {
 	var redone []time.Duration
 	kills, resumes := 0, 0
 	for i := 0; ; i++ {
+		if i > 200 {
+			t.Fatalf("%d attempts and the run has not finished", i)
+		}
+		partial := filepath.Join(dir, ".out.mldf.partial")
+		_, perr := os.Stat(partial)
+		hadPartial := perr == nil
 		cmd := exec.Command(bin, args...)
 		pipe, err := cmd.StderrPipe()
 		if err != nil {
@@ -100,6 +108,7 @@ func resumeKill(t *testing.T, bin string, tc resumeKillCase, rnd *rand.Rand) {
 		var ckAt time.Time // when the last checkpoint line came
 		var ckSample int64 = -1
 		resumedAt := int64(-1)
+		over := false
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() {
@@ -114,13 +123,24 @@ func resumeKill(t *testing.T, bin string, tc resumeKillCase, rnd *rand.Rand) {
 					ckSample, _ = strconv.ParseInt(string(m[2]), 10, 64)
 				} else if m := resumedLine.FindSubmatch(line); m != nil {
 					resumedAt, _ = strconv.ParseInt(string(m[1]), 10, 64)
+				} else if overLine.Match(line) {
+					over = true
 				}
 				mu.Unlock()
 			}
 		}()
-		if i < 20 {
-			// A random moment of the run: past the start-up, within an uninterrupted run's time.
-			time.Sleep(200*time.Millisecond + time.Duration(rnd.Int64N(int64(full/2))))
+		if kills < 20 {
+			// A random moment once the conversion started (past listing the inputs), about
+			// a twentieth of the run on average, so that the 20 kills spread over it.
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				mu.Lock()
+				started := resumedAt >= 0 || over
+				mu.Unlock()
+				if _, err := os.Stat(partial); started || (!hadPartial && err == nil) {
+					break
+				}
+			}
+			time.Sleep(100*time.Millisecond + time.Duration(rnd.Int64N(int64(max(full/10, 3*tc.every)))))
 			cmd.Process.Kill() // SIGKILL
 		}
 		err = cmd.Wait()
@@ -131,12 +151,17 @@ func resumeKill(t *testing.T, bin string, tc resumeKillCase, rnd *rand.Rand) {
 			if resumedAt < lastCk {
 				t.Errorf("attempt %d resumed at sample %d, before the last checkpoint the killed run made (sample %d)", i, resumedAt, lastCk)
 			}
-		} else if lastCk > 0 {
+		} else if lastCk > 0 && (err == nil || ckSample >= 0) {
+			// (A run killed before it got to the conversion, while it listed its inputs,
+			// prints nothing.)
 			t.Errorf("attempt %d did not resume from the checkpoint at sample %d", i, lastCk)
 		}
 		killedAt := time.Now()
 		if err == nil {
 			mu.Unlock()
+			if kills < 20 {
+				t.Fatalf("the run finished after %d kills", kills)
+			}
 			break
 		}
 		kills++
@@ -163,9 +188,10 @@ func resumeKill(t *testing.T, bin string, tc resumeKillCase, rnd *rand.Rand) {
 	}
 	t.Logf("%s: uninterrupted %v; %d kills, %d resumes; work lost per kill at most %v (checkpoint every %v)",
 		tc.name, full.Round(time.Millisecond), kills, resumes, worst.Round(time.Millisecond), tc.every)
-	// Loosely: a checkpoint comes every interval, plus the time to sync and write it, on a
-	// machine shared with other work.
-	if worst > 4*tc.every+2*time.Second {
+	// Loosely: a checkpoint comes every interval, plus the time to finish the chunk it is
+	// taken at, sync and write it, on a machine shared with other work. (The exact guarantee,
+	// a resume from the last checkpoint made, is checked at each resume above.)
+	if worst > 10*tc.every+5*time.Second {
 		t.Errorf("%s: up to %v of work lost at a kill, with a checkpoint every %v", tc.name, worst, tc.every)
 	}
 }
@@ -205,14 +231,13 @@ func writeSmallImages(t *testing.T, root string, n int) {
 			t.Fatal(err)
 		}
 	}
+	enc := png.Encoder{CompressionLevel: png.BestSpeed}
 	for i := range n {
-		for y := range 32 {
-			for x := range 32 {
-				img.Set(x, y, color.RGBA{uint8(i), uint8(i >> 8), uint8(x * y), 255})
-			}
+		for p := 0; p < len(img.Pix); p += 4 {
+			img.Pix[p], img.Pix[p+1], img.Pix[p+2], img.Pix[p+3] = uint8(i), uint8(i>>8), uint8(p), 255
 		}
 		buf.Reset()
-		if err := png.Encode(&buf, img); err != nil {
+		if err := enc.Encode(&buf, img); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(root, fmt.Sprintf("class%d", i%4), fmt.Sprintf("%05d.png", i)), buf.Bytes(), 0o644); err != nil {
