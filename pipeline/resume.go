@@ -11,7 +11,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -178,10 +177,17 @@ func notResumable(cfg *Config) string {
 		return "the output is not a local file (an upload resumes by its parts: not yet)"
 	case cfg.Dedup != nil:
 		return "dedup keeps an on-disk table that is not checkpointed"
-	case cfg.RejectsPath != "" && (objstore.IsURL(cfg.RejectsPath) || strings.Contains(cfg.RejectsPath, "://")):
+	case cfg.RejectsPath != "" && !localPath(cfg.RejectsPath):
 		return "the rejects file is in a bucket"
 	}
 	return ""
+}
+
+// localPath reports whether name is a plain local path (not a URL, not even file://: the
+// resumable rejects file is opened with the os package).
+func localPath(name string) bool {
+	p, ok := objstore.TargetOf(name).Path()
+	return ok && p == name
 }
 
 // openResume prepares a resumable run: it reads the checkpoint record, and either restores

@@ -133,9 +133,9 @@ func skipLines(path string, f io.ReadCloser, n int64) (io.ReadCloser, error) {
 	}
 	br := bufio.NewReaderSize(r, 1<<20)
 	for n > 0 {
-		b, err := br.Peek(br.Buffered())
+		b, _ := br.Peek(br.Buffered())
 		if len(b) == 0 {
-			if _, err = br.Peek(1); err == io.EOF {
+			if _, err := br.Peek(1); err == io.EOF {
 				break // the file ended first: nothing of it is left
 			} else if err != nil {
 				closeFn()
