@@ -162,12 +162,13 @@ type checkpointer struct {
 	rejects *os.File // the rejects file of a local RejectsPath (see rejectsFile)
 }
 
-// say writes a line for a person and logs it.
+// say writes a line for a person to Resume.Log, or logs it when there is none.
 func (r *runner) say(msg string, args ...any) {
-	r.log.Info(msg, args...)
 	if r.ck != nil && r.ck.cfg.Log != nil {
 		fmt.Fprintln(r.ck.cfg.Log, "convert: "+msg)
+		return
 	}
+	r.log.Info(msg, args...)
 }
 
 // notResumable says why a run with Resume is not resumable; it runs as without it.
@@ -201,6 +202,9 @@ func (r *runner) openResume(ctx context.Context) (*pagewriter.State, error) {
 	}
 	if ck.cfg.Bytes == 0 {
 		ck.cfg.Bytes = DefaultCheckpointBytes
+	}
+	if p := pagewriter.PartialFiles(r.cfg.Output)[0]; atomicfile.Busy(p) {
+		return nil, fmt.Errorf("%s: %w: another run is writing it (%s is locked)", r.cfg.Output, atomicfile.ErrBusy, p)
 	}
 	r.ck = ck
 	var err error

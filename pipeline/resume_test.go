@@ -204,6 +204,28 @@ func TestResumeFinishedLeavesNothing(t *testing.T) {
 	noTemps(t, dir, "out.mldf.rejects.jsonl") // rejects are published by a failed run
 }
 
+// TestResumeBusy: a second run to an output another run is writing fails at once and
+// leaves the first run's files alone.
+func TestResumeBusy(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.mldf")
+	partial := atomicfile.PartialName(out, ".partial")
+	f, err := atomicfile.OpenLocked(partial, 0o644, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString("the first run's bytes")
+	var log lockedBuf
+	cfg, _ := resumeConfig(out, 0, false, &log)
+	if _, err := Run(context.Background(), cfg); !errors.Is(err, atomicfile.ErrBusy) {
+		t.Fatalf("got %v, want ErrBusy", err)
+	}
+	if b, _ := os.ReadFile(partial); string(b) != "the first run's bytes" {
+		t.Fatalf("the first run's file was changed: %q", b)
+	}
+}
+
 // TestResumeNotResumable: a run that dedups says it cannot be resumed and runs as before.
 func TestResumeNotResumable(t *testing.T) {
 	out := outPath(t)

@@ -79,3 +79,14 @@ func (f *File) Keep(closeFn func() error) error {
 	})
 	return err
 }
+
+// Busy reports whether the file at path exists and another process holds it locked
+// (OpenLocked, Hold): a run is writing it.
+func Busy(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return !tryLock(f)
+}
