@@ -39,6 +39,10 @@ type WrapFunc func(f File, role string) File
 //
 // The target must be a new name, a regular file or a symbolic link (which the rename
 // replaces): Output never renames over a directory, a device, a pipe or a socket.
+//
+// A resumable run (FileOptions.Partial) writes instead to ".BASE.partial", a named file that
+// survives a crash and is reopened by the next run, locked while open; Commit renames it the
+// same way (docs/RESUME.md).
 type Output struct {
 	File
 	af   *atomicfile.File // the temporary file, published by atomicfile

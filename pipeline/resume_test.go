@@ -241,3 +241,26 @@ func TestResumeNotResumable(t *testing.T) {
 		t.Fatalf("notResumable = %q for a local run", why)
 	}
 }
+
+// FuzzCheckpointRecord: any bytes as the checkpoint record are refused with a reason or
+// accepted only when whole and matching; never a panic.
+func FuzzCheckpointRecord(f *testing.F) {
+	good := checkpoint{Version: checkpointVersion, Tool: "test", Recipe: "r1", Fields: [][2]int64{{1, 2}}, Samples: 3}
+	good.Check = good.sum()
+	b, _ := json.Marshal(&good)
+	f.Add(b)
+	f.Add([]byte(`{"version":1,"check":"x"}`))
+	f.Add([]byte(`{`))
+	f.Fuzz(func(t *testing.T, rec []byte) {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "out.mldf")
+		ck := &checkpointer{path: atomicfile.PartialName(out, CheckpointSuffix)}
+		if err := os.WriteFile(ck.path, rec, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, why := ck.read(out, &Resume{Fingerprint: Fingerprint{Recipe: "r1", Version: "test"}})
+		if c == nil && why == "" {
+			t.Fatal("a record refused without a reason")
+		}
+	})
+}
