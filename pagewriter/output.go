@@ -39,6 +39,10 @@ type WrapFunc func(f File, role string) File
 //
 // The target must be a new name, a regular file or a symbolic link (which the rename
 // replaces): Output never renames over a directory, a device, a pipe or a socket.
+//
+// A resumable run (FileOptions.Partial) writes instead to ".BASE.partial", a named file that
+// survives a crash and is reopened by the next run, locked while open; Commit renames it the
+// same way (docs/RESUME.md).
 type Output struct {
 	File
 	af   *atomicfile.File // the temporary file, published by atomicfile
@@ -67,6 +71,31 @@ func createOutput(target string, wrap WrapFunc, named bool) (*Output, error) {
 			return nil, fmt.Errorf("create output %s: %w", target, ErrNotRegular)
 		}
 		return nil, fmt.Errorf("create output %s: %w", target, err)
+	}
+	o := &Output{af: af, File: af.File}
+	if wrap != nil {
+		o.File = wrap(af.File, "output")
+	}
+	return o, nil
+}
+
+// createPartialOutput opens the named temporary file of a resumable run to target,
+// ".BASE.partial", created empty or reopened and cut to keep bytes (see Partial). Abort
+// removes it; Suspend keeps it.
+func createPartialOutput(target string, wrap WrapFunc, keep int64) (*Output, error) {
+	if _, base := filepath.Split(target); base == "" {
+		return nil, fmt.Errorf("create output %q: not a file name", target)
+	}
+	if err := checkTarget(target); err != nil {
+		return nil, fmt.Errorf("create output %s: %w", target, err)
+	}
+	af, err := atomicfile.OpenPartial(target, atomicfile.PartialName(target, PartialSuffix), 0o644, keep == 0)
+	if err != nil {
+		return nil, fmt.Errorf("create output %s: %w", target, err)
+	}
+	if err := af.Truncate(keep); err != nil {
+		af.Keep(af.File.Close)
+		return nil, fmt.Errorf("cut %s to its checkpoint: %w", af.TempName(), err)
 	}
 	o := &Output{af: af, File: af.File}
 	if wrap != nil {

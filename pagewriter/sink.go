@@ -62,6 +62,11 @@ type FileOptions struct {
 	// for, so the disk and its cache flushes work while the run computes and the final
 	// fsync has little left to do.
 	NoWriteBehind bool
+	// Partial makes the temporary file a named one that survives a crash,
+	// ".BASE.partial" beside the target (a resumable run, see Partial), reopened when it
+	// exists and cut to Keep bytes (0: started empty).
+	Partial bool
+	Keep    int64
 	// syncData replaces fdatasync in the write-behind (tests).
 	syncData func(fd uintptr) error
 }
@@ -70,7 +75,13 @@ type FileOptions struct {
 // by Commit). The spill files go beside it.
 func LocalFile(path string, opt FileOptions) SinkOpener {
 	return func(SinkLayout) (Sink, error) {
-		o, err := createOutput(path, opt.Wrap, opt.Named)
+		var o *Output
+		var err error
+		if opt.Partial {
+			o, err = createPartialOutput(path, opt.Wrap, opt.Keep)
+		} else {
+			o, err = createOutput(path, opt.Wrap, opt.Named)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -13,10 +13,12 @@ import (
 // by any worker and copied into the output by the finalizer, so the table never has to fit
 // in memory. The file has no name (O_TMPFILE on Linux), so nothing is left behind even after
 // kill -9; elsewhere it is unlinked right after it is created (a kill in that instant leaves
-// a ".convert-ROLE-*" file).
+// a ".convert-ROLE-*" file). A resumable writer's spills are named instead
+// (".BASE.partial-ROLE", see Partial) and removed when the run ends.
 type Spill struct {
 	File
 	name string // set where the file could not be unlinked at once
+	path string // a resumable writer's named spill (kept by Close; see Partial)
 }
 
 // CreateSpill creates an unlinked scratch file in dir: without a name from the start where

@@ -69,6 +69,9 @@ type Options struct {
 	// Wrap, when set, wraps every spill file ("rows", "alloc", "data") (fault injection in
 	// tests).
 	Wrap WrapFunc
+	// Partial, when set, makes the writer resumable (see Partial): named spill files beside
+	// the target, Sync, Suspend, and a start from a checkpoint's State.
+	Partial *Partial
 }
 
 // Writer writes one output from many goroutines. Chunks of samples are appended: each chunk
@@ -89,6 +92,7 @@ type Writer struct {
 	written   atomic.Int64 // payload and gap bytes written to the data region
 	payloads  atomic.Int64 // payload bytes
 	writeNs   atomic.Int64
+	track     *tracker  // a resumable writer's written chunks (Options.Partial), else nil
 	segs      sync.Pool // *[]byte buffers for writeRange, held only during a write
 	vecs      sync.Pool // *[][]byte gather lists for writeRange (emptied: they hold no payload)
 }
@@ -113,17 +117,44 @@ func New(open SinkOpener, c Container, opt Options) (*Writer, error) {
 	if dir == "" {
 		dir = sink.ScratchDir()
 	}
-	if w.rows, err = CreateSpill(dir, "rows", opt.Wrap); err == nil {
-		w.alloc, err = CreateSpill(dir, "alloc", opt.Wrap)
-	}
-	if err == nil && lay.DataStart < 0 {
-		w.data, err = CreateSpill(dir, "data", opt.Wrap)
+	start := Position{Cursor: max(lay.DataStart, 0)}
+	if p := opt.Partial; p != nil {
+		var from State
+		if p.From != nil {
+			from = *p.From
+			start = from.Position
+			w.payloads.Store(from.Payloads)
+			w.written.Store(from.Payloads)
+		}
+		w.track = newTracker()
+		if w.rows, err = openPartialSpill(p.Target, rowsSuffix, "rows", spillLen(from.Position.Rows, lay.RowSize), opt.Wrap); err == nil {
+			w.alloc, err = openPartialSpill(p.Target, allocSuffix, "alloc", spillLen(from.Position.Entries, lay.EntrySize), opt.Wrap)
+		}
+		if err == nil && lay.DataStart < 0 {
+			w.data, err = openPartialSpill(p.Target, stagedSuffix, "data", from.Position.Cursor, opt.Wrap)
+		}
+	} else {
+		if w.rows, err = CreateSpill(dir, "rows", opt.Wrap); err == nil {
+			w.alloc, err = CreateSpill(dir, "alloc", opt.Wrap)
+		}
+		if err == nil && lay.DataStart < 0 {
+			w.data, err = CreateSpill(dir, "data", opt.Wrap)
+		}
 	}
 	if err != nil {
-		w.cleanup()
+		if w.track != nil {
+			// Keep what an earlier run left: the caller decides whether it starts over.
+			w.closeSpills()
+			if fs, ok := sink.(*fileSink); ok {
+				fs.stopBehind()
+				fs.o.af.Keep(fs.o.File.Close)
+			}
+		} else {
+			w.cleanup()
+		}
 		return nil, fmt.Errorf("create %s: %w", sink.Name(), err)
 	}
-	w.seq = NewSequencer(Position{Cursor: max(lay.DataStart, 0)})
+	w.seq = NewSequencer(start)
 	return w, nil
 }
 
@@ -305,6 +336,9 @@ func (w *Writer) Write(b *Batch) error {
 		w.seq.Fail(err)
 		return err
 	}
+	if w.track != nil {
+		w.track.written(b.seq)
+	}
 	return nil
 }
 
@@ -417,6 +451,7 @@ func (w *Writer) finish() (Result, error) {
 	if err := w.sink.Commit(res.Size); err != nil {
 		return Result{}, err
 	}
+	w.removeSpills()
 	res.Path, res.Samples, res.Entries, res.PayloadBytes = w.sink.Name(), pos.Rows, pos.Entries, w.payloads.Load()
 	return res, nil
 }
@@ -444,6 +479,7 @@ func (w *Writer) closeSpills() {
 
 func (w *Writer) cleanup() error {
 	w.closeSpills()
+	w.removeSpills()
 	if w.sink != nil {
 		return w.sink.Abort()
 	}

@@ -59,6 +59,9 @@ func reasonOf(err error, fromSource bool) string {
 // rejects and applies the error policy, so that errors and the rejects file do not depend on
 // the worker count.
 func (r *runner) account(p *pending) error {
+	if r.ck != nil {
+		r.take(p)
+	}
 	r.done.Add(p.n)
 	r.bytesIn.Add(p.in)
 	for f, c := range p.pays {

@@ -140,6 +140,9 @@ type Config struct {
 	// Dedup, when set, drops (or only reports) the samples whose payloads in its fields are
 	// byte-identical to an earlier sample's; see Dedup. nil leaves every sample in.
 	Dedup *Dedup
+	// Resume, when set, makes the run resumable: checkpoints, and a start from the last
+	// one of a killed run with the same fingerprint (see Resume, docs/RESUME.md).
+	Resume *Resume
 
 	// wrap injects faults into the writer's files (tests).
 	wrap pagewriter.WrapFunc

@@ -14,10 +14,20 @@ import (
 // the workers decode them into memory they reuse.
 func (r *runner) produce(ctx context.Context, jobs chan<- *job) error {
 	defer close(jobs)
-	if bs, ok := r.cfg.Source.(sources.BatchSource); ok && r.cfg.ChunkSize == 0 {
+	if bs, ok := r.cfg.Source.(sources.BatchSource); ok && r.cfg.ChunkSize == 0 && r.skip == 0 {
+		var before []byte // the place before the batch, for a checkpoint taken there
+		if r.ck != nil && r.ck.from != nil {
+			before = r.ck.from.Token
+		}
 		err := bs.RunBatches(ctx, func(b sources.Batch) error {
+			j := &job{t: r.w.Issue(), batch: b, before: before}
+			if pb, ok := b.(sources.PositionedBatch); ok && r.ck != nil {
+				before = pb.After()
+			} else {
+				before = nil
+			}
 			select {
-			case jobs <- &job{t: r.w.Issue(), batch: b}:
+			case jobs <- j:
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
@@ -46,7 +56,12 @@ func (r *runner) produce(ctx context.Context, jobs chan<- *job) error {
 		}
 	}
 	var bytes int64
+	skip := r.skip // samples written before a resume, from a source that cannot seek
 	err := r.cfg.Source.Run(ctx, func(s sample.Sample) error {
+		if skip > 0 {
+			skip--
+			return ctx.Err()
+		}
 		cur = append(cur, s)
 		bytes += s.InputBytes
 		full := len(cur) >= tailChunk(size, auto, r.total-sent, r.cfg.Workers)

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 
+	"github.com/mldf/convert/internal/atomicfile"
 	"github.com/mldf/convert/objstore"
+	"github.com/mldf/convert/pagewriter"
 )
 
 // rejectsFile is the rejects JSONL being written: an objstore.Writer, so that a local path
@@ -13,6 +16,8 @@ import (
 // appears at close).
 type rejectsFile struct {
 	obj   *objstore.Writer
+	part  *atomicfile.File // a resumable run's rejects (local): a named file that survives a crash
+	n     int64            // bytes written
 	store *objstore.Client
 	ctx   context.Context
 	w     *bufio.Writer
@@ -28,17 +33,45 @@ func openRejects(ctx context.Context, store *objstore.Client, path string) (*rej
 	return &rejectsFile{obj: obj, store: store, ctx: ctx, path: path, w: bufio.NewWriterSize(obj, 64<<10)}, nil
 }
 
+// openRejectsPartial opens the rejects of a resumable run at a local path: a named file
+// beside it (".BASE.partial") kept by an interrupted run, reopened and cut to keep bytes.
+func openRejectsPartial(ctx context.Context, store *objstore.Client, path string, keep int64) (*rejectsFile, error) {
+	af, err := atomicfile.OpenPartial(path, atomicfile.PartialName(path, pagewriter.PartialSuffix), 0o644, keep == 0)
+	if err == nil {
+		if err = af.Truncate(keep); err == nil {
+			_, err = af.Seek(keep, io.SeekStart)
+		}
+		if err != nil {
+			af.Keep(af.File.Close)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rejects file: %w", err)
+	}
+	return &rejectsFile{part: af, store: store, ctx: ctx, path: path, n: keep, lines: keep > 0, w: bufio.NewWriterSize(af.File, 64<<10)}, nil
+}
+
 // write appends one line.
 func (f *rejectsFile) write(line []byte) error {
 	f.lines = true
-	_, err := f.w.Write(line)
+	n, err := f.w.Write(line)
+	f.n += int64(n)
 	return err
+}
+
+// sync flushes the lines so far to a resumable run's file and returns its length (the
+// checkpointer fsyncs it).
+func (f *rejectsFile) sync() (int64, error) {
+	return f.n, f.w.Flush()
 }
 
 // close publishes the file if it holds a line; otherwise it discards it and removes an older
 // rejects file at the path, which would describe another run. With discard (an interrupted
 // run) it only discards the file, leaving the path as it was.
 func (f *rejectsFile) close(discard bool) error {
+	if f.part != nil {
+		return f.closePartial(discard)
+	}
 	if discard {
 		f.obj.Abort()
 		return nil
@@ -55,6 +88,30 @@ func (f *rejectsFile) close(discard bool) error {
 		return fmt.Errorf("rejects file %s: %w", f.path, err)
 	}
 	if err := f.obj.Close(); err != nil {
+		return fmt.Errorf("rejects file %s: %w", f.path, err)
+	}
+	return nil
+}
+
+// closePartial is close for a resumable run's file: an interrupted run keeps it for the next.
+func (f *rejectsFile) closePartial(interrupted bool) error {
+	if interrupted {
+		f.w.Flush()
+		f.part.Keep(f.part.File.Close)
+		return nil
+	}
+	if !f.lines {
+		f.part.Abort()
+		if err := f.store.Remove(context.WithoutCancel(f.ctx), f.path); err != nil {
+			return fmt.Errorf("rejects file %s: remove the one of an earlier run: %w", f.path, err)
+		}
+		return nil
+	}
+	if err := f.w.Flush(); err != nil {
+		f.part.Abort()
+		return fmt.Errorf("rejects file %s: %w", f.path, err)
+	}
+	if err := f.part.Commit(); err != nil {
 		return fmt.Errorf("rejects file %s: %w", f.path, err)
 	}
 	return nil

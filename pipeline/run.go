@@ -41,8 +41,10 @@ type runner struct {
 	byReason map[string]int64
 	filtered int64 // samples the fields' own options left out (baton-owned, like byReason)
 	rejects  *rejectsFile
-	dd       *dedupStage // nil without Config.Dedup
-	dups     int64       // duplicates found (baton-owned)
+	dd       *dedupStage   // nil without Config.Dedup
+	ck       *checkpointer // nil without Config.Resume (or when the run cannot resume)
+	skip     int64         // samples of the source to drop: written before a resume
+	dups     int64         // duplicates found (baton-owned)
 	rejErr   error
 	logged   int
 	// The run of rejects the run starts with (baton-owned): while lead, every sample so far
@@ -82,13 +84,43 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		r.sizes = append(r.sizes, size)
 		r.hasRef = append(r.hasRef, ref)
 	}
+	var from *pagewriter.State
+	if cfg.Resume != nil {
+		if why := notResumable(&cfg); why != "" {
+			r.log.Warn("the run cannot be resumed if killed: " + why)
+			if cfg.Resume.Log != nil {
+				fmt.Fprintf(cfg.Resume.Log, "convert: %s: the run cannot be resumed if killed: %s\n", cfg.Output, why)
+			}
+		} else {
+			if from, err = r.openResume(ctx); err != nil {
+				return Report{}, err
+			}
+			cfg.Source = r.cfg.Source
+			defer func() {
+				r.ck.finish(cfg.Output, cfg.RejectsPath, err == nil, ctx.Err() != nil)
+			}()
+		}
+	}
 	if cfg.RejectsPath != "" {
 		store := cfg.Store
 		if store == nil {
 			store = objstore.New()
 			defer store.Close()
 		}
-		rej, err := openRejects(ctx, store, cfg.RejectsPath)
+		var rej *rejectsFile
+		var err error
+		if r.ck != nil {
+			var keep int64
+			if r.ck.from != nil {
+				keep = r.ck.from.RejectsLen
+			}
+			rej, err = openRejectsPartial(ctx, store, cfg.RejectsPath, keep)
+			if rej != nil {
+				r.ck.rejects = rej.part.File
+			}
+		} else {
+			rej, err = openRejects(ctx, store, cfg.RejectsPath)
+		}
 		if err != nil {
 			return Report{}, err
 		}
@@ -121,10 +153,19 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		return Report{}, fmt.Errorf("create %s: %w", cfg.Output, err)
 	}
 	open := cfg.Sink
+	wopt := pagewriter.Options{Wrap: cfg.wrap}
 	if open == nil {
-		open = pagewriter.LocalFile(cfg.Output, pagewriter.FileOptions{Wrap: cfg.wrap})
+		fopt := pagewriter.FileOptions{Wrap: cfg.wrap}
+		if r.ck != nil {
+			fopt.Partial = true
+			if from != nil && c.Layout().DataStart >= 0 {
+				fopt.Keep = from.Position.Cursor
+			}
+			wopt.Partial = &pagewriter.Partial{Target: cfg.Output, From: from}
+		}
+		open = pagewriter.LocalFile(cfg.Output, fopt)
 	}
-	if r.w, err = pagewriter.New(open, c, pagewriter.Options{Wrap: cfg.wrap}); err != nil {
+	if r.w, err = pagewriter.New(open, c, wopt); err != nil {
 		return Report{}, err
 	}
 
@@ -138,7 +179,11 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	}
 	r.logSkipped(&rep)
 	if err != nil {
-		r.w.Abort()
+		if r.ck != nil && ctx.Err() != nil && r.ck.number > 0 {
+			r.w.Suspend() // the next run resumes from the last checkpoint
+		} else {
+			r.w.Abort()
+		}
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			err = fmt.Errorf("conversion to %s interrupted: %w", cfg.Output, err)
 		}
@@ -175,6 +220,12 @@ func (r *runner) run(ctx context.Context) error {
 			}()
 			defer catch("a worker", &err)
 			return r.work(gctx, jobs)
+		})
+	}
+	if r.ck != nil {
+		g.Go(func() (err error) {
+			defer catch("the checkpointer", &err)
+			return r.checkpoints(gctx)
 		})
 	}
 	if r.cfg.Progress != nil {

@@ -21,6 +21,7 @@ type job struct {
 	t       *pagewriter.Ticket
 	samples []sample.Sample
 	batch   sources.Batch
+	before  []byte // the source's token of the place before the chunk (resumable runs)
 }
 
 // pending is an encoded chunk waiting for its turn to claim.
@@ -37,6 +38,7 @@ type pending struct {
 	// With dedup: the keys of the chunk's written samples and their payloads' sizes.
 	dups    []dupItem
 	dupLens []int64
+	before  []byte // the job's
 }
 
 // worker is one encoder's state: its encoded chunks, published and waiting to be claimed
@@ -137,7 +139,7 @@ func (r *runner) work(ctx context.Context, jobs <-chan *job) error {
 // encode encodes every sample of j into p. Bad samples become rejects; only a broken
 // invariant (or cancellation) is an error.
 func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) error {
-	p.t, p.rej, p.n, p.in = j.t, p.rej[:0], int64(len(j.samples)), 0
+	p.t, p.rej, p.n, p.in, p.before = j.t, p.rej[:0], int64(len(j.samples)), 0, j.before
 	if p.pays == nil {
 		p.pays = make([][2]int64, len(r.cfg.Fields))
 	}

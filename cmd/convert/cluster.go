@@ -202,7 +202,7 @@ func runShard(ctx context.Context, st *storage, plan *recipe.Plan, logger *slog.
 	rr.Rejects = shardRejects(part)
 	shardPlan.Recipe = &rr
 	start := time.Now()
-	rep, err := runPlan(ctx, st, &shardPlan, part, logger, stderr)
+	rep, err := runPlan(ctx, st, &shardPlan, part, logger, stderr, nil)
 	if werr := writeReport(ctx, st, &shardPlan, rep, err); werr != nil && err == nil {
 		err = werr
 	}

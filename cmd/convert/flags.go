@@ -126,6 +126,7 @@ type runFlags struct {
 	checksums, dryRun, json                                                  bool
 	dedup                                                                    string
 	abortOlderThan                                                           time.Duration
+	resume                                                                   *resumeFlags // run only
 	fs                                                                       *flag.FlagSet
 	seed                                                                     *dedupSeed // an append's dedup table (not a flag)
 }
@@ -158,6 +159,7 @@ func bindRunFlags(fs *flag.FlagSet, run bool) *runFlags {
 	durationVar(fs, &f.abortOlderThan, "abort-incomplete-older-than",
 		"bucket output: before uploading, abort the incomplete uploads (of killed runs) to the same key started more than this long ago; 0 = all of them")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to `FILE` (go tool pprof)")
+	f.resume = bindResumeFlags(fs)
 	return f
 }
 

@@ -158,7 +158,7 @@ func convertRecipe(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fiel
 	if r.Shards > 0 {
 		return runShard(ctx, st, plan, logger, stdout, stderr, asJSON)
 	}
-	rep, err := runPlan(ctx, st, plan, plan.Recipe.Output, logger, stderr)
+	rep, err := runPlan(ctx, st, plan, plan.Recipe.Output, logger, stderr, resumeOf(rf.resume, plan, stderr))
 	if werr := writeReport(ctx, st, plan, rep, err); werr != nil && err == nil {
 		err = werr
 	}
@@ -208,14 +208,15 @@ func rejectsAccepted(r *recipe.Recipe, rejected int64) error {
 }
 
 // runPlan runs one conversion into output with a progress display on stderr.
-func runPlan(ctx context.Context, st *storage, plan *recipe.Plan, output string, logger *slog.Logger, stderr io.Writer) (pipeline.Report, error) {
+// A single run checkpoints with res (nil: not resumable).
+func runPlan(ctx context.Context, st *storage, plan *recipe.Plan, output string, logger *slog.Logger, stderr io.Writer, res *pipeline.Resume) (pipeline.Report, error) {
 	cfg, err := runner.Config(plan, output)
 	if err != nil {
 		return pipeline.Report{}, err
 	}
 	bar := progress.New(stderr, isTerminal(stderr), logger, 10*time.Second)
 	defer bar.Finish()
-	cfg.Store, cfg.Sink, cfg.Logger = st.client, st.sink(ctx, output), logger
+	cfg.Store, cfg.Sink, cfg.Logger, cfg.Resume = st.client, st.sink(ctx, output), logger, res
 	st.seed.apply(&cfg)
 	cfg.Progress = func(p pipeline.Progress) { bar.Update(progress.Stats(p)) }
 	return runner.Run(ctx, plan, cfg)

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/mldf/convert/pipeline"
+	"github.com/mldf/convert/recipe"
+)
+
+// resumeFlags are the checkpoint options of a run (docs/RESUME.md).
+type resumeFlags struct {
+	every   time.Duration
+	bytes   string
+	restart bool
+}
+
+// bindResumeFlags defines --checkpoint-every, --checkpoint-bytes and --restart.
+func bindResumeFlags(fs *flag.FlagSet) *resumeFlags {
+	f := &resumeFlags{}
+	fs.DurationVar(&f.every, "checkpoint-every", pipeline.DefaultCheckpointEvery,
+		"a single local run checkpoints this often, so a killed run started again resumes (0 = no checkpoints, no resume)")
+	checkedVar(fs, &f.bytes, "checkpoint-bytes", "SIZE", "also checkpoint after this many payload bytes (default 1GiB)", checkSize)
+	fs.BoolVar(&f.restart, "restart", false, "discard the checkpoint of a killed run and start from the first sample")
+	return f
+}
+
+// checkSize checks a size flag (1GiB, 512MB, 1048576).
+func checkSize(s string) error {
+	n, err := recipe.ParseSize(s)
+	if err == nil && n <= 0 {
+		err = fmt.Errorf("want a size > 0")
+	}
+	return err
+}
+
+// resumeOf returns the Resume of a single run (nil: checkpoints off, or a format whose writer
+// does not checkpoint, said on log).
+func resumeOf(f *resumeFlags, plan *recipe.Plan, log io.Writer) *pipeline.Resume {
+	if f == nil || f.every <= 0 {
+		return nil
+	}
+	r := plan.Recipe
+	if r.Format == "scdl" || r.Format == "mds" {
+		fmt.Fprintf(log, "convert: %s: format %s does not checkpoint: a killed run starts over\n", r.Output, r.Format)
+		return nil
+	}
+	res := &pipeline.Resume{Every: f.every, Restart: f.restart, Log: log,
+		Fingerprint: pipeline.Fingerprint{Recipe: shardRecipeHash(r), Version: version + " " + gatherBuildFacts().commit, Inputs: plan.Inputs}}
+	if f.bytes != "" {
+		res.Bytes, _ = recipe.ParseSize(f.bytes) // checked by checkSize
+	}
+	return res
+}
