@@ -37,7 +37,7 @@ func rawToPNG(m mldf.ImageMeta, p []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: raw image with %d channels", ErrValue, c)
 	}
 	if w*h*c != len(p) || w == 0 || h == 0 {
-		return nil, fmt.Errorf("%w: raw image %dx%dx%d needs %d bytes, payload has %d", ErrValue, w, h, c, w*h*c, len(p))
+		return nil, fmt.Errorf("%w: raw image %dx%dx%d (height x width x channels) needs %d bytes, payload has %d", ErrValue, h, w, c, w*h*c, len(p))
 	}
 	var img image.Image
 	rect := image.Rect(0, 0, w, h)

@@ -85,7 +85,7 @@ func (c *Client) OpenCheck(ctx context.Context, raw string) (io.ReadCloser, erro
 		if m&fs.ModeNamedPipe != 0 {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("%w: %s is a %s", inputfile.ErrNotStream, raw, inputfile.TypeName(m))
+		return nil, fmt.Errorf("%w: %s is %s", inputfile.ErrNotStream, raw, inputfile.Kind(m))
 	}
 	rc, _, err := inputfile.OpenStream(ctx, p)
 	return rc, err

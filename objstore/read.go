@@ -72,7 +72,7 @@ func (c *Client) OpenReaderAt(ctx context.Context, raw string) (*ReaderAt, error
 	if l.IsLocal() {
 		// Checked before opening: opening a FIFO would block until a writer comes.
 		if fi, err := os.Stat(l.Key); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
-			return nil, newErr("open", raw, ErrBadURL, "a "+inputfile.TypeName(fi.Mode())+", not a regular file (random access needs one)")
+			return nil, newErr("open", raw, ErrBadURL, inputfile.Kind(fi.Mode())+", not a regular file (random access needs one)")
 		}
 		f, a, err := openLocal(ctx, c, raw, l)
 		if err != nil {

@@ -115,15 +115,16 @@ func (r *Recipe) validateSource(add func(line int, format string, args ...any)) 
 			add(r.line("source", "type"), "source.type %s: %v", s.Type, err)
 		}
 	}
-	// URLs (s3://, gs://, az://, azblob://, file://): well formed, and only where the source
-	// reads from buckets. Whether they exist is checked by Build, before any work.
+	// Names (paths; s3://, gs://, az://, azblob://, file:// URLs): well formed (objstore.Key
+	// refuses a malformed URL, naming it), and in a bucket only where the source reads from
+	// buckets (a folder that is not a directory of this machine). Whether they exist is
+	// checked by Build, before any work.
 	checkURL := func(line int, key, v string) {
-		l, err := objstore.Parse(v)
-		if err != nil {
+		if _, err := objstore.Key(v); err != nil {
 			add(line, "%s: %v", key, err)
 			return
 		}
-		if !l.IsLocal() && (!known || !spec.Buckets) {
+		if _, local := objstore.FolderOf(v).Dir(); !local && (!known || !spec.Buckets) {
 			add(line, "%s %s: a %s source reads local files only (sources that read buckets: %s)", key, quote.Q(v), s.Type,
 				strings.Join(typesWhere(func(s *sources.Spec) bool { return s.Buckets }), ", "))
 		}

@@ -225,7 +225,7 @@ func (f *Field) encode(c *codec, data []byte, copyIn bool) ([]byte, mldf.ImageMe
 		return nil, m, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	if hdr.Width <= 0 || hdr.Height <= 0 {
-		return nil, m, fmt.Errorf("%w: %s header says %dx%d", ErrDimensions, hdr.Format, hdr.Width, hdr.Height)
+		return nil, m, fmt.Errorf("%w: %s header says %dx%d (height x width)", ErrDimensions, hdr.Format, hdr.Height, hdr.Width)
 	}
 	// Sizes in the displayed (oriented) frame.
 	ow, oh := hdr.Width, hdr.Height
@@ -252,11 +252,11 @@ func (f *Field) encode(c *codec, data []byte, copyIn bool) ([]byte, mldf.ImageMe
 	if px := int64(tw) * int64(th); f.opts.MaxPixels > 0 && px > f.opts.MaxPixels {
 		// The stored image is what a reader decodes (rule F3), and may be a little larger than
 		// the DCT-scaled decode it is enlarged from (see dctShort).
-		return nil, m, fmt.Errorf("%w: %s of %dx%d would be stored at %dx%d = %d pixels, max_pixels is %d (set max_resolution)",
-			ErrTooManyPixels, hdr.Format, hdr.Width, hdr.Height, tw, th, px, f.opts.MaxPixels)
+		return nil, m, fmt.Errorf("%w: %s of %dx%d would be stored at %dx%d (height x width) = %d pixels, max_pixels is %d (set max_resolution)",
+			ErrTooManyPixels, hdr.Format, hdr.Height, hdr.Width, th, tw, px, f.opts.MaxPixels)
 	}
 	if tw > 65535 || th > 65535 {
-		return nil, m, fmt.Errorf("%w: %dx%d exceeds 65535 pixels a side (set max_resolution)", ErrDimensions, tw, th)
+		return nil, m, fmt.Errorf("%w: %dx%d (height x width) exceeds 65535 pixels a side (set max_resolution)", ErrDimensions, th, tw)
 	}
 	if pass {
 		m = mldf.ImageMeta{Height: uint16(oh), Width: uint16(ow), Channels: uint8(hdr.Components), Mode: mldf.ImageModeJPEG}
@@ -329,7 +329,8 @@ func (f *Field) decode(c *codec, data []byte, hdr Header, sw, sh int, warned err
 		return pixbuf{}, 0, fmt.Errorf("%w: %s: %w", ErrCorrupt, hdr.Format, err)
 	}
 	if b := img.Bounds(); b.Dx() != hdr.Width || b.Dy() != hdr.Height {
-		return pixbuf{}, 0, fmt.Errorf("%w: %s decoded to %dx%d, header says %dx%d", ErrCorrupt, hdr.Format, b.Dx(), b.Dy(), hdr.Width, hdr.Height)
+		return pixbuf{}, 0, fmt.Errorf("%w: %s decoded to %dx%d, header says %dx%d (height x width)", ErrCorrupt, hdr.Format, b.Dy(), b.Dx(),
+			hdr.Height, hdr.Width)
 	}
 	return fromDecoded(img, ch), 8, nil
 }
@@ -358,7 +359,7 @@ func (f *Field) decodeCost(c *codec, hdr Header, data []byte, sw, sh int) decode
 		if hdr.Process == procProgressive {
 			return decodeCost{pixels: max(full, int64(w)*int64(h)), how: "progressive JPEG: every coefficient is kept"}
 		}
-		return decodeCost{pixels: int64(w) * int64(h), how: fmt.Sprintf("decoded at %d/8 scale, %dx%d", num, w, h)}
+		return decodeCost{pixels: int64(w) * int64(h), how: fmt.Sprintf("decoded at %d/8 scale, %dx%d", num, h, w)}
 	}
 	return wholeCost(hdr, data)
 }
@@ -389,15 +390,15 @@ func (f *Field) checkCost(hdr Header, cost decodeCost) error {
 		return nil
 	}
 	if full := int64(hdr.Width) * int64(hdr.Height); full/HeaderFactor > f.opts.MaxPixels {
-		return fmt.Errorf("%w: %s header says %dx%d = %d pixels, more than %d × max_pixels (%d) that any decode may scale down from",
-			ErrTooManyPixels, hdr.Format, hdr.Width, hdr.Height, full, HeaderFactor, f.opts.MaxPixels)
+		return fmt.Errorf("%w: %s header says %dx%d (height x width) = %d pixels, more than %d × max_pixels (%d) that any decode may scale down from",
+			ErrTooManyPixels, hdr.Format, hdr.Height, hdr.Width, full, HeaderFactor, f.opts.MaxPixels)
 	}
 	if cost.pixels <= f.opts.MaxPixels {
 		return nil
 	}
-	return fmt.Errorf("%w: %s of %dx%d costs %d pixels to decode (%s), max_pixels is %d "+
+	return fmt.Errorf("%w: %s of %dx%d (height x width) costs %d pixels to decode (%s), max_pixels is %d "+
 		"(raising it lets a worker take up to %d bytes for each pixel of it)",
-		ErrTooManyPixels, hdr.Format, hdr.Width, hdr.Height, cost.pixels, cost.how, f.opts.MaxPixels, BytesPerPixel)
+		ErrTooManyPixels, hdr.Format, hdr.Height, hdr.Width, cost.pixels, cost.how, f.opts.MaxPixels, BytesPerPixel)
 }
 
 // dctShort is how much smaller than the target (in percent of each side) a DCT-scaled decode

@@ -124,7 +124,7 @@ func SniffHeader(data []byte) (Header, error) {
 		}
 		w, ht := binary.BigEndian.Uint32(data[16:]), binary.BigEndian.Uint32(data[20:])
 		if w > 1<<31-1 || ht > 1<<31-1 {
-			return h, fmt.Errorf("PNG: dimensions %dx%d out of range", w, ht)
+			return h, fmt.Errorf("PNG: dimensions %dx%d (height x width) out of range", ht, w)
 		}
 		h.Width, h.Height = int(w), int(ht)
 		return h, nil
@@ -154,7 +154,7 @@ func SniffHeader(data []byte) (Header, error) {
 		return h, fmt.Errorf("%s header: %w", f, err)
 	}
 	if h.Width < 0 || h.Height < 0 {
-		return h, fmt.Errorf("%s: dimensions %dx%d out of range", f, h.Width, h.Height)
+		return h, fmt.Errorf("%s: dimensions %dx%d (height x width) out of range", f, h.Height, h.Width)
 	}
 	return h, nil
 }

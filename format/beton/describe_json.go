@@ -3,17 +3,20 @@ package beton
 import (
 	"encoding/json"
 
+	"github.com/mldf/convert/format"
 	"github.com/mldf/convert/internal/jsonout"
 )
 
 // The JSON shapes of what inspect, inspect --sample and verify print for a .beton file
-// (docs/schema): explicit output structs with snake_case keys.
+// (docs/schema): explicit output structs with snake_case keys, each opening with the shapes
+// every format shares (format.DocJSON, FieldJSON, ValueJSON).
+
+// formatName is the format's name in the registry and in its JSON documents.
+const formatName = "beton"
 
 // DescriptionJSON is the JSON form of a Description.
 type DescriptionJSON struct {
-	jsonout.Head
-	Format           string      `json:"format"`
-	File             string      `json:"file"`
+	format.DocJSON
 	FileSize         jsonout.U64 `json:"file_size"`
 	Version          string      `json:"version"`
 	NumSamples       jsonout.U64 `json:"num_samples"`
@@ -31,10 +34,7 @@ type DescriptionJSON struct {
 
 // FieldJSON is one field of a DescriptionJSON; dtype and shape are an NDArray field's.
 type FieldJSON struct {
-	Index     int           `json:"index"`
-	Name      string        `json:"name"`
-	Type      string        `json:"type"`
-	TypeID    uint8         `json:"type_id"`
+	format.FieldJSON
 	RowOffset int           `json:"row_offset"`
 	DType     string        `json:"dtype,omitempty"`
 	Shape     []jsonout.U64 `json:"shape,omitempty"`
@@ -45,13 +45,14 @@ const FormatVersion = "2"
 
 // MarshalJSON encodes the description as DescriptionJSON.
 func (d *Description) MarshalJSON() ([]byte, error) {
-	out := DescriptionJSON{Head: jsonout.NewHead(jsonout.KindInspect), Format: "beton", File: d.File,
+	out := DescriptionJSON{DocJSON: format.NewDocJSON(jsonout.KindInspect, formatName, d.File),
 		FileSize: jsonout.U64(d.FileSize), Version: FormatVersion, NumSamples: jsonout.U64(d.NumSamples), NumFields: d.NumFields,
 		PageSize: d.PageSize, RowSize: d.RowSize, MetadataPtr: jsonout.U64(d.MetadataPtr), DataPtr: jsonout.U64(d.DataPtr),
 		AllocTablePtr: jsonout.U64(d.AllocTablePtr), NumAllocEntries: d.AllocEntries, PayloadBytes: jsonout.U64(d.PayloadBytes),
 		AllocTableSorted: d.Sorted, Fields: make([]FieldJSON, len(d.Fields))}
 	for i, f := range d.Fields {
-		out.Fields[i] = FieldJSON{Index: f.Index, Name: f.Name, Type: f.Type, TypeID: f.TypeID, RowOffset: f.RowOffset, DType: f.DType}
+		out.Fields[i] = FieldJSON{FieldJSON: format.FieldJSON{Index: f.Index, Name: f.Name, Type: f.Type, TypeID: uint16(f.TypeID)},
+			RowOffset: f.RowOffset, DType: f.DType}
 		for _, n := range f.Shape {
 			out.Fields[i].Shape = append(out.Fields[i].Shape, jsonout.U64(n))
 		}
@@ -61,9 +62,7 @@ func (d *Description) MarshalJSON() ([]byte, error) {
 
 // SampleJSON is the JSON form of a SampleText.
 type SampleJSON struct {
-	jsonout.Head
-	Format     string      `json:"format"`
-	File       string      `json:"file"`
+	format.DocJSON
 	Index      int64       `json:"index"`
 	NumSamples int64       `json:"num_samples"`
 	Values     []ValueJSON `json:"values"`
@@ -72,14 +71,10 @@ type SampleJSON struct {
 // ValueJSON is one field's value: only the members of its type are present. A payload is
 // given by its size (convert cat prints its bytes), a JSON field's by its text too.
 type ValueJSON struct {
-	Field        int            `json:"field"`
-	Name         string         `json:"name"`
-	Type         string         `json:"type"`
-	Int          *jsonout.I64   `json:"int,omitempty"`
-	Float        *jsonout.Float `json:"float,omitempty"`
-	Image        *ImageJSON     `json:"image,omitempty"`
-	PayloadBytes *int           `json:"payload_bytes,omitempty"`
-	JSONText     *string        `json:"json_text,omitempty"`
+	format.ValueJSON
+	Image        *ImageJSON `json:"image,omitempty"`
+	PayloadBytes *int       `json:"payload_bytes,omitempty"`
+	JSONText     *string    `json:"json_text,omitempty"`
 }
 
 // ImageJSON is an image's metadata, height first.
@@ -92,17 +87,15 @@ type ImageJSON struct {
 
 // MarshalJSON encodes the sample as SampleJSON.
 func (s SampleText) MarshalJSON() ([]byte, error) {
-	out := SampleJSON{Head: jsonout.NewHead(jsonout.KindSample), Format: "beton", File: s.File, Index: s.Index,
+	out := SampleJSON{DocJSON: format.NewDocJSON(jsonout.KindSample, formatName, s.File), Index: s.Index,
 		NumSamples: s.Of, Values: make([]ValueJSON, len(s.Values))}
 	for i, v := range s.Values {
-		vj := ValueJSON{Field: i, Name: v.Field, Type: v.Type.String()}
+		vj := ValueJSON{ValueJSON: format.NewValueJSON(i, v.Field, v.Type.String())}
 		switch v.Type {
 		case TypeInt:
-			x := jsonout.I64(v.Int)
-			vj.Int = &x
+			vj.ValueJSON = vj.WithInt(v.Int)
 		case TypeFloat:
-			x := jsonout.Float(v.Float)
-			vj.Float = &x
+			vj.ValueJSON = vj.WithFloat(v.Float)
 		default:
 			n := len(v.Data)
 			vj.PayloadBytes = &n
@@ -125,9 +118,7 @@ func (s SampleText) MarshalJSON() ([]byte, error) {
 
 // VerifyJSON is the JSON form of a VerifyReport.
 type VerifyJSON struct {
-	jsonout.Head
-	Format                     string      `json:"format"`
-	File                       string      `json:"file"`
+	format.DocJSON
 	NumSamples                 jsonout.I64 `json:"num_samples"`
 	NumFields                  jsonout.I64 `json:"num_fields"`
 	NumPayloads                jsonout.I64 `json:"num_payloads"`
@@ -140,7 +131,7 @@ type VerifyJSON struct {
 
 // MarshalJSON encodes the report as VerifyJSON.
 func (rep *VerifyReport) MarshalJSON() ([]byte, error) {
-	return json.Marshal(VerifyJSON{Head: jsonout.NewHead(jsonout.KindVerify), Format: "beton", File: rep.File,
+	return json.Marshal(VerifyJSON{DocJSON: format.NewDocJSON(jsonout.KindVerify, formatName, rep.File),
 		NumSamples: jsonout.I64(rep.Samples), NumFields: jsonout.I64(rep.Fields), NumPayloads: jsonout.I64(rep.Entries),
 		PayloadBytes: jsonout.I64(rep.PayloadBytes), NumPagesUsed: jsonout.I64(rep.PagesUsed), AllocTableSorted: rep.SortedInFile,
 		NumUnreferencedAllocations: jsonout.I64(rep.UnreferencedAllocation)})

@@ -11,7 +11,7 @@ import (
 func init() {
 	// FFCV files have no signature: a .beton name marks them. They are read from local files
 	// and, through ranged reads, from buckets.
-	format.Register(format.Format{Name: "beton", Ext: ".beton",
+	format.Register(format.Format{Name: formatName, Ext: ".beton",
 		OpenPath: func(_ context.Context, path string) (format.File, error) {
 			r, err := Open(path)
 			if err != nil {

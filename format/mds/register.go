@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"unicode/utf8"
 
 	"github.com/mldf/convert/format"
 	"github.com/mldf/convert/internal/jsonout"
@@ -19,7 +18,7 @@ import (
 func init() {
 	// An MDS dataset is a directory holding index.json and the shards it lists: it is opened
 	// by path, never sniffed.
-	format.Register(format.Format{Name: "mds", Dir: true, Marker: IndexName,
+	format.Register(format.Format{Name: formatName, Dir: true, Marker: IndexName,
 		OpenPath: func(_ context.Context, dir string) (format.File, error) { return OpenDir(dir) },
 	})
 }
@@ -103,46 +102,6 @@ func (d *Description) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "  #%d %-16s %-12s %s\n", i, quote.Q(c.Name), c.Encoding, size)
 	}
 	return nil
-}
-
-// DescriptionJSON is the JSON form of a Description.
-type DescriptionJSON struct {
-	jsonout.Head
-	Format     string       `json:"format"`
-	File       string       `json:"file"`
-	Version    string       `json:"version"`
-	NumSamples jsonout.I64  `json:"num_samples"`
-	NumShards  int          `json:"num_shards"`
-	Columns    []ColumnJSON `json:"columns"`
-	Shards     []ShardJSON  `json:"shards"`
-}
-
-// ColumnJSON is a column: its encoding and its size in bytes (0: variable).
-type ColumnJSON struct {
-	Name     string `json:"name"`
-	Encoding string `json:"encoding"`
-	Size     int    `json:"size"`
-}
-
-// ShardJSON is one shard of the index (file_size -1: not given).
-type ShardJSON struct {
-	File       string      `json:"file"`
-	NumSamples jsonout.I64 `json:"num_samples"`
-	FileSize   jsonout.I64 `json:"file_size"`
-}
-
-// MarshalJSON encodes the description as DescriptionJSON.
-func (d *Description) MarshalJSON() ([]byte, error) {
-	out := DescriptionJSON{Head: jsonout.NewHead(jsonout.KindInspect), Format: "mds", File: d.Dir, Version: "2",
-		NumSamples: jsonout.I64(d.Samples), NumShards: len(d.Shards), Columns: make([]ColumnJSON, len(d.Columns)),
-		Shards: make([]ShardJSON, len(d.Shards))}
-	for i, c := range d.Columns {
-		out.Columns[i] = ColumnJSON(c)
-	}
-	for i, s := range d.Shards {
-		out.Shards[i] = ShardJSON{File: s.Basename, NumSamples: jsonout.I64(s.Samples), FileSize: jsonout.I64(s.Bytes)}
-	}
-	return json.Marshal(out)
 }
 
 // SampleText is one sample as inspect --sample shows it; it encodes as SampleJSON.
@@ -232,54 +191,6 @@ func (s SampleText) WriteText(w io.Writer) error {
 	return nil
 }
 
-// SampleJSON is the JSON form of a SampleText.
-type SampleJSON struct {
-	jsonout.Head
-	Format     string      `json:"format"`
-	File       string      `json:"file"`
-	Index      jsonout.I64 `json:"index"`
-	NumSamples jsonout.I64 `json:"num_samples"`
-	Shard      string      `json:"shard"`
-	Values     []ValueJSON `json:"values"`
-}
-
-// ValueJSON is one column's value: a number for the numeric encodings, the text for the
-// textual ones (at most 4096 bytes, with text_truncated), and its size in bytes.
-type ValueJSON struct {
-	Column        int     `json:"column"`
-	Name          string  `json:"name"`
-	Encoding      string  `json:"encoding"`
-	Bytes         int     `json:"bytes"`
-	Number        any     `json:"number,omitempty"`
-	Text          *string `json:"text,omitempty"`
-	TextTruncated bool    `json:"text_truncated,omitempty"`
-}
-
-// MarshalJSON encodes the sample as SampleJSON.
-func (s SampleText) MarshalJSON() ([]byte, error) {
-	out := SampleJSON{Head: jsonout.NewHead(jsonout.KindSample), Format: "mds", File: s.Dir, Index: jsonout.I64(s.Index),
-		NumSamples: jsonout.I64(s.Of), Shard: s.Shard, Values: make([]ValueJSON, len(s.Columns))}
-	for k, c := range s.Columns {
-		v := s.Values[k]
-		vj := ValueJSON{Column: k, Name: c.Name, Encoding: c.Encoding, Bytes: len(v)}
-		if x, ok := scalar(c.Encoding, v); ok {
-			vj.Number = x
-		} else if textual(c.Encoding) && utf8.Valid(v) {
-			t := v
-			if len(t) > maxShownText {
-				t, vj.TextTruncated = t[:maxShownText], true
-				for len(t) > 0 && !utf8.Valid(t) {
-					t = t[:len(t)-1]
-				}
-			}
-			str := string(t)
-			vj.Text = &str
-		}
-		out.Values[k] = vj
-	}
-	return json.Marshal(out)
-}
-
 // VerifyReport is what verify checked of a dataset.
 type VerifyReport struct {
 	Dir                   string
@@ -325,21 +236,4 @@ func (rep *VerifyReport) WriteText(w io.Writer) error {
 	_, err := fmt.Fprintf(w, "%s: OK: MDS dataset, %d samples in %d shards, %s of values; structure checked (no checksums verified)\n",
 		rep.Dir, rep.Samples, rep.Shards, format.Size(uint64(rep.PayloadBytes)))
 	return err
-}
-
-// VerifyJSON is the JSON form of a VerifyReport.
-type VerifyJSON struct {
-	jsonout.Head
-	Format       string      `json:"format"`
-	File         string      `json:"file"`
-	NumShards    int         `json:"num_shards"`
-	NumSamples   jsonout.I64 `json:"num_samples"`
-	PayloadBytes jsonout.I64 `json:"payload_bytes"`
-	Checksummed  bool        `json:"checksummed"`
-}
-
-// MarshalJSON encodes the report as VerifyJSON.
-func (rep *VerifyReport) MarshalJSON() ([]byte, error) {
-	return json.Marshal(VerifyJSON{Head: jsonout.NewHead(jsonout.KindVerify), Format: "mds", File: rep.Dir, NumShards: rep.Shards,
-		NumSamples: jsonout.I64(rep.Samples), PayloadBytes: jsonout.I64(rep.PayloadBytes)})
 }

@@ -4,18 +4,21 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mldf/convert/format"
 	"github.com/mldf/convert/internal/jsonout"
 )
 
 // The JSON shapes of what inspect, inspect --sample and verify print for an MLDF file
 // (docs/schema/inspect.schema.json, sample.schema.json, verify.schema.json): explicit
-// output structs with snake_case keys, so that renaming a Go field never renames a key.
+// output structs with snake_case keys, so that renaming a Go field never renames a key,
+// each opening with the shapes every format shares (format.DocJSON, FieldJSON, ValueJSON).
+
+// formatName is the format's name in the registry and in its JSON documents.
+const formatName = "mldf"
 
 // DescriptionJSON is the JSON form of a Description.
 type DescriptionJSON struct {
-	jsonout.Head
-	Format          string      `json:"format"`
-	File            string      `json:"file"`
+	format.DocJSON
 	FileSize        jsonout.U64 `json:"file_size"`
 	Version         string      `json:"version"`
 	VersionMajor    uint16      `json:"version_major"`
@@ -43,10 +46,7 @@ type DescriptionJSON struct {
 
 // FieldJSON is one field of a DescriptionJSON.
 type FieldJSON struct {
-	Index           int            `json:"index"`
-	Name            string         `json:"name"`
-	Type            string         `json:"type"`
-	TypeID          uint16         `json:"type_id"`
+	format.FieldJSON
 	Flags           uint16         `json:"flags"`
 	MetadataSize    uint32         `json:"metadata_size"`
 	RowOffset       int            `json:"row_offset"`
@@ -63,8 +63,8 @@ type FieldJSON struct {
 
 // JSON returns the description's JSON form.
 func (d *Description) JSON() DescriptionJSON {
-	out := DescriptionJSON{Head: jsonout.NewHead(jsonout.KindInspect), Format: "mldf",
-		File: d.File, FileSize: jsonout.U64(d.FileSize), Version: d.Version(), VersionMajor: d.VersionMajor,
+	out := DescriptionJSON{DocJSON: format.NewDocJSON(jsonout.KindInspect, formatName, d.File),
+		FileSize: jsonout.U64(d.FileSize), Version: d.Version(), VersionMajor: d.VersionMajor,
 		VersionMinor: d.VersionMinor, Flags: d.Flags, FlagNames: d.FlagNames, NumSamples: jsonout.U64(d.NumSamples),
 		NumFields: d.NumFields, PageSize: d.PageSize, RowSize: d.RowSize, FieldDescPtr: jsonout.U64(d.FieldDescPtr),
 		DataPtr: jsonout.U64(d.DataPtr), MetadataPtr: jsonout.U64(d.MetadataPtr), AllocTablePtr: jsonout.U64(d.AllocTablePtr),
@@ -76,8 +76,9 @@ func (d *Description) JSON() DescriptionJSON {
 		out.FlagNames = []string{}
 	}
 	for _, f := range d.Fields {
-		out.Fields = append(out.Fields, FieldJSON{Index: f.Index, Name: f.Name, Type: f.TypeName, TypeID: uint16(f.Type),
-			Flags: f.Flags, MetadataSize: f.MetadataSize, RowOffset: f.RowOffset, HasPayload: f.HasPayload,
+		out.Fields = append(out.Fields, FieldJSON{
+			FieldJSON: format.FieldJSON{Index: f.Index, Name: f.Name, Type: f.TypeName, TypeID: uint16(f.Type)},
+			Flags:     f.Flags, MetadataSize: f.MetadataSize, RowOffset: f.RowOffset, HasPayload: f.HasPayload,
 			NumPayloads: f.Payloads, PayloadBytes: jsonout.U64(f.PayloadBytes), MaxPayloadBytes: f.MaxPayload,
 			Arguments: DecodeArguments(f.Type, f.Arguments), NumClasses: f.NumClasses, ClassNames: f.ClassNames,
 			ClassNamesFrom: f.ClassNamesFrom, ClassNamesError: f.ClassNamesError})
@@ -218,56 +219,42 @@ func DecodeArguments(t TypeID, a [ArgumentsSize]byte) *ArgumentsJSON {
 
 func ptr[T any](v T) *T { return &v }
 
-func imageArgModeName(m uint8) string {
-	switch m {
-	case ImageArgRaw:
-		return "raw"
-	case ImageArgJPEG:
-		return "jpeg"
-	case ImageArgPNG:
-		return "png"
-	case ImageArgSmart:
-		return "smart"
-	}
-	return fmt.Sprintf("mode(%d)", m)
+// enum is one named value of a one-byte code (a mode, a format, a codec).
+type enum struct {
+	v    uint8
+	name string
 }
 
-func subsamplingName(s uint8) string {
-	if s == 0 {
-		return "4:2:0"
+// enumName returns the name of v among names, or kind(v) for a code this reader does not
+// know (a newer writer's, or a damaged file's).
+func enumName(v uint8, kind string, names ...enum) string {
+	for _, e := range names {
+		if e.v == v {
+			return e.name
+		}
 	}
-	return fmt.Sprintf("subsampling(%d)", s)
+	return fmt.Sprintf("%s(%d)", kind, v)
 }
+
+func imageArgModeName(m uint8) string {
+	return enumName(m, "mode", enum{ImageArgRaw, "raw"}, enum{ImageArgJPEG, "jpeg"}, enum{ImageArgPNG, "png"},
+		enum{ImageArgSmart, "smart"})
+}
+
+func subsamplingName(s uint8) string { return enumName(s, "subsampling", enum{0, "4:2:0"}) }
 
 func audioFormatName(f uint8) string {
-	switch f {
-	case AudioInt16:
-		return "int16"
-	case AudioInt32:
-		return "int32"
-	case AudioFloat32:
-		return "float32"
-	case AudioFLAC:
-		return "flac"
-	}
-	return fmt.Sprintf("format(%d)", f)
+	return enumName(f, "format", enum{AudioInt16, "int16"}, enum{AudioInt32, "int32"}, enum{AudioFloat32, "float32"},
+		enum{AudioFLAC, "flac"})
 }
 
 func resamplerName(r uint8) string {
-	switch r {
-	case 0:
-		return "none"
-	case AudioResamplerKaiser:
-		return "kaiser"
-	}
-	return fmt.Sprintf("resampler(%d)", r)
+	return enumName(r, "resampler", enum{0, "none"}, enum{AudioResamplerKaiser, "kaiser"})
 }
 
 // SampleJSON is the JSON form of a SampleText.
 type SampleJSON struct {
-	jsonout.Head
-	Format     string      `json:"format"`
-	File       string      `json:"file"`
+	format.DocJSON
 	Index      int         `json:"index"`
 	NumSamples int         `json:"num_samples"`
 	Values     []ValueJSON `json:"values"`
@@ -275,15 +262,11 @@ type SampleJSON struct {
 
 // ValueJSON is one field's value in a sample: only the members of its type are present.
 type ValueJSON struct {
-	Field   int            `json:"field"`
-	Name    string         `json:"name"`
-	Type    string         `json:"type"`
-	Int     *jsonout.I64   `json:"int,omitempty"`
-	Float   *jsonout.Float `json:"float,omitempty"`
-	Payload *PayloadJSON   `json:"payload,omitempty"`
-	Image   *ImageJSON     `json:"image,omitempty"`
-	Audio   *AudioJSON     `json:"audio,omitempty"`
-	Text    *TextJSON      `json:"text,omitempty"`
+	format.ValueJSON
+	Payload *PayloadJSON `json:"payload,omitempty"`
+	Image   *ImageJSON   `json:"image,omitempty"`
+	Audio   *AudioJSON   `json:"audio,omitempty"`
+	Text    *TextJSON    `json:"text,omitempty"`
 }
 
 // PayloadJSON is a payload reference: where the payload is and its size in bytes.
@@ -317,13 +300,13 @@ type TextJSON struct {
 
 // JSON returns the value's JSON form.
 func (v FieldValue) JSON() ValueJSON {
-	out := ValueJSON{Field: v.Field, Name: v.Name, Type: v.Type.String()}
+	out := ValueJSON{ValueJSON: format.NewValueJSON(v.Field, v.Name, v.Type.String())}
 	switch {
 	case v.Type == TypeInt:
-		out.Int = ptr(jsonout.I64(v.Int))
+		out.ValueJSON = out.WithInt(v.Int)
 		return out
 	case v.Type == TypeFloat:
-		out.Float = ptr(jsonout.Float(v.Float))
+		out.ValueJSON = out.WithFloat(v.Float)
 		return out
 	}
 	out.Payload = &PayloadJSON{Ptr: jsonout.U64(v.Ref.Ptr), Bytes: v.Ref.Size}
@@ -343,44 +326,20 @@ func (v FieldValue) JSON() ValueJSON {
 func (v FieldValue) MarshalJSON() ([]byte, error) { return json.Marshal(v.JSON()) }
 
 func imageMetaModeName(m uint8) string {
-	switch m {
-	case ImageModeRaw:
-		return "raw"
-	case ImageModeJPEG:
-		return "jpeg"
-	case ImageModePNG:
-		return "png"
-	}
-	return fmt.Sprintf("mode(%d)", m)
+	return enumName(m, "mode", enum{ImageModeRaw, "raw"}, enum{ImageModeJPEG, "jpeg"}, enum{ImageModePNG, "png"})
 }
 
 func audioCodecName(c uint8) string {
-	switch c {
-	case AudioCodecPCM:
-		return "pcm"
-	case AudioCodecFLAC:
-		return "flac"
-	}
-	return fmt.Sprintf("codec(%d)", c)
+	return enumName(c, "codec", enum{AudioCodecPCM, "pcm"}, enum{AudioCodecFLAC, "flac"})
 }
 
 func textEncodingName(e uint8) string {
-	switch e {
-	case TextUTF8:
-		return "utf-8"
-	case TextTokens32:
-		return "tokens32"
-	case TextTokens16:
-		return "tokens16"
-	}
-	return fmt.Sprintf("encoding(%d)", e)
+	return enumName(e, "encoding", enum{TextUTF8, "utf-8"}, enum{TextTokens32, "tokens32"}, enum{TextTokens16, "tokens16"})
 }
 
 // VerifyJSON is the JSON form of a VerifyReport.
 type VerifyJSON struct {
-	jsonout.Head
-	Format             string      `json:"format"`
-	File               string      `json:"file"`
+	format.DocJSON
 	FileSize           jsonout.U64 `json:"file_size"`
 	NumSamples         int         `json:"num_samples"`
 	NumFields          int         `json:"num_fields"`
@@ -401,7 +360,7 @@ type VerifyJSON struct {
 
 // JSON returns the report's JSON form; decoded says whether payloads were decoded.
 func (rep *VerifyReport) JSON(decoded bool) VerifyJSON {
-	return VerifyJSON{Head: jsonout.NewHead(jsonout.KindVerify), Format: "mldf", File: rep.File, FileSize: jsonout.U64(rep.FileSize),
+	return VerifyJSON{DocJSON: format.NewDocJSON(jsonout.KindVerify, formatName, rep.File), FileSize: jsonout.U64(rep.FileSize),
 		NumSamples: rep.Samples, NumFields: rep.Fields, NumPayloads: rep.Entries, NumEmptyPayloads: rep.EmptyPayloads,
 		PayloadBytes: jsonout.U64(rep.PayloadBytes), DataRegionBytes: jsonout.U64(rep.DataRegionBytes),
 		NumPagesUsed: jsonout.U64(rep.PagesUsed), PageFill: rep.PageFill, Checksummed: rep.Checksummed,

@@ -61,3 +61,27 @@ func FuzzDecodeArguments(f *testing.F) {
 		}
 	})
 }
+
+// TestEnumNames: every one-byte code the JSON names has its name, and a code this reader does
+// not know is shown with its number.
+func TestEnumNames(t *testing.T) {
+	for _, c := range []struct {
+		got, want string
+	}{
+		{imageArgModeName(ImageArgRaw), "raw"}, {imageArgModeName(ImageArgJPEG), "jpeg"},
+		{imageArgModeName(ImageArgPNG), "png"}, {imageArgModeName(ImageArgSmart), "smart"}, {imageArgModeName(9), "mode(9)"},
+		{subsamplingName(0), "4:2:0"}, {subsamplingName(2), "subsampling(2)"},
+		{audioFormatName(AudioInt16), "int16"}, {audioFormatName(AudioInt32), "int32"},
+		{audioFormatName(AudioFloat32), "float32"}, {audioFormatName(AudioFLAC), "flac"}, {audioFormatName(0), "format(0)"},
+		{resamplerName(0), "none"}, {resamplerName(AudioResamplerKaiser), "kaiser"}, {resamplerName(7), "resampler(7)"},
+		{imageMetaModeName(ImageModeRaw), "raw"}, {imageMetaModeName(ImageModeJPEG), "jpeg"},
+		{imageMetaModeName(ImageModePNG), "png"}, {imageMetaModeName(3), "mode(3)"},
+		{audioCodecName(AudioCodecPCM), "pcm"}, {audioCodecName(AudioCodecFLAC), "flac"}, {audioCodecName(255), "codec(255)"},
+		{textEncodingName(TextUTF8), "utf-8"}, {textEncodingName(TextTokens32), "tokens32"},
+		{textEncodingName(TextTokens16), "tokens16"}, {textEncodingName(3), "encoding(3)"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}

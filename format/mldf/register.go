@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	format.Register(format.Format{Name: "mldf", Magic: Signature,
+	format.Register(format.Format{Name: formatName, Magic: Signature,
 		OpenPath: func(_ context.Context, path string) (format.File, error) {
 			r, err := Open(path)
 			if err != nil {
@@ -124,7 +124,7 @@ type SampleText struct {
 
 // MarshalJSON encodes the sample as SampleJSON.
 func (s SampleText) MarshalJSON() ([]byte, error) {
-	out := SampleJSON{Head: jsonout.NewHead(jsonout.KindSample), Format: "mldf", File: s.File, Index: s.Index,
+	out := SampleJSON{DocJSON: format.NewDocJSON(jsonout.KindSample, formatName, s.File), Index: s.Index,
 		NumSamples: s.Of, Values: make([]ValueJSON, len(s.Values))}
 	for i, v := range s.Values {
 		out.Values[i] = v.JSON()

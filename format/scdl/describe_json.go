@@ -4,17 +4,20 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mldf/convert/format"
 	"github.com/mldf/convert/internal/jsonout"
 )
 
 // The JSON shapes of what inspect, inspect --sample and verify print for an SCDL archive
-// (docs/schema): explicit output structs with snake_case keys.
+// (docs/schema): explicit output structs with snake_case keys, each opening with
+// format.DocJSON.
+
+// formatName is the format's name in the registry and in its JSON documents.
+const formatName = "scdl"
 
 // DescriptionJSON is the JSON form of an archive's description.
 type DescriptionJSON struct {
-	jsonout.Head
-	Format       string             `json:"format"`
-	File         string             `json:"file"`
+	format.DocJSON
 	Version      string             `json:"version"`
 	Backend      string             `json:"backend"`
 	HasHeader    bool               `json:"has_header"`
@@ -66,7 +69,7 @@ func (d description) MarshalJSON() ([]byte, error) {
 	r := d.r
 	h := r.Header()
 	dt, rp, cp := r.DTypes()
-	out := DescriptionJSON{Head: jsonout.NewHead(jsonout.KindInspect), Format: "scdl", File: r.dir,
+	out := DescriptionJSON{DocJSON: format.NewDocJSON(jsonout.KindInspect, formatName, r.dir),
 		Version: fmt.Sprintf("%d.%d.%d", h.Version[0], h.Version[1], h.Version[2]), Backend: h.Backend.String(),
 		HasHeader: r.HasHeader(), NumCells: jsonout.I64(r.NumRows()), NumValues: jsonout.I64(r.NNZ()),
 		MaxGenes: jsonout.I64(r.MaxGenes()), DTypes: DTypesJSON{Data: dt.String(), RowPtr: rp.String(), ColPtr: cp.String()},
@@ -94,9 +97,7 @@ func (d description) MarshalJSON() ([]byte, error) {
 
 // CellJSON is the JSON form of a CellText: the stored values of a cell and their genes.
 type CellJSON struct {
-	jsonout.Head
-	Format   string          `json:"format"`
-	File     string          `json:"file"`
+	format.DocJSON
 	Index    jsonout.I64     `json:"index"`
 	NumCells jsonout.I64     `json:"num_cells"`
 	Values   []jsonout.Float `json:"values"`
@@ -109,15 +110,13 @@ func (c CellText) MarshalJSON() ([]byte, error) {
 	if genes == nil {
 		genes = []uint32{}
 	}
-	return json.Marshal(CellJSON{Head: jsonout.NewHead(jsonout.KindSample), Format: "scdl", File: c.File,
+	return json.Marshal(CellJSON{DocJSON: format.NewDocJSON(jsonout.KindSample, formatName, c.File),
 		Index: jsonout.I64(c.Cell), NumCells: jsonout.I64(c.Of), Values: jsonout.Floats(c.Values), Genes: genes})
 }
 
 // VerifyJSON is the JSON form of a VerifyReport.
 type VerifyJSON struct {
-	jsonout.Head
-	Format       string      `json:"format"`
-	File         string      `json:"file"`
+	format.DocJSON
 	HasHeader    bool        `json:"has_header"`
 	NumCells     jsonout.I64 `json:"num_cells"`
 	NumValues    jsonout.I64 `json:"num_values"`
@@ -131,7 +130,7 @@ type VerifyJSON struct {
 
 func (t verifyText) MarshalJSON() ([]byte, error) {
 	rep := t.rep
-	return json.Marshal(VerifyJSON{Head: jsonout.NewHead(jsonout.KindVerify), Format: "scdl", File: rep.Dir, HasHeader: t.hasHeader,
+	return json.Marshal(VerifyJSON{DocJSON: format.NewDocJSON(jsonout.KindVerify, formatName, rep.Dir), HasHeader: t.hasHeader,
 		NumCells: jsonout.I64(rep.Cells), NumValues: jsonout.I64(rep.NNZ), MaxGenes: jsonout.I64(rep.MaxGenes),
 		DTypes:       DTypesJSON{Data: rep.Data.String(), RowPtr: rep.RowPtr.String(), ColPtr: rep.ColPtr.String()},
 		NumVarBlocks: rep.VarBlocks, NumObsBlocks: rep.ObsBlocks, NumNonFinite: jsonout.I64(rep.NonFinite)})

@@ -154,7 +154,7 @@ func listMembers(dir, rel string) ([]string, error) {
 		return nil, memberErr(dir, rel, err)
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("%s: %w: %s is a %s, not a directory", dir, ErrMember, rel, inputfile.TypeName(st.Mode()))
+		return nil, fmt.Errorf("%s: %w: %s is %s, not a directory", dir, ErrMember, rel, inputfile.Kind(st.Mode()))
 	}
 	d, err := root.Open(rel)
 	if err != nil {
@@ -203,7 +203,7 @@ func openMember(dir, rel string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, memberErr(dir, rel, err)
 	}
 	if !lst.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("%s: %w: %s is a %s", dir, ErrMember, rel, inputfile.TypeName(lst.Mode()))
+		return nil, nil, fmt.Errorf("%s: %w: %s is %s", dir, ErrMember, rel, inputfile.Kind(lst.Mode()))
 	}
 	// The mode is checked again on the open file: the member may have been replaced since.
 	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
@@ -217,7 +217,7 @@ func openMember(dir, rel string) (*os.File, fs.FileInfo, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w: %s is a %s", dir, ErrMember, rel, inputfile.TypeName(st.Mode()))
+		return nil, nil, fmt.Errorf("%s: %w: %s is %s", dir, ErrMember, rel, inputfile.Kind(st.Mode()))
 	}
 	return f, st, nil
 }

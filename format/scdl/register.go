@@ -13,7 +13,7 @@ import (
 func init() {
 	// An SCDL archive is a directory: it is opened by path (or, in a bucket, as the objects
 	// under a prefix), never sniffed.
-	format.Register(format.Format{Name: "scdl", Dir: true,
+	format.Register(format.Format{Name: formatName, Dir: true,
 		OpenPath: func(_ context.Context, dir string) (format.File, error) {
 			r, err := Open(dir)
 			if err != nil {

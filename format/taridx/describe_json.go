@@ -3,18 +3,21 @@ package taridx
 import (
 	"encoding/json"
 
+	"github.com/mldf/convert/format"
 	"github.com/mldf/convert/internal/jsonout"
 )
 
 // The JSON shapes of what inspect, inspect --sample and verify print for a TARIDX index
-// (docs/schema): explicit output structs with snake_case keys.
+// (docs/schema): explicit output structs with snake_case keys, each opening with
+// format.DocJSON.
+
+// formatName is the format's name in the registry and in its JSON documents.
+const formatName = "taridx"
 
 // DescriptionJSON is the JSON form of a Description; verify prints it too, with kind
 // "verify".
 type DescriptionJSON struct {
-	jsonout.Head
-	Format       string        `json:"format"`
-	File         string        `json:"file"`
+	format.DocJSON
 	Version      string        `json:"version"`
 	FileSize     jsonout.U64   `json:"file_size"`
 	NumRows      jsonout.U64   `json:"num_rows"`
@@ -40,7 +43,7 @@ type ExtJSON struct {
 
 // JSON returns the description's JSON form, as a document of kind.
 func (d Description) JSON(kind string) DescriptionJSON {
-	out := DescriptionJSON{Head: jsonout.NewHead(kind), Format: "taridx", File: d.File, Version: d.Version,
+	out := DescriptionJSON{DocJSON: format.NewDocJSON(kind, formatName, d.File), Version: d.Version,
 		FileSize: jsonout.U64(d.FileSize), NumRows: jsonout.U64(d.Rows), NumStems: jsonout.U64(d.Stems), NumShards: d.Shards,
 		Contiguous: d.Contiguous, Flags: d.Flags, OffCrash: jsonout.U64(d.OffCrash), OffArr: jsonout.U64(d.OffArr),
 		PayloadBytes: jsonout.U64(d.PayloadBytes), Extensions: make([]ExtJSON, len(d.Extensions)),
@@ -62,9 +65,7 @@ func (d Description) MarshalJSON() ([]byte, error) { return json.Marshal(d.JSON(
 
 // RowJSON is the JSON form of a RowText.
 type RowJSON struct {
-	jsonout.Head
-	Format        string      `json:"format"`
-	File          string      `json:"file"`
+	format.DocJSON
 	Index         int         `json:"index"`
 	NumRows       int         `json:"num_rows"`
 	Shard         uint16      `json:"shard"`
@@ -79,7 +80,7 @@ type RowJSON struct {
 
 // MarshalJSON encodes the row as RowJSON.
 func (r RowText) MarshalJSON() ([]byte, error) {
-	return json.Marshal(RowJSON{Head: jsonout.NewHead(jsonout.KindSample), Format: "taridx", File: r.File, Index: r.Index,
+	return json.Marshal(RowJSON{DocJSON: format.NewDocJSON(jsonout.KindSample, formatName, r.File), Index: r.Index,
 		NumRows: r.Of, Shard: r.Row.FID, HeaderOffset: jsonout.U64(r.Row.Offset), PayloadOffset: jsonout.U64(r.Row.Offset + 512),
 		PayloadBytes: jsonout.U64(r.Row.Size), ExtID: r.Row.ExtID, Ext: r.Ext, CrashID: r.Row.CrashID, KeyHash: jsonout.Hex64(r.Row.KeyHash)})
 }

@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	format.Register(format.Format{Name: "taridx", Magic: Magic[:7], // byte 7 is Parse's to check
+	format.Register(format.Format{Name: formatName, Magic: Magic[:7], // byte 7 is Parse's to check
 		OpenPath: func(_ context.Context, path string) (format.File, error) {
 			ix, err := Load(path) // Load and Parse apply every reader rule of the spec
 			if err != nil {

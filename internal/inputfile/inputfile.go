@@ -43,7 +43,8 @@ func CheckPath(path string) error {
 }
 
 // TypeName names the type of a file mode for error messages: "named pipe", "directory",
-// "device", "socket", "symbolic link", "irregular file" or "regular file".
+// "character device", "block device", "socket", "symbolic link", "irregular file" or
+// "regular file". Kind gives it with its article.
 func TypeName(m fs.FileMode) string {
 	switch t := m.Type(); {
 	case t == 0:
@@ -52,8 +53,10 @@ func TypeName(m fs.FileMode) string {
 		return "named pipe"
 	case t&fs.ModeDir != 0:
 		return "directory"
+	case t&fs.ModeCharDevice != 0:
+		return "character device"
 	case t&fs.ModeDevice != 0:
-		return "device"
+		return "block device"
 	case t&fs.ModeSocket != 0:
 		return "socket"
 	case t&fs.ModeSymlink != 0:
@@ -62,13 +65,23 @@ func TypeName(m fs.FileMode) string {
 	return "irregular file"
 }
 
+// Kind is TypeName with its article, for "PATH is KIND": "a named pipe", "an irregular
+// file".
+func Kind(m fs.FileMode) string {
+	n := TypeName(m)
+	if n == "irregular file" {
+		return "an " + n
+	}
+	return "a " + n
+}
+
 // CheckRegular returns an error wrapping ErrNotRegular, naming path and its type, unless m
 // is a regular file's mode.
 func CheckRegular(path string, m fs.FileMode) error {
 	if m.IsRegular() {
 		return nil
 	}
-	return fmt.Errorf("%w: %s is a %s", ErrNotRegular, path, TypeName(m))
+	return fmt.Errorf("%w: %s is %s", ErrNotRegular, path, Kind(m))
 }
 
 // OpenRegular opens path for reading and checks that it is a regular file (after following

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,7 +46,7 @@ func TestReadFileRefusesNonRegular(t *testing.T) {
 	}
 	// A FIFO with no writer: refused at once (an open(2) without O_NONBLOCK would hang).
 	for _, tc := range []struct{ path, kind string }{
-		{fifo(t), "named pipe"}, {dir, "directory"}, {"/dev/null", "device"},
+		{fifo(t), "named pipe"}, {dir, "directory"}, {"/dev/null", "character device"},
 	} {
 		_, err := ReadFile(tc.path)
 		if !errors.Is(err, ErrNotRegular) {
@@ -191,5 +192,27 @@ func TestStreamRefuses(t *testing.T) {
 	r.Close()
 	if string(b) != "x" {
 		t.Fatalf("%q", b)
+	}
+}
+
+// TestKind: every file type has its name, with its article, the one naming every package's
+// messages ("PATH is a named pipe").
+func TestKind(t *testing.T) {
+	for _, c := range []struct {
+		m    fs.FileMode
+		want string
+	}{
+		{0o644, "a regular file"},
+		{fs.ModeDir | 0o755, "a directory"},
+		{fs.ModeNamedPipe, "a named pipe"},
+		{fs.ModeDevice | fs.ModeCharDevice, "a character device"},
+		{fs.ModeDevice, "a block device"},
+		{fs.ModeSocket, "a socket"},
+		{fs.ModeSymlink, "a symbolic link"},
+		{fs.ModeIrregular, "an irregular file"},
+	} {
+		if got := Kind(c.m); got != c.want {
+			t.Errorf("Kind(%v) = %q, want %q", c.m, got, c.want)
+		}
 	}
 }

@@ -36,7 +36,7 @@ func OpenStream(ctx context.Context, path string) (io.ReadCloser, fs.FileInfo, e
 		return f, st, nil
 	case m&fs.ModeNamedPipe == 0:
 		f.Close()
-		return nil, nil, fmt.Errorf("%w: %s is a %s", ErrNotStream, path, TypeName(m))
+		return nil, nil, fmt.Errorf("%w: %s is %s", ErrNotStream, path, Kind(m))
 	}
 	p := &pipe{f: f, ctx: ctx, path: path}
 	p.stop = context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Unix(1, 0)) })

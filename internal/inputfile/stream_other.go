@@ -22,7 +22,7 @@ func OpenStream(ctx context.Context, path string) (io.ReadCloser, fs.FileInfo, e
 		return nil, nil, err
 	}
 	if m := st.Mode(); !m.IsRegular() && m&fs.ModeNamedPipe == 0 {
-		return nil, nil, fmt.Errorf("%w: %s is a %s", ErrNotStream, path, TypeName(m))
+		return nil, nil, fmt.Errorf("%w: %s is %s", ErrNotStream, path, Kind(m))
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -12,9 +12,9 @@ package outpath
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"iter"
 
+	"github.com/mldf/convert/internal/inputfile"
 	"github.com/mldf/convert/objstore"
 )
 
@@ -51,7 +51,7 @@ func (s *Set) Add(role, name string) error {
 		return err
 	}
 	if f.id.File != nil && !f.id.File.Mode().IsRegular() {
-		return fmt.Errorf("%s %s: %w (it is %s)", role, name, ErrNotRegular, kind(f.id.File.Mode()))
+		return fmt.Errorf("%s %s: %w (it is %s)", role, name, ErrNotRegular, inputfile.Kind(f.id.File.Mode()))
 	}
 	for _, o := range s.outs {
 		if o.id.Same(f.id) {
@@ -72,7 +72,7 @@ func (s *Set) AddDir(role, name string) error {
 		return err
 	}
 	if f.id.File != nil && !f.id.File.IsDir() {
-		return fmt.Errorf("%s %s: not a directory or a new name (it is %s)", role, name, kind(f.id.File.Mode()))
+		return fmt.Errorf("%s %s: not a directory or a new name (it is %s)", role, name, inputfile.Kind(f.id.File.Mode()))
 	}
 	s.outs = append(s.outs, f)
 	return nil
@@ -168,23 +168,4 @@ func resolve(role, name string) (file, error) {
 		return file{}, fmt.Errorf("%s %s: %w", role, name, err)
 	}
 	return file{role: role, name: name, id: id}, nil
-}
-
-// kind names a file mode for messages.
-func kind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m.IsRegular():
-		return "a regular file"
-	}
-	return "not a regular file (" + m.Type().String() + ")"
 }

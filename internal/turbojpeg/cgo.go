@@ -310,7 +310,7 @@ func (e *Encoder) Encode(pix []byte, w, h int, pf PixelFormat, q int, samp Subsa
 		return nil, fmt.Errorf("%w: encoder closed", ErrArgument)
 	}
 	if w <= 0 || h <= 0 || w > 65535 || h > 65535 || len(pix) < w*h*pf.Size() {
-		return nil, fmt.Errorf("%w: %dx%d image with %d bytes", ErrArgument, w, h, len(pix))
+		return nil, fmt.Errorf("%w: %dx%d (height x width) image with %d bytes", ErrArgument, h, w, len(pix))
 	}
 	if q < 1 || q > 100 {
 		return nil, fmt.Errorf("%w: quality %d", ErrArgument, q)
@@ -324,7 +324,7 @@ func (e *Encoder) Encode(pix []byte, w, h int, pf PixelFormat, q int, samp Subsa
 	}
 	n := int(C.tjw_bufsize(C.int(w), C.int(h), C.int(samp)))
 	if n <= 0 {
-		return nil, fmt.Errorf("%w: no buffer size for %dx%d", ErrArgument, w, h)
+		return nil, fmt.Errorf("%w: no buffer size for %dx%d (height x width)", ErrArgument, h, w)
 	}
 	return e.withBuffer(n, func(buf []byte) C.tjw_result {
 		return C.tjw_encode(e.hd.h, (*C.uchar)(unsafe.Pointer(&pix[0])), C.int(w), C.int(w*pf.Size()), C.int(h), cpf,
@@ -384,7 +384,7 @@ func (e *Encoder) EncodeYUV(p *Planes, q int) ([]byte, error) {
 	}
 	n := int(C.tjw_bufsize(C.int(p.Width), C.int(p.Height), C.int(p.Subsampling)))
 	if n <= 0 {
-		return nil, fmt.Errorf("%w: no buffer size for %dx%d", ErrArgument, p.Width, p.Height)
+		return nil, fmt.Errorf("%w: no buffer size for %dx%d (height x width)", ErrArgument, p.Height, p.Width)
 	}
 	u, v := (*C.uchar)(nil), (*C.uchar)(nil)
 	if p.Subsampling != SampGray {
@@ -402,13 +402,13 @@ func (e *Encoder) EncodeYUV(p *Planes, q int) ([]byte, error) {
 func (p *Planes) check() error {
 	yw, yh, cw, ch, ok := PlaneSizes(p.Width, p.Height, p.Subsampling)
 	if !ok || p.Width > 65535 || p.Height > 65535 {
-		return fmt.Errorf("%w: %dx%d planes with subsampling %d", ErrArgument, p.Width, p.Height, p.Subsampling)
+		return fmt.Errorf("%w: %dx%d (height x width) planes with subsampling %d", ErrArgument, p.Height, p.Width, p.Subsampling)
 	}
 	short := func(b []byte, stride, w, h int) bool {
 		return stride < w || len(b) < stride*(h-1)+w
 	}
 	if short(p.Y, p.YStride, yw, yh) || (ch > 0 && (short(p.Cb, p.CStride, cw, ch) || short(p.Cr, p.CStride, cw, ch))) {
-		return fmt.Errorf("%w: planes too small for %dx%d", ErrArgument, p.Width, p.Height)
+		return fmt.Errorf("%w: planes too small for %dx%d (height x width)", ErrArgument, p.Height, p.Width)
 	}
 	return nil
 }

@@ -215,7 +215,7 @@ func PlaneSizes(w, h int, s Subsampling) (yw, yh, cw, ch int, ok bool) {
 func (p *Planes) Alloc(w, h int, s Subsampling) error {
 	yw, yh, cw, ch, ok := PlaneSizes(w, h, s)
 	if !ok {
-		return fmt.Errorf("%w: %dx%d planes with subsampling %d", ErrArgument, w, h, s)
+		return fmt.Errorf("%w: %dx%d (height x width) planes with subsampling %d", ErrArgument, h, w, s)
 	}
 	ny, nc := yw*yh, cw*ch
 	n := ny + 2*nc

@@ -6,6 +6,7 @@ import mmap
 import numbers
 import os
 import struct
+import warnings
 
 import numpy as np
 
@@ -109,6 +110,40 @@ def _decode_pil(data, channels):
     if arr.ndim == 2:
         arr = arr[:, :, None]
     return arr
+
+
+class VerifyReport(dict):
+    """What ``Reader.verify()`` returns: a dict whose keys are those of ``convert verify
+    --json`` (docs/schema/verify.schema.json) where the two report the same thing
+    (``num_samples``, ``num_fields``, ``num_payloads``, ``payload_bytes``,
+    ``num_class_name_fields``, ``checksummed``, ``checksums_ok``, ``gaps_checked``,
+    ``fields_checked``), plus ``crc_bytes`` (the payload bytes whose CRC-32C was computed).
+
+    The keys of release 0.1 (``samples``, ``fields``, ``entries``, ``class_names``) are still
+    read, with a DeprecationWarning, for one release; they are not listed by ``keys()`` nor
+    found by ``in``, and will be removed."""
+
+    _DEPRECATED = {"samples": "num_samples", "fields": "num_fields", "entries": "num_payloads",
+                   "class_names": "num_class_name_fields"}
+
+    def _renamed(self, key):
+        new = self._DEPRECATED.get(key) if isinstance(key, str) else None
+        if new is not None:
+            warnings.warn("verify() key %r is deprecated; use %r (the name convert verify --json gives it)"
+                          % (key, new), DeprecationWarning, stacklevel=3)
+        return new
+
+    def __missing__(self, key):
+        new = self._renamed(key)
+        if new is None:
+            raise KeyError(key)
+        return self[new]
+
+    def get(self, key, default=None):
+        if key in self:
+            return dict.__getitem__(self, key)
+        new = self._renamed(key)
+        return dict.get(self, new, default) if new is not None else default
 
 
 class Field:
@@ -660,7 +695,7 @@ class Reader:
         entries (V5), every value's metadata against its payload (F1..F10), every payload's
         CRC-32C, or zero checks in a file without checksums (V6), and zero gaps (V7), in that
         order, as the Go reader does. Raises ChecksumError or FormatError at the first
-        violation; returns a dict summary otherwise. ``checksums=False`` skips V1 and the
+        violation; returns a VerifyReport (a dict, keyed as ``convert verify --json``) otherwise. ``checksums=False`` skips V1 and the
         CRC-32C computation of V6.
 
         Unlike opening and reading, it holds numpy arrays of the whole tables (some 50 bytes
@@ -806,7 +841,8 @@ class Reader:
             del mv
         # V8: the class-names blocks hold the names their fields' arguments describe
         class_names = sum(1 for f in self.fields if f.names_block is not None and f.names is not None)
-        return {"samples": self.num_samples, "fields": len(self.fields), "entries": n, "fields_checked": True,
-                "class_names": class_names,
-                "payload_bytes": int(size.sum()) if n else 0, "checksummed": bool(self.flags & F.FLAG_CHECKSUMMED),
-                "checksums_ok": checked, "crc_bytes": crc_bytes, "gaps_checked": gaps}
+        return VerifyReport(num_samples=self.num_samples, num_fields=len(self.fields), num_payloads=n,
+                            fields_checked=True, num_class_name_fields=class_names,
+                            payload_bytes=int(size.sum()) if n else 0,
+                            checksummed=bool(self.flags & F.FLAG_CHECKSUMMED), checksums_ok=checked,
+                            crc_bytes=crc_bytes, gaps_checked=gaps)

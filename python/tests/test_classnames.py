@@ -48,7 +48,7 @@ def test_golden_names(tmp_path):
         assert r.field("label").num_classes == 3
         assert r.field("data").names is None
         assert [int(r[i]["label"]) for i in range(3)] == [0, 2, -1]
-        assert r.verify()["class_names"] == 1
+        assert r.verify()["num_class_name_fields"] == 1
         assert r.verify()["gaps_checked"]
 
 

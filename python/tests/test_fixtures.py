@@ -122,7 +122,7 @@ def test_fixture_values(fixtures_dir, name):
             for f in r.fields:
                 check_value(r, i, f, want[f.name], got[f.name])
         rep = r.verify()
-        assert rep["checksums_ok"] and rep["samples"] == len(r)
+        assert rep["checksums_ok"] and rep["num_samples"] == len(r)
         assert rep["gaps_checked"] == (exp["version_minor"] == 0)
 
 

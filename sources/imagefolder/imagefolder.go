@@ -380,7 +380,7 @@ func (w *walker) walk(dir, rel string, label int, ancestors []os.FileInfo) error
 func (w *walker) regular(label int, dirRel, name, path string, st os.FileInfo) error {
 	var err error
 	if !st.Mode().IsRegular() {
-		err = fmt.Errorf("%w: %s is a %s", ErrNotRegular, path, inputfile.TypeName(st.Mode()))
+		err = fmt.Errorf("%w: %s is %s", ErrNotRegular, path, inputfile.Kind(st.Mode()))
 	}
 	return w.add(label, dirRel, name, st.Size(), err)
 }
