@@ -15,7 +15,7 @@ const unlinkEarly = true
 func allocBytes(n int) ([]byte, error) {
 	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err == nil && n >= 2<<20 {
-		_ = unix.Madvise(b, unix.MADV_HUGEPAGE) // advice: without it, small pages
+		adviseHuge(b)
 	}
 	return b, err
 }
