@@ -1,9 +1,15 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mldf/convert/pipeline"
@@ -38,7 +44,7 @@ func checkSize(s string) error {
 
 // resumeOf returns the Resume of a single run (nil: checkpoints off, or a format whose writer
 // does not checkpoint, said on log).
-func resumeOf(f *resumeFlags, plan *recipe.Plan, log io.Writer) *pipeline.Resume {
+func resumeOf(f *resumeFlags, plan *recipe.Plan, st *storage, log io.Writer) *pipeline.Resume {
 	if f == nil || f.every <= 0 {
 		return nil
 	}
@@ -52,5 +58,34 @@ func resumeOf(f *resumeFlags, plan *recipe.Plan, log io.Writer) *pipeline.Resume
 	if f.bytes != "" {
 		res.Bytes, _ = recipe.ParseSize(f.bytes) // checked by checkSize
 	}
+	if !localFile(r.Output) {
+		state, err := stateDir(r.Output)
+		if err != nil {
+			fmt.Fprintf(log, "convert: %s: no local state directory for its checkpoints (%v): a killed run starts over\n", r.Output, err)
+			return nil
+		}
+		res.State, res.Reattach = state, st.reattach(r.Output)
+	}
 	return res
+}
+
+// stateDir returns the local path standing for an output in a bucket in its checkpoints
+// (pipeline.Resume.State), made when missing: $XDG_CACHE_HOME/convert/resume/HASH/BASE
+// (~/.cache when XDG_CACHE_HOME is unset; the system's temporary directory when neither
+// is known), HASH the first 16 hex digits of the SHA-256 of the output's URL.
+func stateDir(output string) (string, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	sum := sha256.Sum256([]byte(output))
+	dir := filepath.Join(base, "convert", "resume", hex.EncodeToString(sum[:8]))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	name := path.Base(output)
+	if name == "" || name == "." || name == "/" || strings.ContainsAny(name, ":\\") {
+		name = "output"
+	}
+	return filepath.Join(dir, name), nil
 }
