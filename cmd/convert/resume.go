@@ -16,7 +16,8 @@ import (
 	"github.com/mldf/convert/recipe"
 )
 
-// resumeFlags are the checkpoint options of a run (docs/RESUME.md).
+// resumeFlags are the checkpoint options of a run (docs/RESUME.md); --checkpoint-every and
+// --checkpoint-bytes, when given, override the recipe's keys (runFlags.apply).
 type resumeFlags struct {
 	every   time.Duration
 	bytes   string
@@ -27,7 +28,7 @@ type resumeFlags struct {
 func bindResumeFlags(fs *flag.FlagSet) *resumeFlags {
 	f := &resumeFlags{}
 	fs.DurationVar(&f.every, "checkpoint-every", pipeline.DefaultCheckpointEvery,
-		"a single local run checkpoints this often, so a killed run started again resumes (0 = no checkpoints, no resume)")
+		"a single run checkpoints this often, so a killed run started again resumes (0 = no checkpoints, no resume)")
 	checkedVar(fs, &f.bytes, "checkpoint-bytes", "SIZE", "also checkpoint after this many payload bytes (default 1GiB)", checkSize)
 	fs.BoolVar(&f.restart, "restart", false, "discard the checkpoint of a killed run and start from the first sample")
 	return f
@@ -45,19 +46,20 @@ func checkSize(s string) error {
 // resumeOf returns the Resume of a single run (nil: checkpoints off, or a format whose writer
 // does not checkpoint, said on log).
 func resumeOf(f *resumeFlags, plan *recipe.Plan, st *storage, log io.Writer) *pipeline.Resume {
-	if f == nil || f.every <= 0 {
+	r := plan.Recipe
+	every := pipeline.DefaultCheckpointEvery
+	if r.CheckpointEvery != "" {
+		every, _ = time.ParseDuration(r.CheckpointEvery) // checked by Validate
+	}
+	if f == nil || every <= 0 {
 		return nil
 	}
-	r := plan.Recipe
 	if r.Format == "scdl" || r.Format == "mds" {
 		fmt.Fprintf(log, "convert: %s: format %s does not checkpoint: a killed run starts over\n", r.Output, r.Format)
 		return nil
 	}
-	res := &pipeline.Resume{Every: f.every, Restart: f.restart, Log: log,
+	res := &pipeline.Resume{Every: every, Bytes: int64(r.CheckpointBytes), Restart: f.restart, Log: log,
 		Fingerprint: pipeline.Fingerprint{Recipe: shardRecipeHash(r), Version: version + " " + gatherBuildFacts().commit, Inputs: plan.Inputs}}
-	if f.bytes != "" {
-		res.Bytes, _ = recipe.ParseSize(f.bytes) // checked by checkSize
-	}
 	if !localFile(r.Output) {
 		state, err := stateDir(r.Output)
 		if err != nil {
