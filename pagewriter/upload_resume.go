@@ -108,16 +108,22 @@ func (t *teeSink) sync() error {
 	return nil
 }
 
-// Upload returns what the last Sync recorded of a resumable writer's upload, or nil when the
-// writer does not upload.
-func (w *Writer) Upload() *UploadState {
+// Upload returns what the last Sync recorded of a resumable writer's upload, for a
+// checkpoint at cursor, or nil when the writer does not upload. Parts that finished past the
+// cursor (filled by chunks after the checkpoint) are not counted: a resumed run writes their
+// bytes again.
+func (w *Writer) Upload(cursor int64) *UploadState {
 	t, ok := w.sink.(*teeSink)
 	if !ok {
 		return nil
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	u := t.last
+	t.mu.Unlock()
+	for u.Parts > 0 && u.End > cursor {
+		u.Parts--
+		u.End = t.Sink.PartsEnd(u.Parts)
+	}
 	return &u
 }
 

@@ -432,7 +432,7 @@ func (r *runner) checkpoints(ctx context.Context) error {
 					continue
 				}
 			}
-			c.Upload = r.w.Upload()
+			c.Upload = r.w.Upload(c.Cursor)
 			ck.number++
 			c.Number, c.Time = ck.number, time.Now().UTC()
 			c.Check = c.sum()

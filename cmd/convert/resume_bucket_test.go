@@ -18,7 +18,7 @@ import (
 // A run to s3:// killed after some of its parts were uploaded resumes the upload: the
 // restarted run lists the parts, keeps them and uploads only the rest, and the object is the
 // bytes of a local uninterrupted run. An upload aborted meanwhile (a lifecycle rule) starts
-// the run over, saying so. Parts of 5 MiB keep it cheap (150k lines, ~32 MB out).
+// the run over, saying so. Parts of 5 MiB keep it cheap (300k lines, ~76 MB out).
 // Needs versitygw (skipped without it); left out of the race pass (it builds the binary).
 
 var uploadCkLine = regexp.MustCompile(`checkpoint \d+ at sample \d+ \(upload: (\d+) parts, (\d+) bytes uploaded\)`)
@@ -34,7 +34,7 @@ func TestResumeBucketUpload(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	t.Setenv(partSizeEnv, "5MiB") // S3's (and versitygw's) smallest
 	jsonl := filepath.Join(dir, "lines.jsonl")
-	writeWideJSONL(t, jsonl, 150_000)
+	writeWideJSONL(t, jsonl, 300_000)
 	recipe := filepath.Join(dir, "lines.yaml")
 	text := fmt.Sprintf("source:\n  type: jsonl\n  inputs: [%q]\nfields:\n  - {name: n, type: int}\n  - {name: t, type: text}\noutput: out.mldf\nrejects: %q\n",
 		jsonl, filepath.Join(dir, "rejects.jsonl"))
@@ -59,7 +59,7 @@ func TestResumeBucketUpload(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			key := "out-" + tc.name + ".mldf"
 			args := []string{"run", recipe, "--output", "s3://bkt/" + key, "--checkpoint-every", "20ms", "--checkpoint-bytes", "2MiB"}
-			// The first run: killed once a checkpoint has 3 uploaded parts.
+			// The first run: killed once a checkpoint has 2 uploaded parts.
 			cmd := exec.Command(bin, args...)
 			pipe, err := cmd.StderrPipe()
 			if err != nil {
@@ -74,7 +74,7 @@ func TestResumeBucketUpload(t *testing.T) {
 			for sc.Scan() {
 				log.WriteString(sc.Text() + "\n")
 				if m := uploadCkLine.FindStringSubmatch(sc.Text()); m != nil && killed == 0 {
-					if n, _ := strconv.Atoi(m[1]); n >= 3 {
+					if n, _ := strconv.Atoi(m[1]); n >= 2 {
 						cmd.Process.Kill()
 						killed = n
 					}
@@ -82,7 +82,7 @@ func TestResumeBucketUpload(t *testing.T) {
 			}
 			cmd.Wait()
 			if killed == 0 {
-				t.Fatalf("the run ended before a checkpoint with 3 uploaded parts:\n%s", log.String())
+				t.Fatalf("the run ended before a checkpoint with 2 uploaded parts:\n%s", log.String())
 			}
 			noObject(t, srv, key)
 			if tc.abort {

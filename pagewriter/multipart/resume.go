@@ -173,3 +173,8 @@ func (s *Sink) Detach() {
 // the part straddling the stream start) are uploaded only at Commit: a resumed sink needs
 // them written again, as well as those from ResumeOffset on.
 func (s *Sink) FirstStart() int64 { return s.endOf(0) }
+
+// PartsEnd returns where the n-th streamed part (First()+n-1) ends: the end Uploaded would
+// report with n parts (FirstStart for 0). A checkpoint whose cursor is below Uploaded's end
+// (parts after it finished meanwhile) stores the largest n whose end is at most the cursor.
+func (s *Sink) PartsEnd(n int) int64 { return s.endOf(n) }
