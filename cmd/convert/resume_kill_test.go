@@ -149,9 +149,10 @@ func resumeKill(t *testing.T, bin string, tc resumeKillCase, rnd *rand.Rand) {
 				}
 			}
 			// (A checkpoint is durable some fsyncs after it is due: 100 ms on a slow disk.)
-			// About a fortieth of the run on average past that, so that 20 kills fit in a
+			// At least 250 ms (a short run's first checkpoint comes after its start-up), and
+			// about a fortieth of the run on average past that, so that 20 kills fit in a
 			// run even with each restart's own start-up.
-			time.Sleep(2*every + 50*time.Millisecond + time.Duration(rnd.Int64N(int64(full/20))))
+			time.Sleep(max(2*every+50*time.Millisecond, 250*time.Millisecond) + time.Duration(rnd.Int64N(int64(full/20))))
 			cmd.Process.Kill() // SIGKILL
 		}
 		err = cmd.Wait()
