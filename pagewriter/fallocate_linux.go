@@ -26,3 +26,11 @@ func startWriteback(fd uintptr) {
 
 // syncData makes the file's data durable (fdatasync), as the write-behind does on its way.
 func syncData(fd uintptr) error { return unix.Fdatasync(int(fd)) }
+
+// punchHole frees the file's blocks in [from, to) (reads give zeros): the tail file of a
+// resumable upload drops what the bucket holds. A hint: errors are ignored.
+func punchHole(fd uintptr, from, to int64) {
+	if to > from {
+		_ = unix.Fallocate(int(fd), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, from, to-from)
+	}
+}

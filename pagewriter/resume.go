@@ -149,12 +149,17 @@ func (w *Writer) Sync(ctx context.Context, seq int64) error {
 		}
 		return err
 	}
-	fs, ok := w.sink.(*fileSink)
-	if !ok {
+	switch s := w.sink.(type) {
+	case *fileSink:
+		if err := s.o.File.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", s.o.TempPath(), err)
+		}
+	case *teeSink:
+		if err := s.sync(); err != nil {
+			return err
+		}
+	default:
 		return ErrNotResumable
-	}
-	if err := fs.o.File.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", fs.o.TempPath(), err)
 	}
 	for _, s := range []*Spill{w.rows, w.alloc, w.data} {
 		if s != nil {
@@ -182,14 +187,27 @@ func (w *Writer) Suspend() error {
 		fs.stopBehind()
 		return fs.o.af.Keep(fs.o.File.Close)
 	}
+	if t, ok := w.sink.(*teeSink); ok {
+		t.Detach() // the upload stays in the bucket for the next run
+		return nil
+	}
 	return w.sink.Abort()
 }
 
 // removeSpills removes a resumable writer's spill files (after Finish or Abort).
 func (w *Writer) removeSpills() {
-	for _, s := range []*Spill{w.rows, w.alloc, w.data} {
+	for _, s := range w.spills() {
 		if s != nil && s.path != "" {
 			os.Remove(s.path)
 		}
 	}
+}
+
+// spills returns the writer's spill files, and the tail file of a resumable upload.
+func (w *Writer) spills() []*Spill {
+	l := []*Spill{w.rows, w.alloc, w.data}
+	if t, ok := w.sink.(*teeSink); ok {
+		l = append(l, t.tail)
+	}
+	return l
 }

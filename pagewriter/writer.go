@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mldf/convert/pagewriter/multipart"
 	"io"
 	"slices"
 	"sync"
@@ -112,6 +113,14 @@ func New(open SinkOpener, c Container, opt Options) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if mp, ok := sink.(*multipart.Sink); ok && opt.Partial != nil {
+		t, err := openTee(mp, SinkLayout{Stream: max(lay.DataStart, 0)}, lay.DataStart < 0, opt.Partial, opt.Wrap)
+		if err != nil {
+			mp.Detach()
+			return nil, err
+		}
+		sink = t
+	}
 	w.sink = sink
 	dir := opt.ScratchDir
 	if dir == "" {
@@ -148,6 +157,9 @@ func New(open SinkOpener, c Container, opt Options) (*Writer, error) {
 			if fs, ok := sink.(*fileSink); ok {
 				fs.stopBehind()
 				fs.o.af.Keep(fs.o.File.Close)
+			}
+			if t, ok := sink.(*teeSink); ok {
+				t.Detach()
 			}
 		} else {
 			w.cleanup()
@@ -443,6 +455,9 @@ func (w *Writer) finish() (Result, error) {
 		return Result{}, fmt.Errorf("%w: %d claimed chunks not written", ErrUnclaimed, n)
 	}
 	pos := w.seq.Position()
+	if t, ok := w.sink.(*teeSink); ok {
+		t.final.Store(true)
+	}
 	res, err := w.c.Finish(&Final{w: w, pos: pos})
 	if err != nil {
 		return Result{}, err
@@ -470,7 +485,7 @@ func (w *Writer) Abort() error {
 var errAborted = errors.New("pagewriter: aborted")
 
 func (w *Writer) closeSpills() {
-	for _, s := range []*Spill{w.rows, w.alloc, w.data} {
+	for _, s := range w.spills() {
 		if s != nil {
 			s.Close()
 		}

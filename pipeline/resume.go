@@ -45,8 +45,10 @@ var ErrCheckpoint = errors.New("pipeline: unusable checkpoint")
 // same Fingerprint continues from the last checkpoint, and its output is byte-identical to
 // an uninterrupted run's; with another fingerprint it starts over, saying why.
 //
-// A run that writes to a bucket (Config.Sink), dedups (Config.Dedup) or writes its rejects to
-// a bucket is not resumable: it runs as without Resume, after saying so.
+// A run that writes to a bucket (Config.Sink) keeps its record and files under State, and
+// continues the upload the record names through Reattach; without them, and a run that
+// dedups (Config.Dedup) or writes its rejects to a bucket, is not resumable: it runs as
+// without Resume, after saying so.
 type Resume struct {
 	// Fingerprint identifies what the run writes.
 	Fingerprint Fingerprint
@@ -59,6 +61,15 @@ type Resume struct {
 	// Log, when set, receives the lines a person reads: why the run starts over, where it
 	// resumed. (Config.Logger receives them too.)
 	Log io.Writer
+	// State, for an output in a bucket (Config.Sink), is the local path that stands for the
+	// output: the record and the partial files are named after it (".BASE.checkpoint",
+	// ".BASE.partial" holding the bytes not yet in uploaded parts, the spills).
+	State string
+	// Reattach, for an output in a bucket, reattaches the upload a checkpoint recorded and
+	// checks its parts (objstore Client.ResumeUpload, multipart.Resume), returning the sink
+	// continuing it. An error (the upload is gone, its parts differ) starts the run over,
+	// saying why; Reattach has then aborted what it could.
+	Reattach func(ctx context.Context, u pagewriter.UploadState) (pagewriter.SinkOpener, error)
 }
 
 // Fingerprint is what must match for a run to resume a checkpoint: the recipe's hash, the
@@ -134,6 +145,8 @@ type checkpoint struct {
 	LeadReason string           `json:"lead_reason,omitempty"`
 	LeadField  string           `json:"lead_field,omitempty"`
 	Logged     int              `json:"logged"`
+	// Upload is the state of the output's upload (an output in a bucket).
+	Upload *pagewriter.UploadState `json:"upload,omitempty"`
 	// RejectsLen is the length of the rejects file so far.
 	RejectsLen int64 `json:"rejects_len"`
 	// Check is the SHA-256 of the record with Check empty: a damaged record is not used.
@@ -174,8 +187,8 @@ func (r *runner) say(msg string, args ...any) {
 // notResumable says why a run with Resume is not resumable; it runs as without it.
 func notResumable(cfg *Config) string {
 	switch {
-	case cfg.Sink != nil:
-		return "the output is not a local file (an upload resumes by its parts: not yet)"
+	case cfg.Sink != nil && (cfg.Resume.State == "" || cfg.Resume.Reattach == nil):
+		return "the output is not a local file and no local state directory was given"
 	case cfg.Dedup != nil:
 		return "dedup keeps an on-disk table that is not checkpointed"
 	case cfg.RejectsPath != "" && !localPath(cfg.RejectsPath):
@@ -191,19 +204,29 @@ func localPath(name string) bool {
 	return ok && p == name
 }
 
+// local is the path the resumable run's record and partial files are named after: the
+// output, or Resume.State for an output in a bucket.
+func (r *runner) local() string {
+	if r.cfg.Sink != nil {
+		return r.cfg.Resume.State
+	}
+	return r.cfg.Output
+}
+
 // openResume prepares a resumable run: it reads the checkpoint record, and either restores
 // the state it records (the counters, the source from its place) and returns the writer's
 // state, or explains why the run starts over and removes what the earlier run left.
 func (r *runner) openResume(ctx context.Context) (*pagewriter.State, error) {
 	cfg := r.cfg.Resume
-	ck := &checkpointer{cfg: *cfg, path: atomicfile.PartialName(r.cfg.Output, CheckpointSuffix), snaps: make(chan *checkpoint, 1)}
+	local := r.local()
+	ck := &checkpointer{cfg: *cfg, path: atomicfile.PartialName(local, CheckpointSuffix), snaps: make(chan *checkpoint, 1)}
 	if ck.cfg.Every == 0 {
 		ck.cfg.Every = DefaultCheckpointEvery
 	}
 	if ck.cfg.Bytes == 0 {
 		ck.cfg.Bytes = DefaultCheckpointBytes
 	}
-	if p := pagewriter.PartialFiles(r.cfg.Output)[0]; atomicfile.Busy(p) {
+	if p := pagewriter.PartialFiles(local)[0]; atomicfile.Busy(p) {
 		return nil, fmt.Errorf("%s: %w: another run is writing it (%s is locked)", r.cfg.Output, atomicfile.ErrBusy, p)
 	}
 	r.ck = ck
@@ -211,17 +234,26 @@ func (r *runner) openResume(ctx context.Context) (*pagewriter.State, error) {
 	if ck.print, err = printInputs(cfg.Fingerprint.Inputs); err != nil {
 		return nil, fmt.Errorf("inputs of %s: %w", r.cfg.Output, err)
 	}
-	old, why := ck.read(r.cfg.Output, cfg)
+	old, why := ck.read(local, cfg)
+	if old != nil && len(old.Fields) != len(r.cfg.Fields) {
+		old, why = nil, fmt.Sprintf("the checkpoint has %d fields, the run %d", len(old.Fields), len(r.cfg.Fields))
+	}
+	upload := ""
+	if old != nil && r.cfg.Sink != nil {
+		if old.Upload == nil || old.Upload.ID == "" {
+			old, why = nil, "the checkpoint names no upload"
+		} else if open, err := cfg.Reattach(ctx, *old.Upload); err != nil {
+			old, why = nil, fmt.Sprintf("the upload of the checkpoint cannot be continued: %v", err)
+		} else {
+			r.reopen = open
+			upload = fmt.Sprintf(", the upload after its %d uploaded parts (%d bytes)", old.Upload.Parts, old.Upload.End)
+		}
+	}
 	if old == nil {
 		if why != "" {
 			r.say(fmt.Sprintf("%s: starting over: %s", r.cfg.Output, why))
 		}
-		ck.clean(r.cfg.Output, r.cfg.RejectsPath)
-		return nil, nil
-	}
-	if len(old.Fields) != len(r.cfg.Fields) {
-		r.say(fmt.Sprintf("%s: starting over: the checkpoint has %d fields, the run %d", r.cfg.Output, len(old.Fields), len(r.cfg.Fields)))
-		ck.clean(r.cfg.Output, r.cfg.RejectsPath)
+		ck.clean(local, r.cfg.RejectsPath)
 		return nil, nil
 	}
 	// The source from the checkpoint's place: without reading what came before where it
@@ -247,8 +279,8 @@ func (r *runner) openResume(ctx context.Context) (*pagewriter.State, error) {
 	}
 	r.lead, r.leadN, r.leadReason, r.leadField, r.logged = old.Lead, old.LeadN, old.LeadReason, old.LeadField, old.Logged
 	ck.from, ck.number = old, old.Number
-	r.say(fmt.Sprintf("%s: resumed at sample %d of checkpoint %d (taken %s), the source %s",
-		r.cfg.Output, old.Samples, old.Number, old.Time.Format(time.RFC3339), how),
+	r.say(fmt.Sprintf("%s: resumed at sample %d of checkpoint %d (taken %s), the source %s%s",
+		r.cfg.Output, old.Samples, old.Number, old.Time.Format(time.RFC3339), how, upload),
 		"resumed_at", old.Samples, "checkpoint", old.Number)
 	return &pagewriter.State{Position: pagewriter.Position{Cursor: old.Cursor, Rows: old.Rows, Entries: old.Entries}, Payloads: old.Payloads}, nil
 }
@@ -400,6 +432,7 @@ func (r *runner) checkpoints(ctx context.Context) error {
 					continue
 				}
 			}
+			c.Upload = r.w.Upload(c.Cursor)
 			ck.number++
 			c.Number, c.Time = ck.number, time.Now().UTC()
 			c.Check = c.sum()
@@ -408,9 +441,14 @@ func (r *runner) checkpoints(ctx context.Context) error {
 				r.log.Warn("checkpoint skipped", "error", err)
 				continue
 			}
+			r.w.Release(c.Upload)
 			r.log.Debug("checkpoint", "number", c.Number, "samples", c.Samples)
 			if ck.cfg.Log != nil {
-				fmt.Fprintf(ck.cfg.Log, "convert: checkpoint %d at sample %d\n", c.Number, c.Samples)
+				up := ""
+				if u := c.Upload; u != nil {
+					up = fmt.Sprintf(" (upload: %d parts, %d bytes uploaded)", u.Parts, u.End)
+				}
+				fmt.Fprintf(ck.cfg.Log, "convert: checkpoint %d at sample %d%s\n", c.Number, c.Samples, up)
 			}
 		}
 	}

@@ -20,6 +20,7 @@ import (
 type runner struct {
 	cfg     Config
 	w       *pagewriter.Writer
+	reopen  pagewriter.SinkOpener // the reattached upload of a resumed run to a bucket
 	log     *slog.Logger
 	total   int64
 	start   time.Time
@@ -97,7 +98,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 			}
 			cfg.Source = r.cfg.Source
 			defer func() {
-				r.ck.finish(cfg.Output, cfg.RejectsPath, err == nil, ctx.Err() != nil)
+				r.ck.finish(r.local(), cfg.RejectsPath, err == nil, ctx.Err() != nil)
 			}()
 		}
 	}
@@ -154,6 +155,12 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	}
 	open := cfg.Sink
 	wopt := pagewriter.Options{Wrap: cfg.wrap}
+	if open != nil && r.ck != nil {
+		wopt.Partial = &pagewriter.Partial{Target: r.local(), From: from}
+		if r.reopen != nil {
+			open = r.reopen
+		}
+	}
 	if open == nil {
 		fopt := pagewriter.FileOptions{Wrap: cfg.wrap}
 		if r.ck != nil {

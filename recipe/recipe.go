@@ -54,6 +54,13 @@ type Recipe struct {
 	Mode string `yaml:"mode"`
 	// Base is the MLDF file mode append adds to; "" means the output.
 	Base string `yaml:"base"`
+	// CheckpointEvery is how often a single run checkpoints so that a killed run resumes
+	// (docs/RESUME.md): a Go duration ("30s", "2m"); "0" turns checkpoints off; "" means the
+	// default (30s). The flag --checkpoint-every overrides it.
+	CheckpointEvery string `yaml:"checkpoint_every"`
+	// CheckpointBytes also checkpoints after this many payload bytes; 0 means the default
+	// (1GiB). The flag --checkpoint-bytes overrides it.
+	CheckpointBytes Size `yaml:"checkpoint_bytes"`
 
 	keys   map[string]int // the line of every key present, by path ("fields/#2/jpeg_quality")
 	parsed *collector     // the problems found while parsing, reported by Validate

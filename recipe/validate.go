@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mldf/convert/encoders"
 	"github.com/mldf/convert/format/mldf"
@@ -110,6 +111,14 @@ func (r *Recipe) Validate() error {
 		add(r.line("max_errors"), "max_errors: %v", err)
 	}
 	oneOf(r.line("log_format"), "log_format", r.LogFormat, []string{"text", "json"})
+	if r.CheckpointEvery != "" {
+		if d, err := time.ParseDuration(r.CheckpointEvery); err != nil || d < 0 {
+			add(r.line("checkpoint_every"), "checkpoint_every %s is not a duration >= 0 (e.g. 30s, 5m; 0 = no checkpoints)", quote.Q(r.CheckpointEvery))
+		}
+	}
+	if _, ok := r.keys["checkpoint_bytes"]; ok && r.CheckpointBytes <= 0 {
+		add(r.line("checkpoint_bytes"), "checkpoint_bytes must be a size > 0 (e.g. 1GiB)")
+	}
 	if r.Mode != "" {
 		oneOf(r.line("mode"), "mode", r.Mode, []string{"create", "append"})
 	}

@@ -144,6 +144,7 @@ func partChecksum(ctx context.Context, st *storage, path string) (string, int64,
 func shardRecipeHash(r *recipe.Recipe) string {
 	rr := *r
 	rr.Shard, rr.Workers, rr.LogFormat, rr.ChunkSize = 0, 0, "", 0
+	rr.CheckpointEvery, rr.CheckpointBytes = "", 0 // how often a run checkpoints, not what it writes
 	return recipeHash(&rr)
 }
 

@@ -199,6 +199,11 @@ func (f *runFlags) apply(r *recipe.Recipe) error {
 			r.Shards = f.shards
 		case "dedup":
 			r.Dedup = parseDedup(f.dedup)
+		case "checkpoint-every":
+			r.CheckpointEvery = f.resume.every.String()
+		case "checkpoint-bytes":
+			n, _ := recipe.ParseSize(f.resume.bytes) // checked by checkSize
+			r.CheckpointBytes = recipe.Size(n)
 		}
 	})
 	if given["shard"] && given["shards"] && f.shard >= f.shards {

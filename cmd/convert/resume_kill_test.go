@@ -96,6 +96,7 @@ func resumeKill(t *testing.T, bin string, tc resumeKillCase, rnd *rand.Rand) {
 	var lastCk int64 = -1 // the sample of the last checkpoint a killed run printed
 	var redone []time.Duration
 	kills, resumes := 0, 0
+	committed := false // a kill came after the commit: no more kills
 	for i := 0; ; i++ {
 		if i > 200 {
 			t.Fatalf("%d attempts and the run has not finished", i)
@@ -136,7 +137,7 @@ func resumeKill(t *testing.T, bin string, tc resumeKillCase, rnd *rand.Rand) {
 				mu.Unlock()
 			}
 		}()
-		if kills < 20 {
+		if kills < 20 && !committed {
 			// A random moment once the conversion started (past listing the inputs), about
 			// a twentieth of the run on average, so that the 20 kills spread over it.
 			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
@@ -148,7 +149,10 @@ func resumeKill(t *testing.T, bin string, tc resumeKillCase, rnd *rand.Rand) {
 				}
 			}
 			// (A checkpoint is durable some fsyncs after it is due: 100 ms on a slow disk.)
-			time.Sleep(3*every + 100*time.Millisecond + time.Duration(rnd.Int64N(int64(full/10))))
+			// At least 250 ms (a short run's first checkpoint comes after its start-up), and
+			// about a fortieth of the run on average past that, so that 20 kills fit in a
+			// run even with each restart's own start-up.
+			time.Sleep(max(2*every+50*time.Millisecond, 250*time.Millisecond) + time.Duration(rnd.Int64N(int64(full/20))))
 			cmd.Process.Kill() // SIGKILL
 		}
 		err = cmd.Wait()
@@ -167,7 +171,7 @@ func resumeKill(t *testing.T, bin string, tc resumeKillCase, rnd *rand.Rand) {
 		killedAt := time.Now()
 		if err == nil {
 			mu.Unlock()
-			if kills < 5 {
+			if kills < 5 && !committed {
 				// (On a fast machine the default sizes finish after fewer than 20 kills;
 				// the sizes take 20.)
 				t.Fatalf("the run finished after %d kills", kills)
@@ -181,7 +185,11 @@ func resumeKill(t *testing.T, bin string, tc resumeKillCase, rnd *rand.Rand) {
 		}
 		mu.Unlock()
 		if _, err := os.Stat(out); err == nil {
-			t.Fatalf("a file at the output path after kill %d", kills)
+			// The kill came after the commit (the rename), as the run wrote its report or
+			// removed its record: the next run, not killed, runs again over whatever is left
+			// and must end with the same bytes.
+			t.Logf("kill %d came after the commit", kills)
+			committed, lastCk = true, -1
 		}
 	}
 	if resumes == 0 {

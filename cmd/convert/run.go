@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"sort"
 	"time"
@@ -158,7 +159,11 @@ func convertRecipe(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fiel
 	if r.Shards > 0 {
 		return runShard(ctx, st, plan, logger, stdout, stderr, asJSON)
 	}
-	rep, err := runPlan(ctx, st, plan, plan.Recipe.Output, logger, stderr, resumeOf(rf.resume, plan, stderr))
+	res := resumeOf(rf.resume, plan, st, stderr)
+	rep, err := runPlan(ctx, st, plan, plan.Recipe.Output, logger, stderr, res)
+	if res != nil && res.State != "" {
+		os.Remove(filepath.Dir(res.State)) // a finished or failed run's: empty, else kept
+	}
 	if werr := writeReport(ctx, st, plan, rep, err); werr != nil && err == nil {
 		err = werr
 	}

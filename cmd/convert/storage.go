@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/pagewriter/multipart"
+	"github.com/mldf/convert/recipe"
 )
 
 // storage is where a command writes: local paths through the page writer's files, bucket URLs
@@ -79,7 +81,50 @@ func (s *storage) sink(ctx context.Context, output string) pagewriter.SinkOpener
 		}
 		return s.client.NewUpload(ctx, output)
 	}
-	return pagewriter.Multipart(ctx, output, start, multipart.Options{})
+	return pagewriter.Multipart(ctx, output, start, uploadOptions())
+}
+
+// partSizeEnv sets the first parts' size of an upload (a size: 8MiB): a tuning knob, and
+// the tests' way to make small parts.
+const partSizeEnv = "CONVERT_UPLOAD_PART_SIZE"
+
+// uploadOptions are the multipart options of an output upload: the defaults, or the part
+// size partSizeEnv gives (also the minimum, when below the store's usual one).
+func uploadOptions() multipart.Options {
+	var opt multipart.Options
+	if n, err := recipe.ParseSize(os.Getenv(partSizeEnv)); err == nil && n > 0 {
+		opt.PartSize, opt.MinPartSize = n, min(n, multipart.DefaultMinPartSize)
+	}
+	return opt
+}
+
+// reattach returns pipeline.Resume.Reattach for output: it reattaches the upload a
+// checkpoint names, lists its parts and checks them against the checkpoint (aborting the
+// upload when they differ). The incomplete uploads of killed runs are not aborted first, as
+// for a new upload: the one resumed is among them.
+func (s *storage) reattach(output string) func(context.Context, pagewriter.UploadState) (pagewriter.SinkOpener, error) {
+	return func(ctx context.Context, u pagewriter.UploadState) (pagewriter.SinkOpener, error) {
+		up, parts, err := s.client.ResumeUpload(ctx, output, u.ID)
+		if err != nil {
+			return nil, err
+		}
+		sink, err := multipart.Resume(ctx, up, output, u.Stream, uploadOptions(), parts, u.Parts)
+		if err != nil {
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if aerr := up.Abort(actx); aerr != nil {
+				err = fmt.Errorf("%w (and aborting it: %w)", err, aerr)
+			}
+			return nil, err
+		}
+		return func(l pagewriter.SinkLayout) (pagewriter.Sink, error) {
+			if l.Stream != u.Stream {
+				sink.Abort()
+				return nil, fmt.Errorf("resume the upload of %s: its data starts at %d, the checkpoint's at %d: %w", output, l.Stream, u.Stream, multipart.ErrResume)
+			}
+			return sink, nil
+		}, nil
+	}
 }
 
 // writeSmall writes b at path atomically through the client: a bucket object that appears

@@ -135,3 +135,46 @@ func Resume(ctx context.Context, u Uploader, name string, stream int64, opt Opti
 	s.uploaded = n
 	return s, nil
 }
+
+// UploadID returns the ID of the sink's upload, the one a checkpoint stores for
+// Client.ResumeUpload: the Uploader's ID() when it has one, else "".
+func (s *Sink) UploadID() string {
+	if u, ok := s.u.(interface{ ID() string }); ok {
+		return u.ID()
+	}
+	return ""
+}
+
+// Detach stops the sink like Abort but leaves the upload and its finished parts in the
+// store, for a later run to Resume: the uploads in flight are cancelled and waited for.
+// After Commit or Abort it does nothing.
+func (s *Sink) Detach() {
+	s.mu.Lock()
+	state := s.state
+	if state == 0 {
+		s.failLocked(fmt.Errorf("upload %s: %w", s.name, ErrAborted))
+		s.state = 2
+	}
+	s.mu.Unlock()
+	if state != 0 {
+		return
+	}
+	s.abortOnce.Do(func() {
+		s.stop()
+		s.cancel()
+		s.g.Wait()
+		s.mu.Lock()
+		s.free, s.parts = nil, nil
+		s.mu.Unlock()
+	})
+}
+
+// FirstStart returns where part First() starts. The streamed bytes before it (in part 1 or
+// the part straddling the stream start) are uploaded only at Commit: a resumed sink needs
+// them written again, as well as those from ResumeOffset on.
+func (s *Sink) FirstStart() int64 { return s.endOf(0) }
+
+// PartsEnd returns where the n-th streamed part (First()+n-1) ends: the end Uploaded would
+// report with n parts (FirstStart for 0). A checkpoint whose cursor is below Uploaded's end
+// (parts after it finished meanwhile) stores the largest n whose end is at most the cursor.
+func (s *Sink) PartsEnd(n int) int64 { return s.endOf(n) }
