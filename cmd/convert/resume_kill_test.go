@@ -47,8 +47,9 @@ func TestResumeKill9(t *testing.T) {
 	bin := buildConvert(t, dir)
 	rnd := rand.New(rand.NewPCG(30, 1))
 
-	// The sizes take minutes on a shared 2-core machine: CI runs 3x10^6 lines and 10k
-	// images, CONVERT_RESUME_LINES=10000000 CONVERT_RESUME_IMAGES=20000 the test.
+	// The sizes (CONVERT_RESUME_LINES=10000000 CONVERT_RESUME_IMAGES=20000) take 2-3
+	// minutes on a 2-core machine: scripts/test --full's norace phase sets them, the other
+	// passes run 3x10^6 lines and 10k images.
 	lines, nimages := 3_000_000, 10_000
 	if s := os.Getenv("CONVERT_RESUME_LINES"); s != "" {
 		lines, _ = strconv.Atoi(s)
