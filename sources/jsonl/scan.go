@@ -502,17 +502,11 @@ func (s *scanner) str() (escaped bool, err error) {
 					return s.strSlow()
 				}
 				escaped = true
-				switch b[k+1] {
-				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-					i = k + 2
-				case 'u':
-					if k+6 > len(b) || !isHex4(b[k+2:k+6]) {
-						return s.strSlow()
-					}
-					i = k + 6
-				default:
+				n := escapeLen(b[k:])
+				if n == 0 {
 					return s.strSlow()
 				}
+				i = k + n
 				continue
 			}
 			// None in the whole blocks: the rest (under 32 bytes, and a sequence the
@@ -542,21 +536,29 @@ func (s *scanner) str() (escaped bool, err error) {
 		}
 		// An escape at bs.
 		escaped = true
-		if bs+1 >= len(b) {
+		n := escapeLen(b[bs:])
+		if n == 0 {
 			return s.strSlow()
 		}
-		switch b[bs+1] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			i = bs + 2
-		case 'u':
-			if bs+6 > len(b) || !isHex4(b[bs+2:bs+6]) {
-				return s.strSlow()
-			}
-			i = bs + 6
-		default:
-			return s.strSlow()
+		i = bs + n
+	}
+}
+
+// escapeLen returns the length of the valid JSON escape at the start of e (e[0] is the
+// backslash): 2, or 6 for \uXXXX; 0 when it is not one (the careful path reports it).
+func escapeLen(e []byte) int {
+	if len(e) < 2 {
+		return 0
+	}
+	switch e[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2
+	case 'u':
+		if len(e) >= 6 && isHex4(e[2:6]) {
+			return 6
 		}
 	}
+	return 0
 }
 
 // The states strBlocks returns.
