@@ -15,6 +15,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"strconv"
 	"strings"
@@ -104,6 +105,11 @@ type Config struct {
 	// Memory caps the table's memory in bytes (filter, memtable, run indexes and buffers);
 	// 0 means DefaultMemory. The hashes beyond it are on disk.
 	Memory int64
+	// Durable, when set, makes the table durable (Checkpoint, Reopen): its files are named
+	// Durable + "-origins", "-prefixes" and "-run-N" (a path and a name prefix, such as
+	// "out/.data.mldf.partial-dedup"), locked while open and kept until Close; Dir is not
+	// used.
+	Durable string
 }
 
 // Stats are a table's counters.
@@ -160,6 +166,18 @@ type Table struct {
 	lastID                    uint64
 	lastOK                    bool
 	sink                      uint64 // Prefetch's reads, kept so that they are made
+
+	// A durable table's state (Config.Durable): the files' name prefix, the last run
+	// number, the runs merged away since the last Checkpoint (their files kept: the last
+	// checkpoint may name them), the prefixes file and how much of it is written.
+	durable     string
+	runSeq      int64
+	retired     []string
+	prefixFile  *os.File
+	prefixLen   int64
+	prefixCRC   uint32
+	prefixSaved int
+	originsCRC  uint32
 }
 
 const (
@@ -168,7 +186,10 @@ const (
 )
 
 // New creates an empty table.
-func New(cfg Config) (*Table, error) {
+func New(cfg Config) (*Table, error) { return newTable(cfg, nil) }
+
+// newTable creates a table: empty, or for a durable one with st, the table st recorded.
+func newTable(cfg Config, st *State) (*Table, error) {
 	if cfg.Memory == 0 {
 		cfg.Memory = DefaultMemory
 	}
@@ -210,6 +231,15 @@ func New(cfg Config) (*Table, error) {
 	t.lookBuf = make([]byte, lookBufSize)
 	// The prefixes' map costs about as much again as their bytes.
 	t.fixed = filterBytes + memtableBytes(slots) + lookBufSize + originsBuf + 2*t.prefixBudget
+	if cfg.Durable != "" {
+		t.durable = cfg.Durable
+		if err := t.openDurable(st); err != nil {
+			t.free()
+			return nil, err
+		}
+		t.account(0)
+		return t, nil
+	}
 	f, err := tempFile(cfg.Dir, "dedup-origins-*")
 	if err != nil {
 		t.free()
@@ -324,7 +354,7 @@ func (t *Table) lookup(h Hash) (entry, bool, error) {
 // flush writes the memtable as a run and merges the runs of the same size.
 func (t *Table) flush() error {
 	n := t.m.n
-	w, err := newRunWriter(t.dir, n, fanBits(n, t.fanBudget-t.fanUsed()), t.ioBuf)
+	w, err := t.newRunWriter(n, fanBits(n, t.fanBudget-t.fanUsed()), t.ioBuf)
 	if err != nil {
 		return err
 	}
@@ -385,13 +415,16 @@ func (t *Table) merge(tail []*run) error {
 	for _, r := range tail {
 		r.fan = nil
 	}
-	m, err := mergeRuns(t.dir, tail, bits, t.ioBuf)
+	m, err := t.mergeRuns(tail, bits, t.ioBuf)
 	if err != nil {
 		return err
 	}
 	for _, r := range tail {
 		if cerr := r.close(); cerr != nil && err == nil {
 			err = fmt.Errorf("dedup: close a run: %w", cerr)
+		}
+		if r.name != "" {
+			t.retired = append(t.retired, r.name)
 		}
 	}
 	t.runs = append(t.runs[:len(t.runs)-len(tail)], m)
@@ -407,12 +440,20 @@ func (t *Table) Close() error {
 	t.closed = true
 	var err error
 	for _, r := range t.runs {
-		if cerr := r.close(); err == nil {
+		if cerr := r.remove(); err == nil {
 			err = cerr
 		}
 	}
 	t.runs = nil
-	if cerr := closeTemp(t.origins); err == nil {
+	if t.durable != "" {
+		t.origins.Close()
+		t.prefixFile.Close()
+		for _, name := range append(t.retired, t.durable+originsSuffix, t.durable+prefixesSuffix) {
+			if rerr := os.Remove(name); err == nil && !errors.Is(rerr, os.ErrNotExist) {
+				err = rerr
+			}
+		}
+	} else if cerr := closeTemp(t.origins); err == nil {
 		err = cerr
 	}
 	t.free()
@@ -477,6 +518,9 @@ func (t *Table) addOrigin(o string) (uint64, error) {
 		return refInterned | id<<numBits | num, nil
 	}
 	ref := uint64(t.olen)<<16 | uint64(len(o))
+	if t.durable != "" {
+		t.originsCRC = crc32.Update(t.originsCRC, castagnoli, []byte(o))
+	}
 	if _, err := t.ow.WriteString(o); err != nil {
 		return 0, fmt.Errorf("dedup: write the origins file: %w", err)
 	}

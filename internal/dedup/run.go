@@ -5,8 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
+
+	"github.com/mldf/convert/internal/atomicfile"
 )
 
 // run is a sorted file of entries (a flushed memtable, or a merge of runs) with its fan-out:
@@ -15,6 +18,8 @@ import (
 // read) and the index costs 1/8 byte per entry, or less once the index budget is spent.
 type run struct {
 	f     *os.File
+	name  string // the file's name in a durable table ("": an unnamed temporary file)
+	crc   uint32 // a durable run's CRC-32C (Castagnoli) of its bytes
 	n     int64
 	fan   []int64 // 1<<bits + 1 bucket starts
 	shift uint    // 64 - bits
@@ -47,21 +52,35 @@ type runWriter struct {
 	r    *run
 	next uint64 // the next bucket whose start is not set
 	err  error
+	// durable: the run is a named file of a durable table, its CRC kept.
+	durable bool
 }
 
-func newRunWriter(dir string, n int64, bits uint, buf int) (*runWriter, error) {
-	f, err := tempFile(dir, "dedup-run-*")
-	if err != nil {
-		return nil, fmt.Errorf("dedup: create a run in %s: %w", dir, err)
+func (t *Table) newRunWriter(n int64, bits uint, buf int) (*runWriter, error) {
+	var f *os.File
+	var err error
+	name := ""
+	if t.durable != "" {
+		t.runSeq++
+		name = runName(t.durable, t.runSeq)
+		f, err = atomicfile.OpenLocked(name, 0o600, true)
+	} else {
+		f, err = tempFile(t.dir, "dedup-run-*")
 	}
-	return &runWriter{f: f, w: bufio.NewWriterSize(f, buf),
-		r: &run{f: f, fan: make([]int64, int64(1)<<bits+1), shift: 64 - bits}}, nil
+	if err != nil {
+		return nil, fmt.Errorf("dedup: create a run in %s: %w", t.dir, err)
+	}
+	return &runWriter{f: f, w: bufio.NewWriterSize(f, buf), durable: name != "",
+		r: &run{f: f, name: name, fan: make([]int64, int64(1)<<bits+1), shift: 64 - bits}}, nil
 }
 
 func (w *runWriter) add(b []byte) {
 	hi := binary.LittleEndian.Uint64(b)
 	for b := w.r.bucket(hi); w.next <= b; w.next++ {
 		w.r.fan[w.next] = w.r.n
+	}
+	if w.durable {
+		w.r.crc = crc32.Update(w.r.crc, castagnoli, b[:entrySize])
 	}
 	if _, err := w.w.Write(b[:entrySize]); err != nil && w.err == nil {
 		w.err = err
@@ -79,7 +98,7 @@ func (w *runWriter) finish() (*run, error) {
 		err = w.w.Flush()
 	}
 	if err != nil {
-		closeTemp(w.f)
+		w.r.remove()
 		return nil, fmt.Errorf("dedup: write a run: %w", err)
 	}
 	return w.r, nil
@@ -135,11 +154,29 @@ func (r *run) lookup(h Hash, buf []byte) (entry, bool, int, error) {
 	return entry{}, false, reads, nil
 }
 
-func (r *run) close() error { return closeTemp(r.f) }
+// close closes r and removes its file: at once for a temporary one; a durable run's name
+// is left for the caller (a checkpoint may still name it).
+func (r *run) close() error {
+	if r.name != "" {
+		return r.f.Close()
+	}
+	return closeTemp(r.f)
+}
+
+// remove closes r and removes its file, named or not.
+func (r *run) remove() error {
+	err := r.close()
+	if r.name != "" {
+		if rerr := os.Remove(r.name); err == nil && !errors.Is(rerr, os.ErrNotExist) {
+			err = rerr
+		}
+	}
+	return err
+}
 
 // mergeRuns writes the entries of runs (sorted, with no hash in two of them) into one run
 // whose fan-out has bits, reading each input through a buffer of buf bytes.
-func mergeRuns(dir string, runs []*run, bits uint, buf int) (*run, error) {
+func (t *Table) mergeRuns(runs []*run, bits uint, buf int) (*run, error) {
 	var n int64
 	heads := make([]*bufio.Reader, len(runs))
 	cur := make([][entrySize]byte, len(runs))
@@ -162,7 +199,7 @@ func mergeRuns(dir string, runs []*run, bits uint, buf int) (*run, error) {
 			return nil, fmt.Errorf("dedup: read a run: %w", err)
 		}
 	}
-	w, err := newRunWriter(dir, n, bits, buf)
+	w, err := t.newRunWriter(n, bits, buf)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +219,7 @@ func mergeRuns(dir string, runs []*run, bits uint, buf int) (*run, error) {
 		}
 		w.add(cur[min][:])
 		if err := next(min); err != nil {
-			closeTemp(w.f)
+			w.r.remove()
 			return nil, fmt.Errorf("dedup: read a run: %w", err)
 		}
 	}
