@@ -59,8 +59,10 @@ func reasonOf(err error, fromSource bool) string {
 // rejects and applies the error policy, so that errors and the rejects file do not depend on
 // the worker count.
 func (r *runner) account(p *pending) error {
-	if r.ck != nil {
-		r.take(p)
+	if r.ck != nil && r.dd == nil { // with dedup, dedupClaim takes it
+		if err := r.take(p); err != nil {
+			return err
+		}
 	}
 	r.done.Add(p.n)
 	r.bytesIn.Add(p.in)

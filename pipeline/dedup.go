@@ -111,7 +111,9 @@ type dupItem struct {
 	lens        int    // where its payloads' sizes start in pending.dupLens
 }
 
-func (r *runner) openDedup(cfg *Config) (func() error, error) {
+// The function returned closes the table the run made: keep leaves a resumable run's table
+// files for the next run (an interruption after a checkpoint).
+func (r *runner) openDedup(cfg *Config) (func(keep bool) error, error) {
 	d := cfg.Dedup
 	if d.FirstID < 0 {
 		return nil, fmt.Errorf("%w: dedup first id %d", ErrConfig, d.FirstID)
@@ -135,7 +137,26 @@ func (r *runner) openDedup(cfg *Config) (func() error, error) {
 	}
 	st.names = strings.Join(d.Fields, ",")
 	st.table = d.Table
-	closeFn := func() error { return nil }
+	closeFn := func(bool) error { return nil }
+	if st.table == nil && r.ck != nil {
+		// A resumable run: a durable table beside the output, reopened from the checkpoint
+		// when there is one.
+		t := r.ck.table
+		if t == nil {
+			var err error
+			if t, err = dedup.New(r.dedupConfig()); err != nil {
+				return nil, err
+			}
+		}
+		r.ck.table = nil
+		st.table = t
+		closeFn = func(keep bool) error {
+			if keep {
+				return t.Keep()
+			}
+			return t.Close()
+		}
+	}
 	if st.table == nil {
 		dir := d.Dir
 		if dir == "" {
@@ -145,7 +166,7 @@ func (r *runner) openDedup(cfg *Config) (func() error, error) {
 		if err != nil {
 			return nil, err
 		}
-		st.table, closeFn = t, t.Close
+		st.table, closeFn = t, func(bool) error { return t.Close() }
 	}
 	r.dd = st
 	return closeFn, nil
@@ -185,6 +206,12 @@ func (wk *worker) dedupKey(p *pending, pos, row int, origin, key string) {
 // in drop mode, takes them out of the batch.
 func (r *runner) dedupClaim(p *pending, firstRow int64) error {
 	st := r.dd
+	if r.ck != nil {
+		// A checkpoint at p records the table before p's keys.
+		if err := r.take(p); err != nil {
+			return err
+		}
+	}
 	var drop []int
 	st.hs = st.hs[:0]
 	for _, it := range p.dups {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mldf/convert/internal/atomicfile"
+	"github.com/mldf/convert/internal/dedup"
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pagewriter"
@@ -47,8 +48,10 @@ var ErrCheckpoint = errors.New("pipeline: unusable checkpoint")
 //
 // A run that writes to a bucket (Config.Sink) keeps its record and files under State, and
 // continues the upload the record names through Reattach; without them, and a run that
-// dedups (Config.Dedup) or writes its rejects to a bucket, is not resumable: it runs as
-// without Resume, after saying so.
+// dedups with a table of the caller's (Dedup.Table) or writes its rejects to a bucket, is
+// not resumable: it runs as without Resume, after saying so. A run that dedups otherwise
+// keeps its dedup table beside the output (".BASE.partial-dedup-*", dedup.Config.Durable)
+// and records it with each checkpoint.
 type Resume struct {
 	// Fingerprint identifies what the run writes.
 	Fingerprint Fingerprint
@@ -149,6 +152,10 @@ type checkpoint struct {
 	Upload *pagewriter.UploadState `json:"upload,omitempty"`
 	// RejectsLen is the length of the rejects file so far.
 	RejectsLen int64 `json:"rejects_len"`
+	// Duplicates is the run's count of duplicates; Dedup the dedup table's files (a run
+	// with Config.Dedup).
+	Duplicates int64        `json:"duplicates"`
+	Dedup      *dedup.State `json:"dedup,omitempty"`
 	// Check is the SHA-256 of the record with Check empty: a damaged record is not used.
 	Check string `json:"check"`
 	seq   int64  // the chunk the checkpoint is taken at (not recorded)
@@ -173,6 +180,10 @@ type checkpointer struct {
 	bytes   int64 // payload bytes since the last checkpoint (baton-owned)
 	snaps   chan *checkpoint
 	rejects *os.File // the rejects file of a local RejectsPath (see rejectsFile)
+	// The dedup table reopened from the checkpoint (for openDedup), and the files of runs
+	// the table merged away, removed once a record no longer names them.
+	table   *dedup.Table
+	garbage []string
 }
 
 // say writes a line for a person to Resume.Log, or logs it when there is none.
@@ -189,8 +200,8 @@ func notResumable(cfg *Config) string {
 	switch {
 	case cfg.Sink != nil && (cfg.Resume.State == "" || cfg.Resume.Reattach == nil):
 		return "the output is not a local file and no local state directory was given"
-	case cfg.Dedup != nil:
-		return "dedup keeps an on-disk table that is not checkpointed"
+	case cfg.Dedup != nil && cfg.Dedup.Table != nil:
+		return "dedup uses a table given by the caller (an append's), which is not checkpointed"
 	case cfg.RejectsPath != "" && !localPath(cfg.RejectsPath):
 		return "the rejects file is in a bucket"
 	}
@@ -202,6 +213,18 @@ func notResumable(cfg *Config) string {
 func localPath(name string) bool {
 	p, ok := objstore.TargetOf(name).Path()
 	return ok && p == name
+}
+
+// dedupName is the name prefix of a resumable run's dedup table files beside local:
+// ".BASE.partial-dedup-origins", "-prefixes" and "-run-N".
+func dedupName(local string) string { return atomicfile.PartialName(local, dedupSuffix) }
+
+const dedupSuffix = ".partial-dedup"
+
+// dedupConfig is the configuration of a resumable run's dedup table: the same in every run
+// of the output (the filter's size depends on Expected).
+func (r *runner) dedupConfig() dedup.Config {
+	return dedup.Config{Durable: dedupName(r.local()), Expected: max(r.total, 0), Memory: r.cfg.Dedup.Memory}
 }
 
 // local is the path the resumable run's record and partial files are named after: the
@@ -238,6 +261,15 @@ func (r *runner) openResume(ctx context.Context) (*pagewriter.State, error) {
 	if old != nil && len(old.Fields) != len(r.cfg.Fields) {
 		old, why = nil, fmt.Sprintf("the checkpoint has %d fields, the run %d", len(old.Fields), len(r.cfg.Fields))
 	}
+	if old != nil && r.cfg.Dedup != nil {
+		if old.Dedup == nil {
+			old, why = nil, "the checkpoint holds no dedup table"
+		} else if t, err := dedup.Reopen(r.dedupConfig(), old.Dedup); err != nil {
+			old, why = nil, fmt.Sprintf("the dedup table of the checkpoint cannot be reopened: %v", err)
+		} else {
+			ck.table = t
+		}
+	}
 	upload := ""
 	if old != nil && r.cfg.Sink != nil {
 		if old.Upload == nil || old.Upload.ID == "" {
@@ -250,6 +282,10 @@ func (r *runner) openResume(ctx context.Context) (*pagewriter.State, error) {
 		}
 	}
 	if old == nil {
+		if ck.table != nil {
+			ck.table.Close()
+			ck.table = nil
+		}
 		if why != "" {
 			r.say(fmt.Sprintf("%s: starting over: %s", r.cfg.Output, why))
 		}
@@ -273,6 +309,7 @@ func (r *runner) openResume(ctx context.Context) (*pagewriter.State, error) {
 	r.bytesIn.Store(old.BytesIn)
 	r.rejected.Store(old.Rejected)
 	r.filtered = old.Filtered
+	r.dups = old.Duplicates
 	copy(r.fields, old.Fields)
 	for k, v := range old.ByReason {
 		r.byReason[k] = v
@@ -354,21 +391,24 @@ func inputsChange(was, now inputsPrint) string {
 func (ck *checkpointer) clean(output, rejects string) {
 	os.Remove(ck.path)
 	pagewriter.RemovePartial(output)
+	dedup.RemoveFiles(dedupName(output))
 	if rejects != "" {
 		os.Remove(atomicfile.PartialName(rejects, pagewriter.PartialSuffix))
 	}
 }
 
-// take runs in account (under the baton) as chunk p claims: when a checkpoint is due it
-// records the state before p (every earlier chunk claimed and counted) for the checkpointer.
-func (r *runner) take(p *pending) {
+// take runs in account (under the baton) as chunk p claims, or first in dedupClaim (before
+// p's keys go into the table): when a checkpoint is due it records the state before p
+// (every earlier chunk claimed and counted) for the checkpointer. An error is the dedup
+// table's (the run fails with it).
+func (r *runner) take(p *pending) error {
 	ck := r.ck
 	ck.bytes += p.b.PayloadBytes()
 	if ck.cfg.Bytes > 0 && ck.bytes >= ck.cfg.Bytes {
 		ck.due.Store(true)
 	}
-	if !ck.due.Load() || p.t.Seq == 0 {
-		return
+	if !ck.due.Load() || p.t.Seq == 0 || len(ck.snaps) == cap(ck.snaps) {
+		return nil // none due, or the last one is still being written
 	}
 	pos := r.w.ClaimPosition()
 	var payloads int64
@@ -382,21 +422,27 @@ func (r *runner) take(p *pending) {
 		BytesIn: r.bytesIn.Load(), Rejected: r.rejected.Load(), Filtered: r.filtered,
 		Fields: append([][2]int64(nil), r.fields...), ByReason: maps.Clone(r.byReason),
 		Lead: r.lead, LeadN: r.leadN, LeadReason: r.leadReason, LeadField: r.leadField, Logged: r.logged,
-		seq: p.t.Seq,
+		Duplicates: r.dups, seq: p.t.Seq,
 	}
 	if r.rejects != nil {
 		n, err := r.rejects.sync()
 		if err != nil {
-			return // no checkpoint now; the write error shows with the next line
+			return nil // no checkpoint now; the write error shows with the next line
 		}
 		c.RejectsLen = n
 	}
-	select {
-	case ck.snaps <- c:
-		ck.due.Store(false)
-		ck.bytes = 0
-	default: // the last one is still being written
+	if r.dd != nil {
+		st, err := r.dd.table.Checkpoint()
+		if err != nil {
+			return fmt.Errorf("dedup: checkpoint: %w", err)
+		}
+		c.Dedup = st
 	}
+	// Only take sends: there is room (checked above).
+	ck.snaps <- c
+	ck.due.Store(false)
+	ck.bytes = 0
+	return nil
 }
 
 // checkpoints runs beside the workers: it makes the state take recorded durable (the
@@ -432,6 +478,14 @@ func (r *runner) checkpoints(ctx context.Context) error {
 					continue
 				}
 			}
+			if c.Dedup != nil {
+				// The runs merged away before c: the last record may name them.
+				ck.garbage = append(ck.garbage, c.Dedup.Retired()...)
+				if err := c.Dedup.Sync(); err != nil {
+					r.log.Warn("checkpoint skipped", "error", err)
+					continue
+				}
+			}
 			c.Upload = r.w.Upload(c.Cursor)
 			ck.number++
 			c.Number, c.Time = ck.number, time.Now().UTC()
@@ -442,6 +496,10 @@ func (r *runner) checkpoints(ctx context.Context) error {
 				continue
 			}
 			r.w.Release(c.Upload)
+			for _, g := range ck.garbage {
+				os.Remove(g) // named by no record now
+			}
+			ck.garbage = ck.garbage[:0]
 			r.log.Debug("checkpoint", "number", c.Number, "samples", c.Samples)
 			if ck.cfg.Log != nil {
 				up := ""

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mldf/convert/internal/atomicfile"
+	"github.com/mldf/convert/internal/dedup"
 	"github.com/mldf/convert/sources"
 )
 
@@ -226,7 +227,8 @@ func TestResumeBusy(t *testing.T) {
 	}
 }
 
-// TestResumeNotResumable: a run that dedups says it cannot be resumed and runs as before.
+// TestResumeNotResumable: a run whose rejects go to a bucket, or that dedups with a table
+// of the caller's (an append's), cannot be resumed; one that dedups with its own table can.
 func TestResumeNotResumable(t *testing.T) {
 	out := outPath(t)
 	var log lockedBuf
@@ -239,6 +241,19 @@ func TestResumeNotResumable(t *testing.T) {
 	cfg.Sink = nil
 	if why := notResumable(&cfg); why != "" {
 		t.Fatalf("notResumable = %q for a local run", why)
+	}
+	cfg.Dedup = &Dedup{Fields: []string{"data"}}
+	if why := notResumable(&cfg); why != "" {
+		t.Fatalf("notResumable = %q for a run that dedups", why)
+	}
+	tab, err := dedup.New(dedup.Config{Dir: t.TempDir(), Memory: dedup.MinMemory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tab.Close()
+	cfg.Dedup.Table = tab
+	if why := notResumable(&cfg); !strings.Contains(why, "given by the caller") {
+		t.Fatalf("notResumable = %q for a run with the caller's table", why)
 	}
 }
 

@@ -98,6 +98,11 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 			}
 			cfg.Source = r.cfg.Source
 			defer func() {
+				if r.ck.table != nil { // reopened, then not used: an error came first
+					r.ck.table.Keep()
+				}
+			}()
+			defer func() {
 				r.ck.finish(r.local(), cfg.RejectsPath, err == nil, ctx.Err() != nil)
 			}()
 		}
@@ -134,12 +139,13 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		}()
 	}
 	if cfg.Dedup != nil {
-		closeDedup, err := r.openDedup(&cfg)
-		if err != nil {
-			return Report{}, err
+		closeDedup, derr := r.openDedup(&cfg)
+		if derr != nil {
+			return Report{}, derr
 		}
 		defer func() {
-			if cerr := closeDedup(); cerr != nil && err == nil {
+			keep := r.ck != nil && err != nil && ctx.Err() != nil && r.ck.number > 0
+			if cerr := closeDedup(keep); cerr != nil && err == nil {
 				err = fmt.Errorf("dedup: %w", cerr)
 			}
 		}()
