@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/png"
@@ -37,6 +38,9 @@ type resumeKillCase struct {
 	name  string
 	args  func(out string) []string // the convert command line
 	every time.Duration
+	// dedup: the run drops duplicates: its rejects file and the report's counts must equal
+	// an uninterrupted run's too.
+	dedup bool
 }
 
 func TestResumeKill9(t *testing.T) {
@@ -66,11 +70,24 @@ func TestResumeKill9(t *testing.T) {
 	}
 	images := filepath.Join(dir, "images")
 	writeSmallImages(t, images, nimages)
+	// A tenth of the JSONL lines with dedup (10% duplicates of earlier lines, across the
+	// whole past): the table flushes, merges and is checkpointed beside the output.
+	dupJSONL := filepath.Join(dir, "dups.jsonl")
+	writeDupJSONL(t, dupJSONL, max(lines/10, 100_000))
+	dupRecipe := filepath.Join(dir, "dups.yaml")
+	text = fmt.Sprintf("source:\n  type: jsonl\n  inputs: [%q]\nfields:\n  - {name: n, type: int}\n  - {name: t, type: text}\n"+
+		"dedup: {fields: [t], mode: drop}\noutput: out.mldf\n", dupJSONL)
+	if err := os.WriteFile(dupRecipe, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, tc := range []resumeKillCase{
 		{name: "jsonl", every: 300 * time.Millisecond, args: func(out string) []string { return []string{"run", recipe, "--output", out} }},
 		{name: "images", every: 300 * time.Millisecond, args: func(out string) []string {
 			return []string{"images", images, out}
+		}},
+		{name: "jsonl-dedup", every: 300 * time.Millisecond, dedup: true, args: func(out string) []string {
+			return []string{"run", dupRecipe, "--output", out}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { resumeKill(t, bin, tc, rnd) })
@@ -203,7 +220,20 @@ func resumeKill(t *testing.T, bin string, tc resumeKillCase, rnd *rand.Rand) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("after %d kills the output differs from an uninterrupted run's (%d and %d bytes)", kills, len(got), len(want))
 	}
-	onlyFiles(t, dir, "ref.mldf", "ref.mldf.report.json", "out.mldf", "out.mldf.report.json")
+	if tc.dedup {
+		wantRej, _ := os.ReadFile(ref + ".rejects.jsonl")
+		gotRej, _ := os.ReadFile(out + ".rejects.jsonl")
+		if len(wantRej) == 0 || !bytes.Equal(gotRej, wantRej) {
+			t.Fatalf("after %d kills the rejects differ from an uninterrupted run's (%d and %d bytes)", kills, len(gotRej), len(wantRej))
+		}
+		wantN, gotN := reportDuplicates(t, ref+".report.json"), reportDuplicates(t, out+".report.json")
+		if wantN == 0 || gotN != wantN {
+			t.Fatalf("after %d kills the report counts %d duplicates, an uninterrupted run %d", kills, gotN, wantN)
+		}
+		onlyFiles(t, dir, "ref.mldf", "ref.mldf.report.json", "ref.mldf.rejects.jsonl", "out.mldf", "out.mldf.report.json", "out.mldf.rejects.jsonl")
+	} else {
+		onlyFiles(t, dir, "ref.mldf", "ref.mldf.report.json", "out.mldf", "out.mldf.report.json")
+	}
 	var worst time.Duration
 	for _, d := range redone {
 		worst = max(worst, d)
@@ -241,6 +271,53 @@ func writeResumeJSONL(t *testing.T, path string, n int) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeDupJSONL writes n lines {"n":I,"t":"..."} whose texts repeat an earlier line's one
+// time in ten (a line anywhere before).
+func writeDupJSONL(t *testing.T, path string, n int) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	rnd := rand.New(rand.NewPCG(30, 2))
+	b := make([]byte, 0, 64)
+	for i := range n {
+		text := i
+		if i > 0 && rnd.IntN(10) == 0 {
+			text = rnd.IntN(i)
+		}
+		b = append(b[:0], `{"n":`...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, `,"t":"text-`...)
+		b = strconv.AppendInt(b, int64(text), 10)
+		b = append(b, "\"}\n"...)
+		w.Write(b)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reportDuplicates returns the num_duplicates of a report JSON.
+func reportDuplicates(t *testing.T, path string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		N *int64 `json:"num_duplicates"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil || rep.N == nil {
+		t.Fatalf("report %s: no num_duplicates (%v)", path, err)
+	}
+	return *rep.N
 }
 
 // writeSmallImages writes an ImageFolder of n distinct 32x32 PNGs in 4 classes.
