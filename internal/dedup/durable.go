@@ -231,7 +231,7 @@ func (t *Table) openDurable(st *State) (err error) {
 	dir, base := filepath.Split(t.durable)
 	open := func(suffix string, want *FileState) (*os.File, error) {
 		name := t.durable + suffix
-		if want != nil && want.Name != base+suffix {
+		if want != nil && (want.Name != base+suffix || want.Size < 0) {
 			return nil, damaged(name, "the state names "+quote.S(want.Name))
 		}
 		if want != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -249,4 +250,37 @@ func TestDurableFiles(t *testing.T) {
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Fatalf("Close left %s", left[0].Name())
 	}
+}
+
+// FuzzReopenPrefixes: any bytes as the prefixes file of a state (its CRC matching, as a
+// file written by another tool might) are loaded or refused with ErrDamaged; never a panic.
+func FuzzReopenPrefixes(f *testing.F) {
+	f.Add([]byte("\x07a.jsonl\x03b:x"), 2)
+	f.Add([]byte("\x07a.jsonl\x07a.jsonl"), 2)
+	f.Add([]byte("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"), 1)
+	f.Add([]byte{}, 0)
+	f.Fuzz(func(t *testing.T, b []byte, n int) {
+		dir := t.TempDir()
+		cfg := Config{Memory: MinMemory, Expected: 10, Durable: filepath.Join(dir, ".o")}
+		if err := os.WriteFile(cfg.Durable+prefixesSuffix, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cfg.Durable+originsSuffix, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		st := &State{Origins: FileState{Name: ".o" + originsSuffix},
+			Prefixes:  FileState{Name: ".o" + prefixesSuffix, Size: int64(len(b)), CRC: crc32.Checksum(b, castagnoli)},
+			NPrefixes: n}
+		tab, err := Reopen(cfg, st)
+		if err != nil {
+			if !errors.Is(err, ErrDamaged) {
+				t.Fatalf("refused without ErrDamaged: %v", err)
+			}
+			return
+		}
+		defer tab.Close()
+		if len(tab.prefixes) != n {
+			t.Fatalf("%d prefixes loaded, the state says %d", len(tab.prefixes), n)
+		}
+	})
 }
