@@ -76,7 +76,8 @@ type Dedup struct {
 	// Table, when set, is the table to use (seeded with an append's base by SeedDedup); the
 	// caller closes it. Otherwise Run creates one in Dir and closes it.
 	Table *dedup.Table
-	// Dir holds the table's temporary files; "" means os.TempDir().
+	// Dir holds the table's temporary files; "" means os.TempDir(). A resumable run
+	// (Config.Resume) keeps them beside the output instead, checkpointed with it.
 	Dir string
 	// Memory caps the table's memory (bytes); 0 means dedup.DefaultMemory.
 	Memory int64
