@@ -31,10 +31,10 @@ WORKER = "pipeline.(*runner).work"
 
 def events(path):
     """Yields (time ns, kind, G, line, stack frames) for each event of the trace."""
-    out = subprocess.run(["go", "tool", "trace", "-d=parsed", path], check=True,
-                         capture_output=True, text=True).stdout
+    proc = subprocess.Popen(["go", "tool", "trace", "-d=parsed", path], stdout=subprocess.PIPE, text=True)
     cur = None
-    for line in out.split("\n"):
+    for line in proc.stdout:  # streamed: a 2000-image run dumps about 2 million lines
+        line = line.rstrip("\n")
         m = EVENT.match(line)
         if m:
             if cur:
@@ -44,6 +44,8 @@ def events(path):
             cur[4].append(line.strip().split(" @ ")[0])
     if cur:
         yield cur
+    if proc.wait() != 0:
+        sys.exit(f"go tool trace -d=parsed {path} failed (exit status {proc.returncode})")
 
 
 def waitsite(frames):
