@@ -145,6 +145,15 @@ for r in $(seq "$runs"); do
   fi
 done
 
+# One traced jpeg run with 2 workers after the timed ones (not in the table): where its wall time
+# went (bench/tracebusy.py: the workers' busy share, the time before the first sample and after
+# the last).
+"$out/convert" images "$data" "$out/bench-trace.mldf" --mode jpeg --max-resolution 256 --jpeg-quality 90 \
+  --workers 2 --trace "$out/bench.trace" --report "$out/bench-trace.json" --rejects "$out/bench-trace.rejects" -q
+traced=$(/usr/bin/python3 bench/tracebusy.py "$out/bench.trace" |
+  awk '/^head/ {h=$(NF-1)} /^tail/ {t=$(NF-1)} /^busy/ {b=$5} END {printf "workers busy %s of the run, %s ms before the first sample, %s ms after the last", b, h, t}')
+rm -f "$out"/bench-trace.* "$out/bench.trace"
+
 med() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 maxof() { tr ' ' '\n' | grep -v '^$' | sort -g | tail -1; }
 list() { echo "$1" | xargs | sed 's/ / \/ /g'; }
@@ -195,6 +204,7 @@ table="$out/images.md"
   [ -n "$shm" ] && echo "- smart, output on tmpfs, over reading the files, same run: 2 workers $(ratios smart-shm cat)"
   echo "- smart over the plain durable write, same run: 1 worker $(ratios smart-1 plain); 2 workers $(ratios smart-2 plain)"
   echo "- jpeg output quality (bench/imgpsnr.py): $(cat "$out/psnr.txt")"
+  echo "- jpeg, 2 workers, one traced run (bench/tracebusy.py): $traced"
 } >"$table"
 cat "$table"
 

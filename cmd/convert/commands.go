@@ -50,7 +50,7 @@ func sections() []string { return []string{secConvert, secRead, secCluster, secS
 func commandTable() []command {
 	// The help's headings of the converting commands' flags (bindRunFlags, bindFieldFlags).
 	output := flagGroup{"Output", []string{"output", "format", "page-size", "checksums", "report", "rejects"}}
-	run := flagGroup{"Run", []string{"workers", "chunk-size", "on-error", "max-errors", "log-format", "json", "dedup", "dry-run", "abort-incomplete-older-than", "cpuprofile", "checkpoint-every", "checkpoint-bytes", "restart"}}
+	run := flagGroup{"Run", []string{"workers", "chunk-size", "on-error", "max-errors", "log-format", "json", "dedup", "dry-run", "abort-incomplete-older-than", "cpuprofile", "trace", "checkpoint-every", "checkpoint-bytes", "restart"}}
 	shard := flagGroup{"Sharding (one task of a cluster job)", []string{"shard", "shards"}}
 	image := flagGroup{"Image fields", []string{"mode", "max-resolution", "jpeg-quality", "filter", "channels", "max-pixels"}}
 	audio := flagGroup{"Audio fields", []string{"sample-rate", "sample-type", "max-duration", "on-long"}}

@@ -122,7 +122,7 @@ func dashed(name string) string {
 type runFlags struct {
 	output, format, pageSize, onError, maxErrors, rejects, report, logFormat string
 	workers, chunkSize, shard, shards                                        int
-	cpuProfile                                                               string
+	cpuProfile, trace                                                        string
 	checksums, dryRun, json                                                  bool
 	dedup                                                                    string
 	abortOlderThan                                                           time.Duration
@@ -132,7 +132,7 @@ type runFlags struct {
 }
 
 // bindRunFlags defines the run options as flags; with run false (convert validate, which
-// runs nothing) not those that only a run uses: --dry-run, --cpuprofile and
+// runs nothing) not those that only a run uses: --dry-run, --cpuprofile, --trace and
 // --abort-incomplete-older-than.
 func bindRunFlags(fs *flag.FlagSet, run bool) *runFlags {
 	f := &runFlags{fs: fs}
@@ -159,6 +159,7 @@ func bindRunFlags(fs *flag.FlagSet, run bool) *runFlags {
 	durationVar(fs, &f.abortOlderThan, "abort-incomplete-older-than",
 		"bucket output: before uploading, abort the incomplete uploads (of killed runs) to the same key started more than this long ago; 0 = all of them")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to `FILE` (go tool pprof)")
+	fs.StringVar(&f.trace, "trace", "", "write a Go execution trace of the run to `FILE` (go tool trace; bench/tracebusy.py)")
 	f.resume = bindResumeFlags(fs)
 	return f
 }

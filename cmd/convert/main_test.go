@@ -328,3 +328,28 @@ func TestIndexCommandMatchesGolden(t *testing.T) {
 		t.Fatalf("verify: %v\n%s", err, stdout)
 	}
 }
+
+// --trace writes a Go execution trace of the run (what bench/tracebusy.py reads) beside the
+// output, and the output is the same as without it.
+func TestTraceFlag(t *testing.T) {
+	dir := t.TempDir()
+	out, tr := filepath.Join(dir, "x.mldf"), filepath.Join(dir, "run.trace")
+	if _, stderr, err := run(t, "images", "testdata/images", out, "--max-resolution", "64", "--mode=jpeg", "--workers", "2", "--trace", tr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	b, err := os.ReadFile(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("go 1.")) || !bytes.Contains(b[:16], []byte(" trace")) {
+		t.Fatalf("trace file starts %q, not a Go execution trace", b[:min(len(b), 16)])
+	}
+	rd, err := mldf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if rd.NumSamples() == 0 {
+		t.Fatal("no samples")
+	}
+}

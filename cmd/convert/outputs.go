@@ -10,11 +10,11 @@ import (
 )
 
 // checkOutputs refuses, before any work, a conversion whose outputs (the data file, the
-// report, the rejects log, a sharded task's .done record, the CPU profile) are not new names
+// report, the rejects log, a sharded task's .done record, the CPU profile, the trace) are not new names
 // or regular files, or are one another, the recipe, or any input of the plan: a run must never
 // destroy what it reads. Inputs are walked once; only those of an existing output's size are
 // looked at.
-func checkOutputs(plan *recipe.Plan, cpuProfile string) error {
+func checkOutputs(plan *recipe.Plan, cpuProfile, trace string) error {
 	r := plan.Recipe
 	var outs outpath.Set
 	add := [][2]string{{"output", r.Output}, {"report", r.Report}, {"rejects", r.Rejects}}
@@ -23,7 +23,7 @@ func checkOutputs(plan *recipe.Plan, cpuProfile string) error {
 		add = [][2]string{{"part", part}, {"report", shardReport(part)}, {"rejects", shardRejects(part)},
 			{"completion record", part + ".done"}}
 	}
-	add = append(add, [2]string{"cpuprofile", cpuProfile})
+	add = append(add, [2]string{"cpuprofile", cpuProfile}, [2]string{"trace", trace})
 	for _, o := range add {
 		if err := outs.Add(o[0], o[1]); err != nil {
 			return err

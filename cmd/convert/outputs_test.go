@@ -98,6 +98,8 @@ func TestOutputAliasing(t *testing.T) {
 		{"report is an input", []string{"images", data, out, "--report", img}, outpath.ErrAlias, "report " + img + " is the input"},
 		{"rejects is an input", []string{"images", data, out, "--rejects", img}, outpath.ErrAlias, "rejects " + img + " is the input"},
 		{"cpuprofile is an input", []string{"images", data, out, "--cpuprofile", img}, outpath.ErrAlias, "cpuprofile"},
+		{"trace is an input", []string{"images", data, out, "--trace", img}, outpath.ErrAlias, "trace " + img + " is the input"},
+		{"trace is the output", []string{"images", data, out, "--trace", out}, outpath.ErrAlias, "is also the output"},
 		{"output is the recipe", []string{"run", recipePath, "--output", recipePath}, outpath.ErrAlias, "is the recipe"},
 		{"report is the recipe", []string{"run", recipePath, "--report", recipePath}, outpath.ErrAlias, "is the recipe"},
 		{"validate: rejects is the recipe", []string{"validate", recipePath, "--rejects", recipePath}, outpath.ErrAlias, "is the recipe"},

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"runtime/trace"
 	"sort"
 	"time"
 
@@ -131,7 +132,7 @@ func convertRecipe(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fiel
 	if err != nil {
 		return err
 	}
-	if err := checkOutputs(plan, rf.cpuProfile); err != nil {
+	if err := checkOutputs(plan, rf.cpuProfile, rf.trace); err != nil {
 		return err
 	}
 	if rf.dryRun {
@@ -154,6 +155,13 @@ func convertRecipe(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fiel
 			return fmt.Errorf("cpuprofile: %w", err)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if rf.trace != "" {
+		stop, err := startTrace(rf.trace)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	asJSON := rf.json || r.LogFormat == "json"
 	if r.Shards > 0 {
@@ -267,4 +275,23 @@ func printSummary(w io.Writer, rep pipeline.Report, rejects string, asJSON bool)
 		fmt.Fprintln(w, "0 samples rejected")
 	}
 	return nil
+}
+
+// startTrace starts a Go execution trace of the run into the file path (checked by
+// checkOutputs) and returns the function that ends it. The trace shows when each encoder
+// worker ran, waited for its next sample or for the ordered writer, and what ran between the
+// start and the first sample and after the last (bench/tracebusy.py sums these up).
+func startTrace(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	return func() {
+		trace.Stop()
+		f.Close()
+	}, nil
 }
