@@ -3,6 +3,7 @@ package pipeline
 import (
 	"archive/tar"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	pq "github.com/parquet-go/parquet-go"
 
+	"github.com/mldf/convert/internal/atomicfile"
 	"github.com/mldf/convert/sample"
 	"github.com/mldf/convert/sources"
 	"github.com/mldf/convert/sources/parquet"
@@ -110,6 +112,19 @@ func TestResumeSourcesByPosition(t *testing.T) {
 			want, _ := os.ReadFile(ref)
 			var log1 lockedBuf
 			interrupt(t, config(&log1), 2)
+			// The record holds the source's place: a tar run's token names the shard and the
+			// byte offset; a Parquet run's place is the count alone.
+			b, err := os.ReadFile(atomicfile.PartialName(out, CheckpointSuffix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rec checkpoint
+			if err := json.Unmarshal(b, &rec); err != nil {
+				t.Fatal(err)
+			}
+			if (tc.name == "tar") != bytes.Contains(rec.Token, []byte(`"off":`)) {
+				t.Errorf("checkpoint at sample %d: token %s", rec.Samples, rec.Token)
+			}
 			var log2 lockedBuf
 			mustRun(t, config(&log2))
 			if lines := log2.String(); !strings.Contains(lines, "the source by its position") {
