@@ -44,9 +44,30 @@ func (r *runner) produce(ctx context.Context, jobs chan<- *job) error {
 	}
 	cur := r.samples(size)
 	var sent int64 // samples handed out in chunks
+	// A source that knows its place after each sample (sources.PositionedRunner) gives the
+	// token a checkpoint before each chunk records; after is that of the sample being emitted.
+	var before []byte
+	var after func() []byte
+	run := r.cfg.Source.Run
+	if pr, ok := r.cfg.Source.(sources.PositionedRunner); ok && r.ck != nil {
+		if r.ck.from != nil && r.skip == 0 {
+			before = r.ck.from.Token
+		}
+		run = func(ctx context.Context, emit func(sample.Sample) error) error {
+			return pr.RunPositioned(ctx, func(s sample.Sample, a func() []byte) error {
+				after = a
+				err := emit(s)
+				after = nil
+				return err
+			})
+		}
+	}
 	send := func() error {
 		sent += int64(len(cur))
-		j := &job{t: r.w.Issue(), samples: cur}
+		j := &job{t: r.w.Issue(), samples: cur, before: before}
+		if after != nil {
+			before = after()
+		}
 		cur = r.samples(size)
 		select {
 		case jobs <- j:
@@ -57,9 +78,11 @@ func (r *runner) produce(ctx context.Context, jobs chan<- *job) error {
 	}
 	var bytes int64
 	skip := r.skip // samples written before a resume, from a source that cannot seek
-	err := r.cfg.Source.Run(ctx, func(s sample.Sample) error {
+	err := run(ctx, func(s sample.Sample) error {
 		if skip > 0 {
-			skip--
+			if skip--; skip == 0 && after != nil {
+				before = after()
+			}
 			return ctx.Err()
 		}
 		cur = append(cur, s)

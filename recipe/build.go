@@ -167,15 +167,34 @@ func (a *alternatives) Unwrap() sources.Source { return a.Source }
 
 // Run implements sources.Source.
 func (a *alternatives) Run(ctx context.Context, emit func(sample.Sample) error) error {
-	return a.Source.Run(ctx, func(s sample.Sample) error {
-		for _, alt := range a.columns {
-			for _, c := range strings.Split(alt, "|") {
-				if v, ok := s.Get(c); ok {
-					s.Set(alt, v)
-					break
-				}
+	return a.Source.Run(ctx, func(s sample.Sample) error { return emit(a.pick(s)) })
+}
+
+// pick sets the alternatives' columns of s.
+func (a *alternatives) pick(s sample.Sample) sample.Sample {
+	for _, alt := range a.columns {
+		for _, c := range strings.Split(alt, "|") {
+			if v, ok := s.Get(c); ok {
+				s.Set(alt, v)
+				break
 			}
 		}
-		return emit(s)
+	}
+	return s
+}
+
+// Resume implements sources.Resumer: the source wrapped, resumed.
+func (a *alternatives) Resume(samples int64, token []byte) (sources.Source, error) {
+	src, err := sources.ResumeInner(a.Source, samples, token)
+	if err != nil {
+		return nil, err
+	}
+	return &alternatives{Source: src, columns: a.columns}, nil
+}
+
+// RunPositioned implements sources.PositionedRunner.
+func (a *alternatives) RunPositioned(ctx context.Context, emit func(sample.Sample, func() []byte) error) error {
+	return sources.RunPositioned(ctx, a.Source, func(s sample.Sample, after func() []byte) error {
+		return emit(a.pick(s), after)
 	})
 }

@@ -38,10 +38,30 @@ func (w *withKeys) Unwrap() sources.Source { return w.Source }
 
 // Run implements sources.Source.
 func (w *withKeys) Run(ctx context.Context, emit func(sample.Sample) error) error {
-	return w.Source.Run(ctx, func(s sample.Sample) error {
-		if s.Key != "" {
-			s.Set(w.column, sample.Value{Kind: sample.KindString, Bytes: []byte(filepath.ToSlash(s.Key))})
-		}
-		return emit(s)
+	return w.Source.Run(ctx, func(s sample.Sample) error { return emit(w.add(s)) })
+}
+
+// add sets the key column of s.
+func (w *withKeys) add(s sample.Sample) sample.Sample {
+	if s.Key != "" {
+		s.Set(w.column, sample.Value{Kind: sample.KindString, Bytes: []byte(filepath.ToSlash(s.Key))})
+	}
+	return s
+}
+
+// Resume implements sources.Resumer: the source wrapped, resumed (a resumed run continues
+// by the wrapped source's place).
+func (w *withKeys) Resume(samples int64, token []byte) (sources.Source, error) {
+	src, err := sources.ResumeInner(w.Source, samples, token)
+	if err != nil {
+		return nil, err
+	}
+	return &withKeys{Source: src, column: w.column}, nil
+}
+
+// RunPositioned implements sources.PositionedRunner.
+func (w *withKeys) RunPositioned(ctx context.Context, emit func(sample.Sample, func() []byte) error) error {
+	return sources.RunPositioned(ctx, w.Source, func(s sample.Sample, after func() []byte) error {
+		return emit(w.add(s), after)
 	})
 }

@@ -33,6 +33,7 @@ type Source struct {
 	store *objstore.Client
 	ix    *mds.Index
 	specs []mds.NDArraySpec
+	first int // the samples of the first shard not read (a resumed source's)
 }
 
 var _ sources.Sharder = (*Source)(nil)
@@ -97,6 +98,11 @@ func (s *Source) Range(lo, hi int) (sources.Source, error) {
 	}
 	r := *s
 	r.ix = &ix
+	if lo > 0 {
+		r.first = 0
+	} else {
+		ix.Samples -= int64(s.first)
+	}
 	return &r, nil
 }
 
@@ -106,7 +112,7 @@ func (s *Source) Columns() []mds.Column { return append([]mds.Column(nil), s.ix.
 // Run reads the shards in order and emits one sample per MDS sample.
 func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error {
 	var index int64
-	for _, sh := range s.ix.Shards {
+	for n, sh := range s.ix.Shards {
 		name := join(s.dir, sh.Basename)
 		err := func() error {
 			r, err := s.store.OpenReaderAt(ctx, name)
@@ -118,7 +124,11 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 			if err != nil {
 				return err
 			}
-			for i := range sr.Len() {
+			first := 0
+			if n == 0 {
+				first = s.first
+			}
+			for i := first; i < sr.Len(); i++ {
 				if err := ctx.Err(); err != nil {
 					return err
 				}

@@ -83,13 +83,15 @@ type Options struct {
 // Source is a sources.Source over Parquet files: one sample per row, in file order, then
 // row group order, then row order.
 type Source struct {
-	inputs []sources.Input
-	cols   []Column
-	opt    Options
-	rows   int64
-	groups []int // row groups per input
-	schema *Schema
-	meta   map[string]string
+	inputs   []sources.Input
+	cols     []Column
+	opt      Options
+	rows     int64
+	groups   []int   // row groups per input
+	fileRows []int64 // rows per input, as its footer declares
+	start    start   // where a resumed run starts in its first input (Resume)
+	schema   *Schema
+	meta     map[string]string
 }
 
 var _ sources.Sharder = (*Source)(nil)
@@ -171,9 +173,12 @@ func NewFiles(files []string, cols []Column, opt Options) (*Source, error) {
 		}
 		s.inputs = append(s.inputs, sources.Input{Path: name, Size: f.blob.Size()})
 		s.groups = append(s.groups, f.pqf.NumRowGroups())
+		var rows int64
 		for i := range f.pqf.NumRowGroups() {
-			s.rows += f.pqf.RowGroupRows(i)
+			rows += f.pqf.RowGroupRows(i)
 		}
+		s.fileRows = append(s.fileRows, rows)
+		s.rows += rows
 		f.close()
 	}
 	return s, nil
@@ -200,6 +205,10 @@ func (s *Source) Range(lo, hi int) (sources.Source, error) {
 	r := *s
 	r.inputs = s.inputs[lo:hi:hi]
 	r.groups = s.groups[lo:hi:hi]
+	r.fileRows = s.fileRows[lo:hi:hi]
+	if lo > 0 {
+		r.start = start{}
+	}
 	r.rows = -1 // unknown without summing the footers again
 	return &r, nil
 }
@@ -305,6 +314,7 @@ type task struct {
 	rg       int
 	seq      int64 // the task's number in the run: the in-flight budget is taken in order
 	firstRow int64 // the row number of its first row within the file
+	skip     int64 // rows of the group not emitted: before a resumed run's place
 	last     bool  // the file's last row group: the emitter releases the file after it
 	out      chan *batch
 }
@@ -350,7 +360,7 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 	g.Go(func() error {
 		defer close(order)
 		defer close(work)
-		for _, in := range s.inputs {
+		for k, in := range s.inputs {
 			f, err := openFile(s.opt.Open, in.Path)
 			if err != nil {
 				return err
@@ -370,7 +380,14 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 				ref.release()
 			}
 			var win *pqfile.Window
-			for i := range groups {
+			first, skip := 0, int64(0)
+			if k == 0 {
+				first, row, skip = s.start.group, s.start.groupRow, s.start.skip
+				if first >= groups {
+					ref.release()
+				}
+			}
+			for i := first; i < groups; i++ {
 				switch {
 				case win == nil:
 					win, err = f.pqf.Window(i)
@@ -383,8 +400,9 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 				if err != nil {
 					return err
 				}
-				t := &task{f: ref, win: win, rg: i, seq: seq, firstRow: row, last: i == groups-1, out: make(chan *batch, 1)}
+				t := &task{f: ref, win: win, rg: i, seq: seq, firstRow: row, skip: skip, last: i == groups-1, out: make(chan *batch, 1)}
 				seq++
+				skip = 0
 				row += f.pqf.RowGroupRows(i)
 				select {
 				case order <- t:
@@ -425,6 +443,12 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 				}
 				if !ok {
 					break
+				}
+				if t.skip > 0 {
+					n := min(t.skip, int64(len(b.samples)))
+					clear(b.samples[:n])
+					b.samples = b.samples[n:]
+					t.skip -= n
 				}
 				for i := range b.samples {
 					b.samples[i].Index = index

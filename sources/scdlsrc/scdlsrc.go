@@ -57,6 +57,7 @@ func readEnd(in cells.Input, lo, rows int64) (int64, error) {
 type Source struct {
 	inputs []cells.Input
 	sizes  []int64 // bytes on disk per input, for reports
+	first  int64   // the cells of inputs[0] not read (a resumed source's, see Resume)
 }
 
 var _ sources.CellSource = (*Source)(nil)
@@ -76,7 +77,7 @@ func (s *Source) Len() int64 {
 		r, _ := in.Shape()
 		n += r
 	}
-	return n
+	return n - s.first
 }
 
 // Inputs implements sources.Lister: the inputs with their sizes.
@@ -93,7 +94,11 @@ func (s *Source) Range(lo, hi int) (sources.Source, error) {
 	if lo < 0 || hi > len(s.inputs) || lo > hi {
 		return nil, fmt.Errorf("scdlsrc: range [%d, %d) of %d inputs", lo, hi, len(s.inputs))
 	}
-	return &Source{inputs: s.inputs[lo:hi], sizes: s.sizes[lo:hi]}, nil
+	r := &Source{inputs: s.inputs[lo:hi], sizes: s.sizes[lo:hi]}
+	if lo == 0 {
+		r.first = s.first
+	}
+	return r, nil
 }
 
 // Run emits one sample per cell.
@@ -104,7 +109,11 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 		rows, _ := in.Shape()
 		schema := in.ObsSchema()
 		perCell := s.sizes[k] / max(rows, 1)
-		for lo, hi := int64(0), int64(0); lo < rows; lo = hi {
+		var from int64
+		if k == 0 {
+			from = s.first
+		}
+		for lo, hi := from, int64(0); lo < rows; lo = hi {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

@@ -15,10 +15,11 @@ import (
 
 // The capabilities of the source.
 var (
-	_ sources.Sharder     = (*Source)(nil)
-	_ sources.SkipCounter = (*Source)(nil)
-	_ sources.Sharder     = (*unknownMembers)(nil)
-	_ sources.Wrapper     = (*unknownMembers)(nil)
+	_ sources.Sharder          = (*Source)(nil)
+	_ sources.SkipCounter      = (*Source)(nil)
+	_ sources.Sharder          = (*unknownMembers)(nil)
+	_ sources.Wrapper          = (*unknownMembers)(nil)
+	_ sources.PositionedRunner = (*unknownMembers)(nil)
 )
 
 // MinMemberSize is the smallest max_member_size a recipe may set.
@@ -95,22 +96,45 @@ func (u *unknownMembers) Range(lo, hi int) (sources.Source, error) {
 	return &unknownMembers{Sharder: s, known: u.known}, nil
 }
 
+// Resume implements sources.Resumer: the shards resumed, with the same check.
+func (u *unknownMembers) Resume(samples int64, token []byte) (sources.Source, error) {
+	src, err := sources.ResumeInner(u.Sharder, samples, token)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := src.(sources.Sharder)
+	if !ok {
+		return nil, fmt.Errorf("%w: tar: resumed %T is not a sources.Sharder", sources.ErrPosition, src)
+	}
+	return &unknownMembers{Sharder: s, known: u.known}, nil
+}
+
+// RunPositioned implements sources.PositionedRunner.
+func (u *unknownMembers) RunPositioned(ctx context.Context, emit func(sample.Sample, func() []byte) error) error {
+	return sources.RunPositioned(ctx, u.Sharder, func(s sample.Sample, after func() []byte) error {
+		return emit(u.check(s), after)
+	})
+}
+
 // Run implements sources.Source.
 func (u *unknownMembers) Run(ctx context.Context, emit func(sample.Sample) error) error {
-	return u.Sharder.Run(ctx, func(s sample.Sample) error {
-		if s.Err == nil {
-			var extra []string
-			for _, c := range s.Values {
-				if !u.known[c.Name] {
-					extra = append(extra, c.Name)
-				}
-			}
-			if len(extra) > 0 {
-				sort.Strings(extra)
-				s.Err = fmt.Errorf("%w: member extension(s) %s read by no field (map them, or set source.unknown_members: ignore)",
-					ErrUnknownMember, strings.Join(extra, ", "))
+	return u.Sharder.Run(ctx, func(s sample.Sample) error { return emit(u.check(s)) })
+}
+
+// check marks s when it carries a member no field reads.
+func (u *unknownMembers) check(s sample.Sample) sample.Sample {
+	if s.Err == nil {
+		var extra []string
+		for _, c := range s.Values {
+			if !u.known[c.Name] {
+				extra = append(extra, c.Name)
 			}
 		}
-		return emit(s)
-	})
+		if len(extra) > 0 {
+			sort.Strings(extra)
+			s.Err = fmt.Errorf("%w: member extension(s) %s read by no field (map them, or set source.unknown_members: ignore)",
+				ErrUnknownMember, strings.Join(extra, ", "))
+		}
+	}
+	return s
 }

@@ -141,6 +141,10 @@ type Source struct {
 	want   map[string]bool // nil: read every member
 	// skipped counts the members of a Run that no sample holds (see SkippedFiles).
 	skipped *sources.Skipped
+	// base is the index of inputs[0] in the source resumed (0 unless resumed), and from the
+	// place in inputs[0] a resumed source starts at.
+	base int
+	from position
 }
 
 var (
@@ -220,7 +224,7 @@ func (s *Source) Range(lo, hi int) (sources.Source, error) {
 	if lo < 0 || hi < lo || hi > len(s.inputs) {
 		return nil, fmt.Errorf("%w: [%d, %d) of %d shards", ErrRange, lo, hi, len(s.inputs))
 	}
-	return &Source{inputs: s.inputs[lo:hi:hi], opts: s.opts, want: s.want, skipped: &sources.Skipped{}}, nil
+	return &Source{inputs: s.inputs[lo:hi:hi], opts: s.opts, want: s.want, skipped: &sources.Skipped{}, base: s.base + lo}, nil
 }
 
 // Run emits every sample of every shard: shard order, then member order, whatever the
@@ -229,6 +233,11 @@ func (s *Source) Range(lo, hi int) (sources.Source, error) {
 // whose compressed stream fails its checks (ErrCorrupt), stops the run. A shard may be a
 // named pipe: cancelling ctx ends the wait for its writer.
 func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error {
+	return s.run(ctx, func(smp sample.Sample, _ func() []byte) error { return emit(smp) })
+}
+
+// run is Run, emit being also given the token of the place after each sample.
+func (s *Source) run(ctx context.Context, emit func(sample.Sample, func() []byte) error) error {
 	s.skipped.Reset()
 	if len(s.inputs) == 0 {
 		return ctx.Err()
@@ -253,25 +262,46 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 	for i, in := range s.inputs {
 		names[i] = in.Path
 	}
-	streams := sources.OpenStreams(gctx, s.opts.Store, names, s.opts.Prefetch)
+	// A resumed source seeks into its first shard (an uncompressed one) rather than
+	// streaming it from its start.
+	seek := s.from.Off > 0
+	streamed := names
+	if seek {
+		streamed = names[1:]
+	}
+	streams := sources.OpenStreams(gctx, s.opts.Store, streamed, s.opts.Prefetch)
 	defer streams.Close()
 	g.Go(func() error {
 		defer close(order)
-		for range s.inputs {
+		for i := range s.inputs {
 			select {
 			case slots <- struct{}{}:
 			case <-gctx.Done():
 				return nil
 			}
-			f, name, err := streams.Next()
+			var f io.ReadCloser
+			var name string
+			var err error
+			if i == 0 && seek {
+				f, name, err = s.openAt(gctx, names[0], s.from.Off)
+			} else {
+				f, name, err = streams.Next()
+			}
 			if err != nil {
 				return fmt.Errorf("tarsrc: %w", err)
 			}
-			q := &shardQueue{ch: make(chan sample.Sample, s.opts.ReadAhead), budget: semaphore.NewWeighted(s.opts.ReadAheadBytes)}
+			var st walkStart
+			if i == 0 {
+				st = walkStart{drop: s.from.N}
+				if seek {
+					st = walkStart{off: s.from.Off, n: s.from.N, max: s.from.Max, blind: true}
+				}
+			}
+			q := &shardQueue{ch: make(chan item, s.opts.ReadAhead), budget: semaphore.NewWeighted(s.opts.ReadAheadBytes), path: name}
 			g.Go(func() error {
 				defer close(q.ch)
 				defer f.Close()
-				return s.readShard(gctx, name, f, q)
+				return s.readShard(gctx, name, f, q, st)
 			})
 			select {
 			case order <- q:
@@ -284,6 +314,10 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 
 	var emitErr error
 	var index int64
+	// The place after the sample being emitted, made into a token only when asked for.
+	var shard int
+	var at place
+	after := func() []byte { return s.token(shard, at) }
 consume:
 	for {
 		var q *shardQueue
@@ -298,15 +332,18 @@ consume:
 		}
 		for {
 			select {
-			case smp, ok := <-q.ch:
+			case it, ok := <-q.ch:
 				if !ok {
 					<-slots
+					shard++
 					continue consume
 				}
+				smp := it.smp
 				smp.Index = index
 				index++
 				w := s.weight(smp)
-				err := emit(smp)
+				at = it.at
+				err := emit(smp, after)
 				q.budget.Release(w)
 				if err != nil {
 					emitErr = err
@@ -330,8 +367,15 @@ consume:
 
 // shardQueue hands one shard's samples to the consumer, with the shard's read-ahead budget.
 type shardQueue struct {
-	ch     chan sample.Sample
+	ch     chan item
 	budget *semaphore.Weighted
+	path   string
+}
+
+// item is a sample and the place after it in its shard.
+type item struct {
+	smp sample.Sample
+	at  place
 }
 
 // weight is what a sample costs of its shard's read-ahead budget: its member bytes, at most
@@ -359,10 +403,13 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // shardReader holds one shard's walk state.
 type shardReader struct {
 	path string
-	send func(sample.Sample) error
+	send func(sample.Sample, place) error
 	max  int64
 	cur  *sample.Sample
 	keys keySet
+	n    int64 // the shard's samples so far, the pending one not included
+	drop int64 // the first samples of the shard not sent (a resumed run's)
+	seek bool  // the shard is not compressed: a place in it is a byte offset
 }
 
 // keySet finds the keys of a shard that come back after other keys, in bounded memory. A key
@@ -370,11 +417,14 @@ type shardReader struct {
 // up among the hashes of the last KeyWindow to 2 × KeyWindow keys. So a shard whose keys
 // increase is checked exactly at any length, and memory stays under about 2 MB a shard.
 type keySet struct {
-	window   int // keys per generation: KeyWindow
-	max      string
-	any      bool
-	seed     maphash.Seed
-	cur, old map[uint64]struct{}
+	window int // keys per generation: KeyWindow
+	max    string
+	any    bool
+	// unordered is set once a key came that is not greater than every earlier one; blind
+	// while the keys before a resumed walk's place are not in the maps yet (see walkStart).
+	unordered, blind bool
+	seed             maphash.Seed
+	cur, old         map[uint64]struct{}
 }
 
 // repeated records key and reports whether it was seen before.
@@ -387,6 +437,7 @@ func (k *keySet) repeated(key string) bool {
 	if !k.any || key > k.max {
 		k.max, k.any = strings.Clone(key), true
 	} else {
+		k.unordered = true
 		_, inCur := k.cur[h]
 		_, inOld := k.old[h]
 		dup = inCur || inOld
@@ -398,13 +449,30 @@ func (k *keySet) repeated(key string) bool {
 	return dup
 }
 
-func (sr *shardReader) flush() error {
+// flush sends the pending sample; next is the offset of the header after it (-1: the
+// shard ends with it).
+func (sr *shardReader) flush(next int64) error {
 	if sr.cur == nil {
 		return nil
 	}
 	s := *sr.cur
 	sr.cur = nil
-	return sr.send(s)
+	return sr.sendAt(s, next)
+}
+
+// sendAt sends a sample of the shard (unless it is one of the first drop), with its place.
+func (sr *shardReader) sendAt(s sample.Sample, next int64) error {
+	sr.n++
+	if sr.n <= sr.drop {
+		return nil
+	}
+	at := place{next: next, n: sr.n}
+	if next >= 0 && sr.seek && !sr.keys.unordered && len(sr.keys.max) <= maxTokenKey {
+		at.max = sr.keys.max
+	} else if next >= 0 {
+		at.next = 0 // the shard is re-read from its start, its first n samples dropped
+	}
+	return sr.send(s, at)
 }
 
 // broken ends the shard with an error sample naming the offset. When the member being read
@@ -417,30 +485,34 @@ func (sr *shardReader) broken(off int64, what string, err error, pendingCut bool
 		if sr.cur.Err == nil {
 			sr.cur.Err = e
 		}
-		return sr.flush()
+		return sr.flush(-1)
 	}
-	if ferr := sr.flush(); ferr != nil {
+	sr.seek = false // a place before the error sample: the shard is re-read
+	if ferr := sr.flush(off); ferr != nil {
 		return ferr
 	}
-	return sr.send(sample.Sample{Origin: fmt.Sprintf("%s@%d", sr.path, off), Err: e})
+	return sr.sendAt(sample.Sample{Origin: fmt.Sprintf("%s@%d", sr.path, off), Err: e}, -1)
 }
 
-// readShard walks the stream f of one shard and sends its samples to q.
-func (s *Source) readShard(ctx context.Context, path string, f io.Reader, q *shardQueue) error {
-	send := func(smp sample.Sample) error {
+// readShard walks the stream f of one shard from st and sends its samples to q.
+func (s *Source) readShard(ctx context.Context, path string, f io.Reader, q *shardQueue, st walkStart) error {
+	send := func(smp sample.Sample, at place) error {
 		w := s.weight(smp)
 		if err := q.budget.Acquire(ctx, w); err != nil {
 			return err
 		}
 		select {
-		case q.ch <- smp:
+		case q.ch <- item{smp, at}:
 			return nil
 		case <-ctx.Done():
 			q.budget.Release(w)
 			return ctx.Err()
 		}
 	}
-	return walk(ctx, path, f, s.opts.MaxMemberSize, s.want, s.skipped, send)
+	if st.blind {
+		st.replay = func(upto int64) (keySet, error) { return s.replayKeys(ctx, path, upto) }
+	}
+	return walkFrom(ctx, path, f, s.opts.MaxMemberSize, s.want, s.skipped, st, send)
 }
 
 // decompressed reads a decompressor and remembers its first error other than io.EOF, so a
@@ -470,11 +542,35 @@ func corrupt(path string, d *decompressed, off int64) error {
 // samples in member order. want, when not nil, names the extensions to read; other members
 // are skipped unread. It returns an error wrapping ErrCorrupt when a decompressor fails.
 func walk(ctx context.Context, path string, f io.Reader, maxMember int64, want map[string]bool, skipped *sources.Skipped, send func(sample.Sample) error) error {
-	sr := &shardReader{path: path, send: send, max: maxMember, keys: keySet{window: KeyWindow}}
+	return walkFrom(ctx, path, f, maxMember, want, skipped, walkStart{}, func(s sample.Sample, _ place) error { return send(s) })
+}
+
+// walkStart is where a walk starts in its shard: at the start, dropping the first drop
+// samples; or, f being the shard's bytes from offset off on (an uncompressed shard whose keys
+// so far were in order, max the greatest), after its first n samples. Such a walk does not
+// know the keys before off (blind): the first key not greater than max, which the walk over
+// the whole shard would look up among the recent keys, has replay rebuild them from the
+// shard's headers up to the offset given.
+type walkStart struct {
+	off, n, drop int64
+	max          string
+	blind        bool
+	replay       func(upto int64) (keySet, error)
+}
+
+// walkFrom is walk from st, each sample sent with the place after it.
+func walkFrom(ctx context.Context, path string, f io.Reader, maxMember int64, want map[string]bool, skipped *sources.Skipped, st walkStart, send func(sample.Sample, place) error) error {
+	sr := &shardReader{path: path, send: send, max: maxMember, keys: keySet{window: KeyWindow}, n: st.n, drop: st.drop, seek: true}
+	if st.blind {
+		sr.keys.max, sr.keys.any, sr.keys.blind = st.max, true, true
+	}
 	br := bufio.NewReaderSize(f, 512<<10)
 	var r io.Reader = br
 	var dec *decompressed
 	magic, _ := br.Peek(4)
+	if st.off > 0 {
+		magic = nil // the middle of an uncompressed tar
+	}
 	switch {
 	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
 		dec = &decompressed{kind: "gzip"}
@@ -497,10 +593,11 @@ func walk(ctx context.Context, path string, f io.Reader, maxMember int64, want m
 	}
 	if dec != nil {
 		r = dec
+		sr.seek = false
 	}
-	cr := &countingReader{r: r}
+	cr := &countingReader{r: r, n: st.off}
 	tr := tar.NewReader(cr)
-	var next int64 // where the next header is expected, for error messages
+	next := st.off // where the next header is expected
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -514,7 +611,7 @@ func walk(ctx context.Context, path string, f io.Reader, maxMember int64, want m
 					return corrupt(path, dec, cr.n)
 				}
 			}
-			return sr.flush()
+			return sr.flush(-1)
 		}
 		if err != nil {
 			if dec != nil && dec.err != nil {
@@ -522,7 +619,7 @@ func walk(ctx context.Context, path string, f io.Reader, maxMember int64, want m
 			}
 			return sr.broken(next, "tar header", err, false)
 		}
-		dataStart := cr.n
+		dataStart, headerStart := cr.n, next
 		next = dataStart + (hdr.Size+511)&^511
 		switch hdr.Typeflag {
 		case tar.TypeReg:
@@ -541,9 +638,16 @@ func walk(ctx context.Context, path string, f io.Reader, maxMember int64, want m
 			continue
 		}
 		if sr.cur != nil && sr.cur.Key != key {
-			if err := sr.flush(); err != nil {
+			if err := sr.flush(headerStart); err != nil {
 				return err
 			}
+		}
+		if sr.cur == nil && sr.keys.blind && key <= sr.keys.max {
+			ks, err := st.replay(headerStart)
+			if err != nil {
+				return err
+			}
+			sr.keys = ks
 		}
 		if sr.cur == nil {
 			// Origin is for messages: a key of up to a MiB (a pax name) is shortened there;
