@@ -47,8 +47,8 @@ var ErrCheckpoint = errors.New("pipeline: unusable checkpoint")
 //
 // A run that writes to a bucket (Config.Sink) keeps its record and files under State, and
 // continues the upload the record names through Reattach; without them, and a run that
-// dedups (Config.Dedup) or writes its rejects to a bucket, is not resumable: it runs as
-// without Resume, after saying so.
+// dedups (Config.Dedup), is not resumable: it runs as without Resume, after saying so. A
+// rejects file bound for a bucket is kept locally until the commit (rejectsPartial).
 type Resume struct {
 	// Fingerprint identifies what the run writes.
 	Fingerprint Fingerprint
@@ -191,8 +191,6 @@ func notResumable(cfg *Config) string {
 		return "the output is not a local file and no local state directory was given"
 	case cfg.Dedup != nil:
 		return "dedup keeps an on-disk table that is not checkpointed"
-	case cfg.RejectsPath != "" && !localPath(cfg.RejectsPath):
-		return "the rejects file is in a bucket"
 	}
 	return ""
 }
@@ -237,6 +235,12 @@ func (r *runner) openResume(ctx context.Context) (*pagewriter.State, error) {
 	old, why := ck.read(local, cfg)
 	if old != nil && len(old.Fields) != len(r.cfg.Fields) {
 		old, why = nil, fmt.Sprintf("the checkpoint has %d fields, the run %d", len(old.Fields), len(r.cfg.Fields))
+	}
+	if old != nil && old.RejectsLen > 0 && r.cfg.RejectsPath != "" {
+		p := rejectsPartial(local, r.cfg.RejectsPath)
+		if fi, err := os.Stat(p); err != nil || fi.Size() < old.RejectsLen {
+			old, why = nil, fmt.Sprintf("the partial rejects file %s is missing or shorter than the checkpoint says", p)
+		}
 	}
 	upload := ""
 	if old != nil && r.cfg.Sink != nil {
@@ -355,7 +359,7 @@ func (ck *checkpointer) clean(output, rejects string) {
 	os.Remove(ck.path)
 	pagewriter.RemovePartial(output)
 	if rejects != "" {
-		os.Remove(atomicfile.PartialName(rejects, pagewriter.PartialSuffix))
+		os.Remove(rejectsPartial(output, rejects))
 	}
 }
 
