@@ -11,11 +11,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mldf/convert/export"
 	"github.com/mldf/convert/format/mds"
 	"github.com/mldf/convert/format/mldf"
 	"github.com/mldf/convert/internal/atomicfile"
+	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/sources"
 )
@@ -56,6 +58,9 @@ func runMDS(ctx context.Context, cfg pipeline.Config, knobs *mdsKnobs) (pipeline
 	tmp := dir + ".mldf.tmp"
 	cfg.Output = tmp
 	if cfg.Resume == nil {
+		if err := clearMDSDir(dir); err != nil {
+			return pipeline.Report{}, err
+		}
 		defer os.Remove(tmp)
 		rep, err := pipeline.Run(ctx, cfg)
 		if err != nil {
@@ -86,6 +91,9 @@ func runMDS(ctx context.Context, cfg pipeline.Config, knobs *mdsKnobs) (pipeline
 			removeShards(dir)
 			os.Remove(tmp)
 			os.Remove(recPath)
+		}
+		if err := clearMDSDir(dir); err != nil {
+			return pipeline.Report{}, err
 		}
 		rep, err := pipeline.Run(ctx, cfg)
 		if err != nil {
@@ -189,6 +197,57 @@ func writeMDSRecord(path string, rec *mdsRecord) error {
 		return err
 	}
 	return atomicfile.WriteFile(path, b, 0o644)
+}
+
+// clearMDSDir prepares the output directory of a run that starts from its first sample: it
+// must be absent or empty, or hold an MDS dataset (index.json and shards only: an earlier
+// run's, or one killed after its index was written), which is removed, as an MLDF output
+// replaces the file at its path. Anything else there is refused: a run never removes a
+// user's other files.
+func clearMDSDir(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) == 0 {
+		return nil // absent (or unreadable: the export says why)
+	}
+	index := false
+	for _, e := range ents {
+		switch name := e.Name(); {
+		case !e.Type().IsRegular():
+			return fmt.Errorf("mds output %s: %w: it holds %s, not only an MDS dataset; remove it or pick another directory",
+				dir, export.ErrDirNotEmpty, quote.S(name))
+		case name == mds.IndexName:
+			index = true
+		case !isShardName(name):
+			return fmt.Errorf("mds output %s: %w: it holds %s, not only an MDS dataset; remove it or pick another directory",
+				dir, export.ErrDirNotEmpty, quote.S(name))
+		}
+	}
+	if !index {
+		return fmt.Errorf("mds output %s: %w: shards without %s; remove them or pick another directory", dir, export.ErrDirNotEmpty, mds.IndexName)
+	}
+	for _, e := range ents {
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("mds output %s: replace the dataset there: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// isShardName reports whether name is a shard's: "shard." digits ".mds".
+func isShardName(name string) bool {
+	mid, ok := strings.CutPrefix(name, "shard.")
+	if !ok {
+		return false
+	}
+	if mid, ok = strings.CutSuffix(mid, ".mds"); !ok || len(mid) < 5 {
+		return false
+	}
+	for _, c := range mid {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // removeShards removes what a killed export left in dir: its shards (numbered from 0, up to

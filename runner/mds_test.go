@@ -14,6 +14,7 @@ import (
 	"time"
 
 	_ "github.com/mldf/convert/encoders/textfield" // the recipes use them
+	"github.com/mldf/convert/export"
 	"github.com/mldf/convert/internal/atomicfile"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pipeline"
@@ -225,6 +226,47 @@ func TestResumeMDS(t *testing.T) {
 					names = append(names, e.Name())
 				}
 				t.Errorf("beside the output after the run: %v, want only it", names)
+			}
+		})
+	}
+}
+
+// A run that starts from its first sample replaces an MDS dataset at its output (as an MLDF
+// output replaces a file) and refuses a directory holding anything else, touching nothing.
+func TestClearMDSDir(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files []string // a trailing "/" makes a directory
+		ok    bool
+	}{
+		{name: "absent", ok: true},
+		{name: "empty", files: []string{}, ok: true},
+		{name: "a dataset", files: []string{"index.json", "shard.00000.mds", "shard.00001.mds"}, ok: true},
+		{name: "an index only", files: []string{"index.json"}, ok: true},
+		{name: "shards without an index", files: []string{"shard.00000.mds"}},
+		{name: "another file", files: []string{"index.json", "shard.00000.mds", "notes.txt"}},
+		{name: "a shard-like name", files: []string{"index.json", "shard.0000x.mds"}},
+		{name: "a directory", files: []string{"index.json", "shard.00000.mds/"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "out.mds")
+			if tc.files != nil {
+				os.Mkdir(dir, 0o755)
+			}
+			for _, f := range tc.files {
+				if d, ok := strings.CutSuffix(f, "/"); ok {
+					os.Mkdir(filepath.Join(dir, d), 0o755)
+				} else {
+					os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644)
+				}
+			}
+			err := clearMDSDir(dir)
+			ents, _ := os.ReadDir(dir)
+			switch {
+			case tc.ok && (err != nil || len(ents) != 0):
+				t.Fatalf("clearMDSDir: %v, %d entries left", err, len(ents))
+			case !tc.ok && (!errors.Is(err, export.ErrDirNotEmpty) || len(ents) != len(tc.files)):
+				t.Fatalf("clearMDSDir: %v, %d of %d entries left", err, len(ents), len(tc.files))
 			}
 		})
 	}
