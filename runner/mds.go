@@ -200,10 +200,10 @@ func writeMDSRecord(path string, rec *mdsRecord) error {
 }
 
 // clearMDSDir prepares the output directory of a run that starts from its first sample: it
-// must be absent or empty, or hold an MDS dataset (index.json and shards only: an earlier
-// run's, or one killed after its index was written), which is removed, as an MLDF output
-// replaces the file at its path. Anything else there is refused: a run never removes a
-// user's other files.
+// must be absent or empty, or hold an MDS dataset (index.json and shards only, and the
+// temporary files of shards: an earlier run's, or one killed after its index was written),
+// which is removed, as an MLDF output replaces the file at its path. Anything else there is
+// refused: a run never removes a user's other files.
 func clearMDSDir(dir string) error {
 	ents, err := os.ReadDir(dir)
 	if err != nil || len(ents) == 0 {
@@ -217,13 +217,16 @@ func clearMDSDir(dir string) error {
 				dir, export.ErrDirNotEmpty, quote.S(name))
 		case name == mds.IndexName:
 			index = true
+		case strings.HasPrefix(name, ".") && strings.Contains(name, ".mds.tmp-"):
+			// a shard's temporary file, left by a killed run
 		case !isShardName(name):
 			return fmt.Errorf("mds output %s: %w: it holds %s, not only an MDS dataset; remove it or pick another directory",
 				dir, export.ErrDirNotEmpty, quote.S(name))
 		}
 	}
 	if !index {
-		return fmt.Errorf("mds output %s: %w: shards without %s; remove them or pick another directory", dir, export.ErrDirNotEmpty, mds.IndexName)
+		return fmt.Errorf("mds output %s: %w: shards without %s (a killed run's without a checkpoint?); remove them or pick another directory",
+			dir, export.ErrDirNotEmpty, mds.IndexName)
 	}
 	for _, e := range ents {
 		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {

@@ -243,6 +243,7 @@ func TestClearMDSDir(t *testing.T) {
 		{name: "empty", files: []string{}, ok: true},
 		{name: "a dataset", files: []string{"index.json", "shard.00000.mds", "shard.00001.mds"}, ok: true},
 		{name: "an index only", files: []string{"index.json"}, ok: true},
+		{name: "a shard's temporary file", files: []string{"index.json", "shard.00000.mds", ".shard.00001.mds.tmp-123"}, ok: true},
 		{name: "shards without an index", files: []string{"shard.00000.mds"}},
 		{name: "another file", files: []string{"index.json", "shard.00000.mds", "notes.txt"}},
 		{name: "a shard-like name", files: []string{"index.json", "shard.0000x.mds"}},
