@@ -16,6 +16,14 @@ import (
 type MDSOptions struct {
 	// SizeLimit bounds a shard's bytes (0: 64 MiB, MDSWriter's default).
 	SizeLimit int64
+	// Resume continues an export stopped after the shards Done (mds.Writer Resume): dir may
+	// hold them and a killed export's leftovers, the samples they hold are not written again,
+	// and the dataset is the bytes of an uninterrupted export.
+	Resume bool
+	Done   []mds.ShardState
+	// OnShard, when set, is called after each shard is durable (mds.WriterOptions.OnShard):
+	// a checkpoint records them for Resume.
+	OnShard func(mds.ShardState) error
 }
 
 // mdsDtypes maps numpy descrs to MDS ndarray dtypes.
@@ -41,7 +49,11 @@ func MDS(ctx context.Context, r *mldf.Reader, dir string, o MDSOptions) (res Res
 	if o.SizeLimit < 0 || o.SizeLimit > mds.MaxSizeLimit {
 		return res, fmt.Errorf("%w: shard size limit %d", ErrOption, o.SizeLimit)
 	}
-	if err := prepareDir(dir); err != nil {
+	if o.Resume {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return res, fmt.Errorf("export: %w", err)
+		}
+	} else if err := prepareDir(dir); err != nil {
 		return res, err
 	}
 	fields := r.Fields()
@@ -66,17 +78,32 @@ func MDS(ctx context.Context, r *mldf.Reader, dir string, o MDSOptions) (res Res
 		}
 		cols[k] = mds.Column{Name: fd.Name, Encoding: enc}
 	}
-	w, err := mds.Create(dir, cols, mds.WriterOptions{SizeLimit: o.SizeLimit})
+	wo := mds.WriterOptions{SizeLimit: o.SizeLimit, OnShard: o.OnShard}
+	var w *mds.Writer
+	var from int64
+	if o.Resume {
+		w, err = mds.Resume(dir, cols, wo, o.Done)
+		for _, d := range o.Done {
+			from += d.Samples
+		}
+		if err == nil && from > int64(r.NumSamples()) {
+			err = fmt.Errorf("%w: the finished shards hold %d samples, the file %d", mds.ErrResume, from, r.NumSamples())
+		}
+	} else {
+		w, err = mds.Create(dir, cols, wo)
+	}
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", r.Name(), err)
 	}
 	defer func() {
-		if err != nil {
+		// An interrupted export that checkpoints keeps its shards for Resume.
+		if err != nil && (o.OnShard == nil || ctx.Err() == nil) {
 			w.Abort()
 		}
 	}()
+	res.Samples = int(from)
 	vals := make([][]byte, len(fields))
-	for i := range r.NumSamples() {
+	for i := int(from); i < r.NumSamples(); i++ {
 		if err := checkCtx(ctx, i); err != nil {
 			return res, err
 		}

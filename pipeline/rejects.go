@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/mldf/convert/internal/atomicfile"
+	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pagewriter"
 )
@@ -15,14 +16,17 @@ import (
 // and a bucket URL are one code path (a temporary file renamed at close, or an object that
 // appears at close).
 type rejectsFile struct {
-	obj   *objstore.Writer
-	part  *atomicfile.File // a resumable run's rejects (local): a named file that survives a crash
-	n     int64            // bytes written
-	store *objstore.Client
-	ctx   context.Context
-	w     *bufio.Writer
-	path  string
-	lines bool // a line was written
+	obj  *objstore.Writer
+	part *atomicfile.File // a resumable run's rejects: a named local file that survives a crash
+	// remote: the rejects path is a URL; part is a local file in the run's state (see
+	// rejectsPartial), uploaded to the path at the commit.
+	remote bool
+	n      int64 // bytes written
+	store  *objstore.Client
+	ctx    context.Context
+	w      *bufio.Writer
+	path   string
+	lines  bool // a line was written
 }
 
 func openRejects(ctx context.Context, store *objstore.Client, path string) (*rejectsFile, error) {
@@ -33,10 +37,31 @@ func openRejects(ctx context.Context, store *objstore.Client, path string) (*rej
 	return &rejectsFile{obj: obj, store: store, ctx: ctx, path: path, w: bufio.NewWriterSize(obj, 64<<10)}, nil
 }
 
-// openRejectsPartial opens the rejects of a resumable run at a local path: a named file
-// beside it (".BASE.partial") kept by an interrupted run, reopened and cut to keep bytes.
-func openRejectsPartial(ctx context.Context, store *objstore.Client, path string, keep int64) (*rejectsFile, error) {
-	af, err := atomicfile.OpenPartial(path, atomicfile.PartialName(path, pagewriter.PartialSuffix), 0o644, keep == 0)
+// rejectsPartial names the local file holding a resumable run's rejects so far: beside a
+// local rejects path (".BASE.partial"), else (a bucket URL) beside the path that stands for
+// the output (the output, or Resume.State in the resume cache directory for an output in a
+// bucket): ".OUT.rejects-partial".
+func rejectsPartial(local, rejects string) string {
+	if localPath(rejects) {
+		return atomicfile.PartialName(rejects, pagewriter.PartialSuffix)
+	}
+	return atomicfile.PartialName(local, RejectsPartialSuffix)
+}
+
+// RejectsPartialSuffix names the local file of a resumable run's rejects bound for a bucket,
+// beside the path that stands for the output (".OUT.rejects-partial").
+const RejectsPartialSuffix = ".rejects-partial"
+
+// openRejectsPartial opens the rejects of a resumable run: the named local file tmp
+// (rejectsPartial) kept by an interrupted run, reopened and cut to keep bytes. A local path
+// is its commit's target; a bucket URL gets the file's bytes uploaded at the commit.
+func openRejectsPartial(ctx context.Context, store *objstore.Client, path, tmp string, keep int64) (*rejectsFile, error) {
+	remote := !localPath(path)
+	target := path
+	if remote {
+		target = tmp // never renamed: uploaded, then removed
+	}
+	af, err := atomicfile.OpenPartial(target, tmp, 0o644, keep == 0)
 	if err == nil {
 		if err = af.Truncate(keep); err == nil {
 			_, err = af.Seek(keep, io.SeekStart)
@@ -46,9 +71,9 @@ func openRejectsPartial(ctx context.Context, store *objstore.Client, path string
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("rejects file: %w", err)
+		return nil, fmt.Errorf("rejects file %s: %w", quote.S(path), err)
 	}
-	return &rejectsFile{part: af, store: store, ctx: ctx, path: path, n: keep, lines: keep > 0, w: bufio.NewWriterSize(af.File, 64<<10)}, nil
+	return &rejectsFile{part: af, remote: remote, store: store, ctx: ctx, path: path, n: keep, lines: keep > 0, w: bufio.NewWriterSize(af.File, 64<<10)}, nil
 }
 
 // write appends one line.
@@ -111,7 +136,31 @@ func (f *rejectsFile) closePartial(interrupted bool) error {
 		f.part.Abort()
 		return fmt.Errorf("rejects file %s: %w", f.path, err)
 	}
+	if f.remote {
+		return f.upload()
+	}
 	if err := f.part.Commit(); err != nil {
+		return fmt.Errorf("rejects file %s: %w", f.path, err)
+	}
+	return nil
+}
+
+// upload writes a finished run's local rejects file to its bucket URL (an object that
+// appears whole at the close) and removes the local file.
+func (f *rejectsFile) upload() error {
+	defer f.part.Abort()
+	if _, err := f.part.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("rejects file %s: %w", f.path, err)
+	}
+	obj, err := f.store.Create(f.ctx, f.path)
+	if err != nil {
+		return fmt.Errorf("rejects file %s: %w", f.path, err)
+	}
+	if _, err := io.Copy(obj, io.LimitReader(f.part.File, f.n)); err != nil {
+		obj.Abort()
+		return fmt.Errorf("rejects file %s: %w", f.path, err)
+	}
+	if err := obj.Close(); err != nil {
 		return fmt.Errorf("rejects file %s: %w", f.path, err)
 	}
 	return nil

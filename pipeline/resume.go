@@ -48,10 +48,10 @@ var ErrCheckpoint = errors.New("pipeline: unusable checkpoint")
 //
 // A run that writes to a bucket (Config.Sink) keeps its record and files under State, and
 // continues the upload the record names through Reattach; without them, and a run that
-// dedups with a table of the caller's (Dedup.Table) or writes its rejects to a bucket, is
-// not resumable: it runs as without Resume, after saying so. A run that dedups otherwise
-// keeps its dedup table beside the output (".BASE.partial-dedup-*", dedup.Config.Durable)
-// and records it with each checkpoint.
+// dedups with a table of the caller's (Dedup.Table), is not resumable: it runs as without
+// Resume, after saying so. A run that dedups otherwise keeps its dedup table beside the output
+// (".BASE.partial-dedup-*", dedup.Config.Durable) and records it with each checkpoint. A
+// rejects file bound for a bucket is kept locally until the commit (rejectsPartial).
 type Resume struct {
 	// Fingerprint identifies what the run writes.
 	Fingerprint Fingerprint
@@ -202,8 +202,6 @@ func notResumable(cfg *Config) string {
 		return "the output is not a local file and no local state directory was given"
 	case cfg.Dedup != nil && cfg.Dedup.Table != nil:
 		return "dedup uses a table given by the caller (an append's), which is not checkpointed"
-	case cfg.RejectsPath != "" && !localPath(cfg.RejectsPath):
-		return "the rejects file is in a bucket"
 	}
 	return ""
 }
@@ -260,6 +258,12 @@ func (r *runner) openResume(ctx context.Context) (*pagewriter.State, error) {
 	old, why := ck.read(local, cfg)
 	if old != nil && len(old.Fields) != len(r.cfg.Fields) {
 		old, why = nil, fmt.Sprintf("the checkpoint has %d fields, the run %d", len(old.Fields), len(r.cfg.Fields))
+	}
+	if old != nil && old.RejectsLen > 0 && r.cfg.RejectsPath != "" {
+		p := rejectsPartial(local, r.cfg.RejectsPath)
+		if fi, err := os.Stat(p); err != nil || fi.Size() < old.RejectsLen {
+			old, why = nil, fmt.Sprintf("the partial rejects file %s is missing or shorter than the checkpoint says", p)
+		}
 	}
 	if old != nil && r.cfg.Dedup != nil {
 		if old.Dedup == nil {
@@ -393,7 +397,7 @@ func (ck *checkpointer) clean(output, rejects string) {
 	pagewriter.RemovePartial(output)
 	dedup.RemoveFiles(dedupName(output))
 	if rejects != "" {
-		os.Remove(atomicfile.PartialName(rejects, pagewriter.PartialSuffix))
+		os.Remove(rejectsPartial(output, rejects))
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/pagewriter/multipart"
 )
@@ -132,19 +133,28 @@ func TestResumeUpload(t *testing.T) {
 	mustRun(t, killSamplesConfig(ref, 0))
 	want, _ := os.ReadFile(ref)
 	opt := multipart.Options{PartSize: 16 << 10, MinPartSize: 16 << 10}
+	wantRejects, _ := os.ReadFile(ref + ".rejects.jsonl")
+	objects := objstore.New()
+	defer objects.Close()
 	for _, tc := range []struct {
 		name, message string
 		gone          bool
+		rejectsURL    bool // the rejects in a "bucket" too (file://): kept in the state directory
 	}{
 		{name: "resumes", message: "the upload after its"},
+		{name: "resumes, rejects in a bucket", message: "the upload after its", rejectsURL: true},
 		{name: "upload gone", gone: true, message: "starting over: the upload of the checkpoint cannot be continued: no such upload"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			store := &memStore{uploads: map[string]*memUpload{}}
+			rejects := filepath.Join(dir, "rejects.jsonl")
 			config := func(delay time.Duration, log *lockedBuf) Config {
 				cfg, _ := resumeConfig("mem://bkt/out.mldf", delay, true, log)
-				cfg.RejectsPath = filepath.Join(dir, "rejects.jsonl")
+				cfg.RejectsPath = rejects
+				if tc.rejectsURL {
+					cfg.RejectsPath, cfg.Store = "file://"+rejects, objects
+				}
 				ctx := context.Background()
 				cfg.Sink = pagewriter.Multipart(ctx, cfg.Output, store.start, opt)
 				cfg.Resume.State = filepath.Join(dir, "state", "out.mldf")
@@ -176,6 +186,11 @@ func TestResumeUpload(t *testing.T) {
 			if tc.gone {
 				store.uploads = map[string]*memUpload{}
 			}
+			if tc.rejectsURL {
+				if fi, err := os.Stat(filepath.Join(dir, "state", ".out.mldf"+RejectsPartialSuffix)); err != nil || fi.Size() == 0 {
+					t.Fatalf("the rejects so far are not in the state directory: %v", err)
+				}
+			}
 			var log2 lockedBuf
 			mustRun(t, config(0, &log2))
 			if !strings.Contains(log2.String(), tc.message) {
@@ -183,6 +198,9 @@ func TestResumeUpload(t *testing.T) {
 			}
 			if !bytes.Equal(store.object, want) {
 				t.Errorf("the object differs from a local run's file (%d and %d bytes)", len(store.object), len(want))
+			}
+			if got, err := os.ReadFile(rejects); err != nil || !bytes.Equal(got, wantRejects) {
+				t.Errorf("the rejects (%d bytes, %v) differ from a local run's (%d bytes)", len(got), err, len(wantRejects))
 			}
 			if len(store.uploads) != 0 {
 				t.Errorf("%d uploads left", len(store.uploads))

@@ -114,21 +114,21 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 			defer store.Close()
 		}
 		var rej *rejectsFile
-		var err error
+		var oerr error // not err: the deferred close below sets the named result
 		if r.ck != nil {
 			var keep int64
 			if r.ck.from != nil {
 				keep = r.ck.from.RejectsLen
 			}
-			rej, err = openRejectsPartial(ctx, store, cfg.RejectsPath, keep)
+			rej, oerr = openRejectsPartial(ctx, store, cfg.RejectsPath, rejectsPartial(r.local(), cfg.RejectsPath), keep)
 			if rej != nil {
 				r.ck.rejects = rej.part.File
 			}
 		} else {
-			rej, err = openRejects(ctx, store, cfg.RejectsPath)
+			rej, oerr = openRejects(ctx, store, cfg.RejectsPath)
 		}
-		if err != nil {
-			return Report{}, err
+		if oerr != nil {
+			return Report{}, oerr
 		}
 		r.rejects = rej
 		defer func() {

@@ -71,7 +71,7 @@ func Run(ctx context.Context, plan *recipe.Plan, cfg pipeline.Config) (pipeline.
 		return writeSCDL(ctx, cfg, plan)
 	}
 	if r.Format == "mds" {
-		return runMDS(ctx, cfg)
+		return runMDS(ctx, cfg, nil)
 	}
 	if r.Format == "beton" {
 		cfg.Container = beton.NewContainer

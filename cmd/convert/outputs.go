@@ -24,7 +24,15 @@ func checkOutputs(plan *recipe.Plan, cpuProfile, trace string) error {
 			{"completion record", part + ".done"}}
 	}
 	add = append(add, [2]string{"cpuprofile", cpuProfile}, [2]string{"trace", trace})
-	for _, o := range add {
+	for i, o := range add {
+		// A folder format's output is a directory: a new name or an existing directory (a
+		// killed run's to resume, an archive to replace; the writer checks what it holds).
+		if i == 0 && (r.Format == "mds" || r.Format == "scdl") {
+			if err := outs.AddDir(o[0], o[1]); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := outs.Add(o[0], o[1]); err != nil {
 			return err
 		}

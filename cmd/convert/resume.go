@@ -54,7 +54,7 @@ func resumeOf(f *resumeFlags, plan *recipe.Plan, st *storage, log io.Writer) *pi
 	if f == nil || every <= 0 {
 		return nil
 	}
-	if r.Format == "scdl" || r.Format == "mds" {
+	if r.Format == "scdl" {
 		fmt.Fprintf(log, "convert: %s: format %s does not checkpoint: a killed run starts over\n", r.Output, r.Format)
 		return nil
 	}

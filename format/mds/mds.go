@@ -36,6 +36,9 @@ var (
 	ErrUnsafe = errors.New("mds: unsafe encoding")
 	// ErrEncoding means an encoding is unknown or a value does not fit its encoding.
 	ErrEncoding = errors.New("mds: bad encoding")
+	// ErrResume: the finished shards a checkpoint names are not in the directory as it
+	// recorded them (missing, another size, other bytes).
+	ErrResume = errors.New("mds: cannot resume")
 )
 
 // IndexName is the name of a dataset's index.

@@ -1,10 +1,14 @@
 package mds
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +22,19 @@ type WriterOptions struct {
 	// SizeLimit bounds a shard's bytes (0: DefaultSizeLimit); a sample larger than it alone
 	// gets a shard of its own, as MDSWriter does.
 	SizeLimit int64
+	// OnShard, when set, is called after each shard is in place and durable, with what a
+	// checkpoint records of it (its SHA-256 is computed only then); an error fails the
+	// write. The dataset so far is the shards given to OnShard: Resume continues it.
+	OnShard func(ShardState) error
+}
+
+// ShardState is a finished shard as a checkpoint records it: Resume checks that the file is
+// still these bytes.
+type ShardState struct {
+	Name    string `json:"name"`
+	Bytes   int64  `json:"bytes"`
+	Samples int64  `json:"samples"`
+	SHA256  string `json:"sha256"`
 }
 
 // shardEntry is one shard of index.json.
@@ -73,6 +90,69 @@ type Writer struct {
 // Create starts a dataset in dir (created if missing; it must not hold an index.json). The
 // columns may come in any order; Write takes values in that order.
 func Create(dir string, cols []Column, opt WriterOptions) (*Writer, error) {
+	w, err := newWriter(dir, cols, opt)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Lstat(filepath.Join(dir, IndexName)); err == nil {
+		return nil, fmt.Errorf("mds: %s: %w", filepath.Join(dir, IndexName), os.ErrExist)
+	}
+	return w, nil
+}
+
+// Resume continues a dataset in dir whose first shards are done (as OnShard gave them, in
+// order) with the same columns and options: each is checked (its name, size and SHA-256:
+// ErrResume when it differs), the temporary file of a shard a killed writer was writing is
+// removed, and the next Write starts the next shard. The caller writes the samples after
+// those of done (the sum of their Samples); the dataset then has the bytes of one
+// uninterrupted write. An index.json in dir (a writer killed after writing it) is replaced
+// at Close.
+func Resume(dir string, cols []Column, opt WriterOptions, done []ShardState) (*Writer, error) {
+	w, err := newWriter(dir, cols, opt)
+	if err != nil {
+		return nil, err
+	}
+	var c config
+	if err := json.Unmarshal(w.conf, &c); err != nil {
+		return nil, err
+	}
+	for i, d := range done {
+		path := filepath.Join(dir, ShardName(i))
+		if d.Name != ShardName(i) || d.Samples <= 0 || d.Bytes <= 0 {
+			return nil, fmt.Errorf("%w: shard %d of the checkpoint is %q of %d samples, want %s", ErrResume, i, trim(d.Name), d.Samples, ShardName(i))
+		}
+		sum, size, err := fileSHA256(path)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrResume, err)
+		}
+		if size != d.Bytes || sum != d.SHA256 {
+			return nil, fmt.Errorf("%w: %s is %d bytes of SHA-256 %.12s, the checkpoint says %d bytes of %.12s", ErrResume, path, size, sum, d.Bytes, d.SHA256)
+		}
+		w.shards = append(w.shards, w.entry(c, d.Name, d.Bytes, d.Samples))
+		w.written = append(w.written, path)
+	}
+	for i := len(done); i <= len(done)+1; i++ {
+		atomicfile.RemoveLeftovers(dir, ShardName(i))
+	}
+	return w, nil
+}
+
+// fileSHA256 returns the hex SHA-256 and the size of the file at path.
+func fileSHA256(path string) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+func newWriter(dir string, cols []Column, opt WriterOptions) (*Writer, error) {
 	if opt.SizeLimit <= 0 {
 		opt.SizeLimit = DefaultSizeLimit
 	}
@@ -116,11 +196,15 @@ func Create(dir string, cols []Column, opt WriterOptions) (*Writer, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("mds: %w", err)
 	}
-	if _, err := os.Lstat(filepath.Join(dir, IndexName)); err == nil {
-		return nil, fmt.Errorf("mds: %s: %w", filepath.Join(dir, IndexName), os.ErrExist)
-	}
 	w.size = w.shardOverhead()
 	return w, nil
+}
+
+// entry is the index.json entry of a shard.
+func (w *Writer) entry(c config, name string, bytes, samples int64) shardEntry {
+	return shardEntry{ColumnEncodings: c.ColumnEncodings, ColumnNames: c.ColumnNames, ColumnSizes: c.ColumnSizes,
+		Format: "mds", Hashes: []string{}, RawData: &fileInfo{Basename: name, Bytes: bytes, Hashes: map[string]string{}},
+		Samples: samples, SizeLimit: c.SizeLimit, Version: 2}
 }
 
 // Columns returns the columns in shard order (sorted by name), with their fixed sizes.
@@ -189,9 +273,15 @@ func (w *Writer) flush() error {
 	if err != nil {
 		return fmt.Errorf("mds: %w", err)
 	}
-	_, err = f.Write(head)
+	var out io.Writer = f
+	var h hash.Hash
+	if w.opt.OnShard != nil {
+		h = sha256.New()
+		out = io.MultiWriter(f, h)
+	}
+	_, err = out.Write(head)
 	for i := 0; err == nil && i < n; i++ {
-		_, err = f.Write(w.samples[i])
+		_, err = out.Write(w.samples[i])
 	}
 	if err == nil {
 		err = f.Commit()
@@ -206,11 +296,14 @@ func (w *Writer) flush() error {
 	if err := json.Unmarshal(w.conf, &c); err != nil {
 		return err
 	}
-	w.shards = append(w.shards, shardEntry{ColumnEncodings: c.ColumnEncodings, ColumnNames: c.ColumnNames, ColumnSizes: c.ColumnSizes,
-		Format: "mds", Hashes: []string{}, RawData: &fileInfo{Basename: name, Bytes: int64(off), Hashes: map[string]string{}},
-		Samples: int64(n), SizeLimit: c.SizeLimit, Version: 2})
+	w.shards = append(w.shards, w.entry(c, name, int64(off), int64(n)))
 	w.samples = w.samples[:0]
 	w.size = w.shardOverhead()
+	if h != nil {
+		if err := w.opt.OnShard(ShardState{Name: name, Bytes: int64(off), Samples: int64(n), SHA256: hex.EncodeToString(h.Sum(nil))}); err != nil {
+			return fmt.Errorf("mds: %s: %w", path, err)
+		}
+	}
 	return nil
 }
 
