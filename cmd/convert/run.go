@@ -140,6 +140,11 @@ func convertRecipe(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fiel
 		}
 		return printPlan(stdout, plan)
 	}
+	if rf.planned != nil {
+		if err := rf.planned(plan); err != nil {
+			return err
+		}
+	}
 	if err := checkBucketOutputs(ctx, st, plan); err != nil {
 		return err
 	}

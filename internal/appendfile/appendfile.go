@@ -207,6 +207,25 @@ func Append(ctx context.Context, base, add, out string) (rep Report, err error) 
 // appears at out only when the upload completes. add is a local file. Make store with
 // objstore.WithoutPartChecksums, as for a merge (server-side part copies).
 func AppendWith(ctx context.Context, store *objstore.Client, base, add, out string) (rep Report, err error) {
+	return AppendOpts(ctx, base, add, out, Options{Store: store})
+}
+
+// Options are the options of AppendOpts.
+type Options struct {
+	// Store reaches a base and an out in a bucket (AppendWith); nil for local files.
+	Store *objstore.Client
+	// Started, when set, is called with the ID of the multipart upload of an out in a bucket
+	// once it is made, before anything is uploaded; an error stops the append.
+	Started func(upload string) error
+	// Committing, when set, is called with the Fingerprint the result will have, just before
+	// it is published (the rename, or the upload's completion); an error stops the append,
+	// leaving out as it was.
+	Committing func(fingerprint string) error
+}
+
+// AppendOpts is AppendWith with its options.
+func AppendOpts(ctx context.Context, base, add, out string, opt Options) (rep Report, err error) {
+	store := opt.Store
 	start := time.Now()
 	rep.Output = out
 	b, err := open(ctx, store, base)
@@ -287,6 +306,11 @@ func AppendWith(ctx context.Context, store *objstore.Client, base, add, out stri
 			o.abort()
 		}
 	}()
+	if id := o.upload(); id != "" && opt.Started != nil {
+		if err := opt.Started(id); err != nil {
+			return rep, err
+		}
+	}
 	h := b.hdr
 	h.NumSamples = uint64(nb + na)
 	h.DataPtr, h.MetadataPtr, h.AllocTablePtr, h.Checksum = uint64(newData), uint64(meta), uint64(alloc), 0
@@ -413,6 +437,11 @@ func AppendWith(ctx context.Context, store *objstore.Client, base, add, out stri
 	if checks {
 		h.Checksum = d.Sum64()
 		h.Put(pre[mldf.HeaderOffset:])
+	}
+	if opt.Committing != nil {
+		if err := opt.Committing(Fingerprint(size, pre[:mldf.PreambleSize])); err != nil {
+			return rep, err
+		}
 	}
 	if err := o.finish(pre[:mldf.PreambleSize]); err != nil {
 		return rep, err
