@@ -334,6 +334,51 @@ func AppendOpts(ctx context.Context, base, add, out string, opt Options) (rep Re
 	}
 	rep.Cloned, rep.CloneTime = n, time.Since(cloneStart)
 
+	// Pass 2: the new payloads, in order, read and written in chunks. An upload takes its
+	// bytes in offset order: the tables, after the payloads, come next.
+	checks := h.Flags&mldf.FlagChecksummed != 0
+	cursor = oldMeta + shift
+	entries := make([]byte, 0, added*mldf.AllocEntrySize)
+	src := &windowReader{r: a.f, end: int64(hi)}
+	dst := &gatherWriter{w: o.write}
+	for i := range na {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return rep, fmt.Errorf("append: %w", ctx.Err())
+		}
+		row := a.r.Row(int(i))
+		for _, off := range a.refs {
+			if off < 0 {
+				continue
+			}
+			ref := mldf.GetRef(row[off:])
+			if ref.Size == 0 {
+				continue
+			}
+			var at int64
+			at, cursor = place(cursor, int64(ref.Size), page)
+			p, err := src.read(int64(ref.Ptr), int64(ref.Size))
+			if err != nil {
+				return rep, fmt.Errorf("append: read %s sample %d: %w", add, i, err)
+			}
+			e := mldf.AllocEntry{Ptr: uint64(at), Size: ref.Size}
+			if checks {
+				e.Check = crc32.Checksum(p, castagnoli)
+			}
+			if err := dst.write(p, at); err != nil {
+				return rep, err
+			}
+			var eb [mldf.AllocEntrySize]byte
+			e.Put(eb[:])
+			entries = append(entries, eb[:]...)
+		}
+	}
+	if err := dst.flush(); err != nil {
+		return rep, err
+	}
+	if cursor != meta {
+		return rep, fmt.Errorf("append: internal error: data ends at %d, want %d", cursor, meta)
+	}
+
 	// The base's rows, their payload references moved by shift.
 	tw := &tableWriter{w: o.write, off: meta, d: d, name: out}
 	move := func(tab []byte) error {
@@ -356,13 +401,9 @@ func AppendOpts(ctx context.Context, base, add, out string, opt Options) (rep Re
 	if err := copyTable(ctx, b.ra, oldMeta, nb*rs, rs, move, tw); err != nil {
 		return rep, fmt.Errorf("append: copy the metadata table of %s: %w", base, err)
 	}
-
-	// Pass 2: the new payloads and rows.
-	checks := h.Flags&mldf.FlagChecksummed != 0
+	// Pass 3: the new rows, their classes mapped and their references placed as in pass 2.
 	cursor = oldMeta + shift
-	entries := make([]byte, 0, added*mldf.AllocEntrySize)
 	row := make([]byte, rs)
-	var buf []byte
 	for i := range na {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return rep, fmt.Errorf("append: %w", ctx.Err())
@@ -383,32 +424,12 @@ func AppendOpts(ctx context.Context, base, add, out string, opt Options) (rep Re
 			}
 			var at int64
 			at, cursor = place(cursor, int64(ref.Size), page)
-			if cap(buf) < int(ref.Size) {
-				buf = make([]byte, ref.Size)
-			}
-			p := buf[:ref.Size]
-			if _, err := a.f.ReadAt(p, int64(ref.Ptr)); err != nil {
-				return rep, fmt.Errorf("append: read %s sample %d: %w", add, i, err)
-			}
-			if err := o.write(p, at); err != nil {
-				return rep, err
-			}
-			e := mldf.AllocEntry{Ptr: uint64(at), Size: ref.Size}
-			if checks {
-				e.Check = crc32.Checksum(p, castagnoli)
-			}
-			var eb [mldf.AllocEntrySize]byte
-			e.Put(eb[:])
-			entries = append(entries, eb[:]...)
 			ref.Ptr = uint64(at)
 			mldf.PutRef(row[off:], ref)
 		}
 		if err := tw.write(row); err != nil {
 			return rep, err
 		}
-	}
-	if cursor != meta {
-		return rep, fmt.Errorf("append: internal error: data ends at %d, want %d", cursor, meta)
 	}
 	// The base's allocation entries (moved by shift), then the new ones.
 	moveEntries := func(tab []byte) error {
@@ -452,6 +473,81 @@ func AppendOpts(ctx context.Context, base, add, out string, opt Options) (rep Re
 		rep.NewClasses += len(c.names) - c.had
 	}
 	return rep, nil
+}
+
+// windowReader reads payloads in increasing offset order through a window of chunk bytes
+// of a data region ending at end: one read a window instead of one a payload.
+type windowReader struct {
+	r      io.ReaderAt
+	end    int64
+	buf    []byte
+	lo, hi int64 // the window
+	big    []byte
+}
+
+// read returns the n bytes at off, valid until the next read.
+func (w *windowReader) read(off, n int64) ([]byte, error) {
+	if off >= w.lo && off+n <= w.hi {
+		return w.buf[off-w.lo : off-w.lo+n], nil
+	}
+	if n > chunk {
+		if int64(cap(w.big)) < n {
+			w.big = make([]byte, n)
+		}
+		p := w.big[:n]
+		_, err := w.r.ReadAt(p, off)
+		return p, err
+	}
+	if w.buf == nil {
+		w.buf = make([]byte, chunk)
+	}
+	k := max(min(chunk, w.end-off), n)
+	if _, err := w.r.ReadAt(w.buf[:k], off); err != nil {
+		w.lo, w.hi = 0, 0
+		return nil, err
+	}
+	w.lo, w.hi = off, off+k
+	return w.buf[:n], nil
+}
+
+// gatherWriter joins writes at increasing offsets, with the zero bytes between them, into
+// writes of up to chunk bytes.
+type gatherWriter struct {
+	w     func(b []byte, off int64) error
+	buf   []byte
+	start int64 // the offset of buf
+}
+
+func (g *gatherWriter) write(p []byte, at int64) error {
+	end := g.start + int64(len(g.buf))
+	if len(g.buf) > 0 && (at < end || at-end+int64(len(p))+int64(len(g.buf)) > chunk) {
+		if err := g.flush(); err != nil {
+			return err
+		}
+	}
+	if len(p) > chunk {
+		return g.w(p, at)
+	}
+	if g.buf == nil {
+		g.buf = make([]byte, 0, chunk)
+	}
+	if len(g.buf) == 0 {
+		g.start = at
+	}
+	n := len(g.buf)
+	g.buf = g.buf[:n+int(at-g.start)-n] // the gap: zero bytes
+	clear(g.buf[n:])
+	g.buf = append(g.buf, p...)
+	return nil
+}
+
+func (g *gatherWriter) flush() error {
+	if len(g.buf) == 0 {
+		return nil
+	}
+	err := g.w(g.buf, g.start)
+	g.start, g.buf = g.start+int64(len(g.buf)), g.buf[:0]
+	return err
 }
 
 // copyRW copies n bytes at srcOff of src to dstOff of dst through a buffer.
