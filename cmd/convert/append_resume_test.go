@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,9 +11,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mldf/convert/internal/appendfile"
 	"github.com/mldf/convert/internal/atomicfile"
+	"github.com/mldf/convert/objstore"
 )
 
 // appendResumeFiles makes a base of 200 JSONL lines and a recipe appending lines more in dir,
@@ -177,7 +180,9 @@ func TestKill9AppendResumes(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	dir := t.TempDir()
+	t0 := time.Now()
 	bin := buildConvert(t, dir)
+	t.Logf("binary: %v", time.Since(t0))
 	lines := 150000
 	appendCmd := func(base, recipe string) *exec.Cmd {
 		return exec.Command(bin, "append", base, recipe, "--checkpoint-every", "50ms", "--workers", "2")
@@ -187,6 +192,7 @@ func TestKill9AppendResumes(t *testing.T) {
 			t.Fatalf("uninterrupted append: %v\n%s", err, b)
 		}
 	})
+	t.Logf("files and the uninterrupted append: %v", time.Since(t0))
 	// killAt runs an append and kills it at the first output line that holds at; it returns
 	// the output, and whether it was killed (else it finished).
 	killAt := func(at string) (string, bool) {
@@ -248,4 +254,56 @@ func TestKill9AppendResumes(t *testing.T) {
 		return
 	}
 	t.Fatal("the last append did not finish")
+}
+
+// TestAppendResumeInBucket: an append to a base in a bucket keeps its working folder in the
+// local state directory; a killed append's record there that names its unfinished upload
+// makes the next append abort that upload before it builds the result again, which equals
+// the local append.
+func TestAppendResumeInBucket(t *testing.T) {
+	srv := startS3(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	base, orig, recipe, want := appendResumeFiles(t, dir, 500, func(base, recipe string) {
+		if _, _, err := run(t, "append", base, recipe); err != nil {
+			t.Fatal(err)
+		}
+	})
+	ctx := context.Background()
+	c := objstore.New()
+	defer c.Close()
+	url := "s3://bkt/data/base.mldf"
+	if err := c.WriteFile(ctx, url, orig); err != nil {
+		t.Fatal(err)
+	}
+	up, err := c.NewUpload(ctx, url) // the killed append's
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, err := stateDir(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(filepath.Dir(state), ".base.mldf.append-resume")
+	os.MkdirAll(work, 0o700)
+	rec := fmt.Sprintf(`{"base": %q, "base_fingerprint": %q, "upload": %q}`, url, fingerprintOf(t, base), up.ID())
+	if err := os.WriteFile(filepath.Join(work, "append.json"), []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, err := run(t, "append", url, recipe); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if got := object(t, srv, "data/base.mldf"); !bytes.Equal(got, want) {
+		t.Fatalf("the bucket append: %d bytes; the local one: %d bytes; they differ", len(got), len(want))
+	}
+	left, err := c.ListIncomplete(ctx, "s3://bkt/data/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 0 {
+		t.Errorf("incomplete uploads left: %v", left)
+	}
+	if _, err := os.Stat(work); err == nil {
+		t.Error("the working folder is left")
+	}
 }

@@ -30,6 +30,7 @@ type appendWork struct {
 	resumable bool
 	base      string
 	state     appendfile.State
+	converted bool // the new samples are converted (new.mldf is complete)
 	stderr    io.Writer
 }
 
@@ -147,6 +148,7 @@ func (aw *appendWork) planned(out string) func(*recipe.Plan) error {
 		_, statErr := os.Stat(out)
 		if aw.state.Delta == id && statErr == nil {
 			fmt.Fprintf(aw.stderr, "convert: %s: the killed append had converted the new samples: appending them\n", aw.base)
+			aw.converted = true
 			return errDeltaDone
 		}
 		if aw.state.Delta != "" && aw.state.Delta != id {
@@ -163,6 +165,7 @@ func (aw *appendWork) planned(out string) func(*recipe.Plan) error {
 // deltaDone records how many samples the conversion of the new samples rejected (rej), for
 // the exit status of a restart that does not convert them again.
 func (aw *appendWork) deltaDone(rej *rejectedError) error {
+	aw.converted = true
 	if !aw.resumable || rej == nil {
 		return nil
 	}
@@ -192,7 +195,7 @@ func (aw *appendWork) options(store *objstore.Client) appendfile.Options {
 // the files themselves (a full disk, a bucket that failed).
 func (aw *appendWork) close(ctx context.Context, err error) {
 	keep := aw.resumable && err != nil && (ctx.Err() != nil ||
-		aw.state.Delta != "" && !errors.Is(err, appendfile.ErrIncompatible) && !errors.Is(err, appendfile.ErrCorrupt))
+		aw.converted && !errors.Is(err, appendfile.ErrIncompatible) && !errors.Is(err, appendfile.ErrCorrupt))
 	if keep {
 		aw.work.Release()
 		return
