@@ -167,6 +167,7 @@ func convertRecipe(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fiel
 	res := resumeOf(rf.resume, plan, st, stderr)
 	rep, err := runPlan(ctx, st, plan, plan.Recipe.Output, logger, stderr, res)
 	if res != nil && res.State != "" {
+		st.abortUnopened(res.State)
 		os.Remove(filepath.Dir(res.State)) // a finished or failed run's: empty, else kept
 	}
 	if werr := writeReport(ctx, st, plan, rep, err); werr != nil && err == nil {
