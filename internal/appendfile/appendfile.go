@@ -345,31 +345,22 @@ func AppendOpts(ctx context.Context, base, add, out string, opt Options) (rep Re
 		if i%1024 == 0 && ctx.Err() != nil {
 			return rep, fmt.Errorf("append: %w", ctx.Err())
 		}
-		row := a.r.Row(int(i))
-		for _, off := range a.refs {
-			if off < 0 {
-				continue
-			}
-			ref := mldf.GetRef(row[off:])
-			if ref.Size == 0 {
-				continue
-			}
-			var at int64
-			at, cursor = place(cursor, int64(ref.Size), page)
+		cursor, err = placeRow(a.r.Row(int(i)), a.refs, cursor, page, func(_ int, ref mldf.PayloadRef, at int64) error {
 			p, err := src.read(int64(ref.Ptr), int64(ref.Size))
 			if err != nil {
-				return rep, fmt.Errorf("append: read %s sample %d: %w", add, i, err)
+				return fmt.Errorf("append: read %s sample %d: %w", add, i, err)
 			}
 			e := mldf.AllocEntry{Ptr: uint64(at), Size: ref.Size}
 			if checks {
 				e.Check = crc32.Checksum(p, castagnoli)
 			}
-			if err := dst.write(p, at); err != nil {
-				return rep, err
-			}
 			var eb [mldf.AllocEntrySize]byte
 			e.Put(eb[:])
 			entries = append(entries, eb[:]...)
+			return dst.write(p, at)
+		})
+		if err != nil {
+			return rep, err
 		}
 	}
 	if err := dst.flush(); err != nil {
@@ -414,19 +405,11 @@ func AppendOpts(ctx context.Context, base, add, out string, opt Options) (rep Re
 				mldf.PutInt(row[c.off:], c.remap[v])
 			}
 		}
-		for _, off := range a.refs {
-			if off < 0 {
-				continue
-			}
-			ref := mldf.GetRef(row[off:])
-			if ref.Size == 0 {
-				continue
-			}
-			var at int64
-			at, cursor = place(cursor, int64(ref.Size), page)
+		cursor, _ = placeRow(row, a.refs, cursor, page, func(off int, ref mldf.PayloadRef, at int64) error {
 			ref.Ptr = uint64(at)
 			mldf.PutRef(row[off:], ref)
-		}
+			return nil
+		})
 		if err := tw.write(row); err != nil {
 			return rep, err
 		}
@@ -473,6 +456,27 @@ func AppendOpts(ctx context.Context, base, add, out string, opt Options) (rep Re
 		rep.NewClasses += len(c.names) - c.had
 	}
 	return rep, nil
+}
+
+// placeRow places the payloads of row (its references at refs, -1 for a field without one,
+// that have a size) from cursor on, calling fn with each reference's offset in the row, the
+// reference and where its payload goes; it returns the cursor after them, or fn's error.
+func placeRow(row []byte, refs []int, cursor, page int64, fn func(off int, ref mldf.PayloadRef, at int64) error) (int64, error) {
+	for _, off := range refs {
+		if off < 0 {
+			continue
+		}
+		ref := mldf.GetRef(row[off:])
+		if ref.Size == 0 {
+			continue
+		}
+		var at int64
+		at, cursor = place(cursor, int64(ref.Size), page)
+		if err := fn(off, ref, at); err != nil {
+			return cursor, err
+		}
+	}
+	return cursor, nil
 }
 
 // windowReader reads payloads in increasing offset order through a window of chunk bytes
