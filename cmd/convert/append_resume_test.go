@@ -303,7 +303,7 @@ func TestAppendResumeInBucket(t *testing.T) {
 	if len(left) != 0 {
 		t.Errorf("incomplete uploads left: %v", left)
 	}
-	if _, err := os.Stat(work); err == nil {
-		t.Error("the working folder is left")
+	if _, err := os.Stat(filepath.Dir(work)); err == nil {
+		t.Error("the state directory's folder of the base is left")
 	}
 }

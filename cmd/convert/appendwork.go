@@ -201,4 +201,7 @@ func (aw *appendWork) close(ctx context.Context, err error) {
 		return
 	}
 	aw.work.Remove()
+	if aw.resumable && !localFile(aw.base) {
+		os.Remove(filepath.Dir(aw.work.Path())) // the state directory's folder of the URL, when empty
+	}
 }
