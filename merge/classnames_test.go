@@ -18,7 +18,7 @@ func TestMergeKeepsClassNames(t *testing.T) {
 	fields := []mldf.FieldDesc{{Name: "label", Type: mldf.TypeInt, ClassNames: names}, {Name: "data", Type: mldf.TypeBytes}}
 	samples := genSamples(90, 3)
 	for i := range samples {
-		samples[i].label = int64(i % 3)
+		samples[i].Label = int64(i % 3)
 	}
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.mldf")

@@ -24,7 +24,7 @@ func FuzzMergePart(f *testing.F) {
 	}
 	f.Add(b)
 	short := filepath.Join(dir, "short.mldf")
-	writeFile(f, short, 4096, testFields, []testSample{{1, nil}})
+	writeFile(f, short, 4096, testFields, []testSample{{Label: 1}})
 	b, _ = os.ReadFile(short)
 	f.Add(b)
 	f.Fuzz(func(t *testing.T, part1 []byte) {

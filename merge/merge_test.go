@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,65 +14,20 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/mldf/convert/format/mldf"
+	"github.com/mldf/convert/format/mldf/mldftest"
 	"github.com/mldf/convert/pagewriter"
 )
 
-type testSample struct {
-	label int64
-	data  []byte
-}
+type testSample = mldftest.Sample
 
-// genSamples makes n samples with payloads of mixed sizes: empty, small, and larger than a
-// 4 KiB page.
-func genSamples(n int, seed uint64) []testSample {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	s := make([]testSample, n)
-	for i := range s {
-		var size int
-		switch rng.IntN(10) {
-		case 0:
-			size = 0
-		case 1:
-			size = 4096 + rng.IntN(9000)
-		default:
-			size = 1 + rng.IntN(3000)
-		}
-		d := make([]byte, size)
-		for j := range d {
-			d[j] = byte(rng.Uint32())
-		}
-		s[i] = testSample{label: int64(i*7 - 3), data: d}
-	}
-	return s
-}
+func genSamples(n int, seed uint64) []testSample { return mldftest.Samples(n, seed) }
 
-var testFields = []mldf.FieldDesc{{Name: "label", Type: mldf.TypeInt}, {Name: "data", Type: mldf.TypeBytes}}
+var testFields = mldftest.Fields()
 
 // writeFile writes samples as an MLDF file with the project's writer.
 func writeFile(t testing.TB, path string, page int64, fields []mldf.FieldDesc, samples []testSample) pagewriter.Result {
 	t.Helper()
-	w, err := mldf.Create(path, mldf.Options{PageSize: page, Fields: fields, Checksums: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for lo := 0; lo < len(samples); lo += 64 {
-		b := w.NewBatch()
-		for _, s := range samples[lo:min(lo+64, len(samples))] {
-			row := make([]byte, w.RowSize())
-			mldf.PutInt(row, s.label)
-			if err := b.Append(row, [][]byte{nil, s.data}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Commit(context.Background(), w.Issue(), b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res, err := w.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return mldftest.Write(t, path, page, fields, true, 64, samples)
 }
 
 // writeParts splits samples into n contiguous parts of out, each with its .done record.
@@ -206,7 +160,7 @@ func TestMergeEmptyParts(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "o.mldf")
 	// 3 samples over 5 parts: some parts are empty; and all-empty payloads.
-	samples := []testSample{{1, nil}, {2, []byte("x")}, {3, nil}}
+	samples := []testSample{{Label: 1}, {Label: 2, Data: []byte("x")}, {Label: 3}}
 	parts := writeParts(t, out, 5, 4096, samples, "r")
 	if _, err := Merge(out, parts); err != nil {
 		t.Fatal(err)
@@ -434,7 +388,7 @@ func TestMergeChecksPayloads(t *testing.T) {
 	for j := range big {
 		big[j] = byte(j * 31)
 	}
-	samples[40].data = big // in part 1 of 2
+	samples[40].Data = big // in part 1 of 2
 	for _, c := range []struct {
 		name   string
 		sample int // in part 1

@@ -52,7 +52,7 @@ func run(ctx context.Context, c config) error {
 	case c.out == "":
 		return errors.New("-out is required")
 	case c.n < 1 || c.classes < 1 || c.width < 1 || c.height < 1 || c.quality < 1 || c.quality > 100:
-		return fmt.Errorf("invalid sizes: n %d classes %d %dx%d quality %d", c.n, c.classes, c.width, c.height, c.quality)
+		return fmt.Errorf("invalid sizes: n %d classes %d size %dx%d (HxW) quality %d", c.n, c.classes, c.height, c.width, c.quality)
 	}
 	if entries, err := os.ReadDir(c.out); err == nil && len(entries) > 0 {
 		return fmt.Errorf("%s is not empty", c.out)

@@ -37,9 +37,11 @@ func cmdAppend(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // appendRecipe runs r into a temporary file beside base, then appends that file's samples to
 // base (internal/appendfile): base is replaced by one rename when the whole append succeeds,
-// and is left as it was otherwise. A base that does not exist yet is written by a plain run. The recipe's page size defaults to base's; its report and
-// rejects default to BASE.report.json and BASE.rejects.jsonl.
-func appendRecipe(ctx context.Context, base string, r *recipe.Recipe, rf *runFlags, ff *fieldFlags, stdout, stderr io.Writer) error {
+// and is left as it was otherwise. A base that does not exist yet is written by a plain run.
+// The recipe's page size defaults to base's; its report and rejects default to
+// BASE.report.json and BASE.rejects.jsonl. With checkpoints (the default), a killed append
+// started again continues where it stopped (appendWork).
+func appendRecipe(ctx context.Context, base string, r *recipe.Recipe, rf *runFlags, ff *fieldFlags, stdout, stderr io.Writer) (err error) {
 	base = plainPath(base)
 	local := localFile(base)
 	// Without part checksums: see objstore.WithoutPartChecksums (server-side copies).
@@ -54,6 +56,11 @@ func appendRecipe(ctx context.Context, base string, r *recipe.Recipe, rf *runFla
 	obj, err := store.OpenReaderAt(ctx, base)
 	if err != nil {
 		return fmt.Errorf("%w: base: %w", errAppend, err)
+	}
+	fp, err := appendfile.FingerprintAt(obj, obj.Size())
+	if err != nil {
+		obj.Close()
+		return fmt.Errorf("%w: base %s: %w", errAppend, base, err)
 	}
 	rd, err := mldf.OpenReaderAt(base, struct{ io.ReaderAt }{obj}, obj.Size())
 	obj.Close()
@@ -80,27 +87,33 @@ func appendRecipe(ctx context.Context, base string, r *recipe.Recipe, rf *runFla
 	if !local {
 		tmpIn = "" // the new samples' file is local: the system's temporary folder
 	}
-	// The working folder is held while the append lives; those of killed appends go.
-	work, err := appendfile.NewWorkDir(tmpIn, base)
-	if err != nil {
-		return fmt.Errorf("%w: %w", errAppend, err)
-	}
-	defer work.Remove()
-	dir := work.Path()
 	src := r.File()
 	if src == "" {
 		src = "(flags)"
 	}
-	r.Mode, r.Base, r.Output = "", "", filepath.Join(dir, "new.mldf")
+	aw, err := openAppendWork(ctx, store, base, fp, tmpIn, r, rf, stderr)
+	if err != nil || aw == nil {
+		return err
+	}
+	defer func() { aw.close(ctx, err) }()
+	r.Mode, r.Base, r.Output = "", "", filepath.Join(aw.work.Path(), "new.mldf")
+	rf.planned = aw.planned(r.Output)
 	err = convertRecipe(ctx, r, rf, ff, stdout, stderr)
+	rf.planned = nil
 	var rej *rejectedError
-	if err != nil && !errors.As(err, &rej) {
+	switch {
+	case errors.Is(err, errDeltaDone):
+		err = rejectsAccepted(r, aw.state.Rejected)
+	case err != nil && !errors.As(err, &rej):
 		return err
-	}
-	if rf.dryRun {
+	case rf.dryRun:
 		return err
+	default:
+		if err := aw.deltaDone(rej); err != nil {
+			return err
+		}
 	}
-	rep, aerr := appendfile.AppendWith(ctx, store, base, r.Output, base)
+	rep, aerr := appendfile.AppendOpts(ctx, base, r.Output, base, aw.options(store))
 	if errors.Is(aerr, appendfile.ErrIncompatible) {
 		return fmt.Errorf("%w (%s holds the samples of recipe %s, run with the recipe's options)", aerr, r.Output, src)
 	}

@@ -72,7 +72,8 @@ func commandTable() []command {
 			summary: "add the samples a recipe reads to an MLDF file, atomically",
 			about: "Runs the recipe and appends its samples to BASE (local or in a bucket): readers see the old\n" +
 				"file or the new one, BASE's sample ids and class ids stay, and the result equals one run over\n" +
-				"all inputs in order (docs/APPEND.md). A BASE that does not exist is written by a plain run."},
+				"all inputs in order (docs/APPEND.md). A BASE that does not exist is written by a plain run.\n" +
+				"A killed append started again with the same BASE and recipe resumes (docs/RESUME.md)."},
 		{name: "inspect", args: "FILE", section: secRead, run: cmdInspect,
 			summary: "print a file's header, fields, options and sizes (MLDF, .beton, .taridx, SCDL, MDS)"},
 		{name: "verify", args: "FILE", section: secRead, run: cmdVerify, quiet: true,

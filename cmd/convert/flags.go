@@ -129,6 +129,9 @@ type runFlags struct {
 	resume                                                                   *resumeFlags // run only
 	fs                                                                       *flag.FlagSet
 	seed                                                                     *dedupSeed // an append's dedup table (not a flag)
+	// planned, when set, is called with a run's plan before it runs; an error ends the run
+	// (an append's check of its record, not a flag).
+	planned func(*recipe.Plan) error
 }
 
 // bindRunFlags defines the run options as flags; with run false (convert validate, which

@@ -78,12 +78,37 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	sampleN := new(int)
 	intVar(fs, sampleN, "sample", -1, 0, math.MaxInt, "a sample index", "print the metadata of sample N")
 	asJSON := fs.Bool("json", false, "print the description as JSON (docs/schema/inspect.schema.json, sample.schema.json)")
+	return withInput(ctx, fs, args, "inspect FILE [--sample N] [--json]", func(c *objstore.Client, f format.File, name string) error {
+		if *sampleN >= 0 {
+			t, err := f.Sample(int64(*sampleN))
+			if err != nil {
+				return err
+			}
+			return printText(stdout, t, *asJSON)
+		}
+		t, err := f.Describe()
+		if err != nil {
+			return err
+		}
+		if mf, ok := f.(*mldf.File); ok {
+			if err := sideClassNames(ctx, c, mf.Reader, name, t.(*mldf.Description)); err != nil {
+				return err
+			}
+		}
+		return printText(stdout, t, *asJSON)
+	})
+}
+
+// withInput is the setup of the commands that read one file (inspect, verify): it parses args
+// with fs, wants one argument FILE (else the usage error of usage), opens it (openInput) and
+// calls use with the client, the file and its name, then closes both.
+func withInput(ctx context.Context, fs *flag.FlagSet, args []string, usage string, use func(c *objstore.Client, f format.File, name string) error) error {
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usageErr("inspect", "inspect FILE [--sample N] [--json]")
+		return usageErr(fs.Name(), usage)
 	}
 	c := objstore.New()
 	defer c.Close()
@@ -92,23 +117,7 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer f.Close()
-	if *sampleN >= 0 {
-		t, err := f.Sample(int64(*sampleN))
-		if err != nil {
-			return err
-		}
-		return printText(stdout, t, *asJSON)
-	}
-	t, err := f.Describe()
-	if err != nil {
-		return err
-	}
-	if mf, ok := f.(*mldf.File); ok {
-		if err := sideClassNames(ctx, c, mf.Reader, pos[0], t.(*mldf.Description)); err != nil {
-			return err
-		}
-	}
-	return printText(stdout, t, *asJSON)
+	return use(c, f, pos[0])
 }
 
 // sideClassNames fills in the class names of the class-label fields whose names the file
@@ -141,27 +150,15 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	workers := new(int)
 	intVar(fs, workers, "workers", 0, 0, recipe.MaxWorkers, "0 = one per CPU", "goroutines decoding payloads with --decode (0 = one per CPU)")
 	asJSON := fs.Bool("json", false, "print the report as JSON (docs/schema/verify.schema.json); errors too, on stderr")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usageErr("verify", "verify FILE [--decode] [--require-checksums] [--workers N] [--json]")
-	}
-	c := objstore.New()
-	defer c.Close()
-	f, err := openInput(ctx, c, pos[0])
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	t, err := f.Verify(ctx, format.VerifyOptions{Workers: *workers, Decode: *decodeAll, RequireChecksums: *requireSums})
-	if t != nil {
-		if werr := printText(stdout, t, *asJSON); err == nil {
-			err = werr
+	return withInput(ctx, fs, args, "verify FILE [--decode] [--require-checksums] [--workers N] [--json]", func(_ *objstore.Client, f format.File, _ string) error {
+		t, err := f.Verify(ctx, format.VerifyOptions{Workers: *workers, Decode: *decodeAll, RequireChecksums: *requireSums})
+		if t != nil {
+			if werr := printText(stdout, t, *asJSON); err == nil {
+				err = werr
+			}
 		}
-	}
-	return err
+		return err
+	})
 }
 
 // errNoChecksums: verify --require-checksums on a file without checksums.

@@ -141,6 +141,11 @@ func convertRecipe(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fiel
 		}
 		return printPlan(stdout, plan)
 	}
+	if rf.planned != nil {
+		if err := rf.planned(plan); err != nil {
+			return err
+		}
+	}
 	if err := checkBucketOutputs(ctx, st, plan); err != nil {
 		return err
 	}
@@ -170,6 +175,7 @@ func convertRecipe(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fiel
 	res := resumeOf(rf.resume, plan, st, stderr)
 	rep, err := runPlan(ctx, st, plan, plan.Recipe.Output, logger, stderr, res)
 	if res != nil && res.State != "" {
+		st.abortUnopened(res.State)
 		os.Remove(filepath.Dir(res.State)) // a finished or failed run's: empty, else kept
 	}
 	if werr := writeReport(ctx, st, plan, rep, err); werr != nil && err == nil {

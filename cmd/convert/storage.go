@@ -7,13 +7,16 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
+	"github.com/mldf/convert/internal/atomicfile"
 	"github.com/mldf/convert/internal/quote"
 	"github.com/mldf/convert/internal/suggest"
 	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pagewriter"
 	"github.com/mldf/convert/pagewriter/multipart"
+	"github.com/mldf/convert/pipeline"
 	"github.com/mldf/convert/recipe"
 )
 
@@ -25,6 +28,9 @@ type storage struct {
 	// more than this long ago are aborted (those of killed runs); 0 aborts them all.
 	abortOlderThan time.Duration
 	seed           *dedupSeed // an append's dedup table, for the run's dedup
+
+	mu       sync.Mutex
+	unopened map[string]*multipart.Sink // uploads reattached (reattach) that no writer opened yet
 }
 
 func newStorage() *storage { return &storage{client: objstore.New()} }
@@ -117,13 +123,42 @@ func (s *storage) reattach(output string) func(context.Context, pagewriter.Uploa
 			}
 			return nil, err
 		}
+		s.mu.Lock()
+		if s.unopened == nil {
+			s.unopened = map[string]*multipart.Sink{}
+		}
+		s.unopened[output] = sink
+		s.mu.Unlock()
 		return func(l pagewriter.SinkLayout) (pagewriter.Sink, error) {
+			s.mu.Lock()
+			delete(s.unopened, output) // the writer's now: it aborts or keeps it
+			s.mu.Unlock()
 			if l.Stream != u.Stream {
 				sink.Abort()
 				return nil, fmt.Errorf("resume the upload of %s: its data starts at %d, the checkpoint's at %d: %w", output, l.Stream, u.Stream, multipart.ErrResume)
 			}
 			return sink, nil
 		}, nil
+	}
+}
+
+// abortUnopened aborts the uploads the run reattached but never opened (it failed between
+// the reattachment and its writer's start: the rejects file, the dedup table, the writer),
+// unless the checkpoint that names them is still there (state: pipeline.Resume.State),
+// kept for the next run to reattach them again. A run that failed for another reason than
+// an interruption removed its checkpoint: nothing else would abort the upload, which would
+// wait for --abort-incomplete-older-than or a lifecycle rule.
+func (s *storage) abortUnopened(state string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for output, sink := range s.unopened {
+		if state != "" {
+			if _, err := os.Stat(atomicfile.PartialName(state, pipeline.CheckpointSuffix)); err == nil {
+				continue
+			}
+		}
+		sink.Abort()
+		delete(s.unopened, output)
 	}
 }
 

@@ -207,6 +207,25 @@ func Append(ctx context.Context, base, add, out string) (rep Report, err error) 
 // appears at out only when the upload completes. add is a local file. Make store with
 // objstore.WithoutPartChecksums, as for a merge (server-side part copies).
 func AppendWith(ctx context.Context, store *objstore.Client, base, add, out string) (rep Report, err error) {
+	return AppendOpts(ctx, base, add, out, Options{Store: store})
+}
+
+// Options are the options of AppendOpts.
+type Options struct {
+	// Store reaches a base and an out in a bucket (AppendWith); nil for local files.
+	Store *objstore.Client
+	// Started, when set, is called with the ID of the multipart upload of an out in a bucket
+	// once it is made, before anything is uploaded; an error stops the append.
+	Started func(upload string) error
+	// Committing, when set, is called with the Fingerprint the result will have, just before
+	// it is published (the rename, or the upload's completion); an error stops the append,
+	// leaving out as it was.
+	Committing func(fingerprint string) error
+}
+
+// AppendOpts is AppendWith with its options.
+func AppendOpts(ctx context.Context, base, add, out string, opt Options) (rep Report, err error) {
+	store := opt.Store
 	start := time.Now()
 	rep.Output = out
 	b, err := open(ctx, store, base)
@@ -287,6 +306,11 @@ func AppendWith(ctx context.Context, store *objstore.Client, base, add, out stri
 			o.abort()
 		}
 	}()
+	if id := o.upload(); id != "" && opt.Started != nil {
+		if err := opt.Started(id); err != nil {
+			return rep, err
+		}
+	}
 	h := b.hdr
 	h.NumSamples = uint64(nb + na)
 	h.DataPtr, h.MetadataPtr, h.AllocTablePtr, h.Checksum = uint64(newData), uint64(meta), uint64(alloc), 0
@@ -310,6 +334,42 @@ func AppendWith(ctx context.Context, store *objstore.Client, base, add, out stri
 	}
 	rep.Cloned, rep.CloneTime = n, time.Since(cloneStart)
 
+	// Pass 2: the new payloads, in order, read and written in chunks. An upload takes its
+	// bytes in offset order: the tables, after the payloads, come next.
+	checks := h.Flags&mldf.FlagChecksummed != 0
+	cursor = oldMeta + shift
+	entries := make([]byte, 0, added*mldf.AllocEntrySize)
+	src := &windowReader{r: a.f, end: int64(hi)}
+	dst := &gatherWriter{w: o.write}
+	for i := range na {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return rep, fmt.Errorf("append: %w", ctx.Err())
+		}
+		cursor, err = placeRow(a.r.Row(int(i)), a.refs, cursor, page, func(_ int, ref mldf.PayloadRef, at int64) error {
+			p, err := src.read(int64(ref.Ptr), int64(ref.Size))
+			if err != nil {
+				return fmt.Errorf("append: read %s sample %d: %w", add, i, err)
+			}
+			e := mldf.AllocEntry{Ptr: uint64(at), Size: ref.Size}
+			if checks {
+				e.Check = crc32.Checksum(p, castagnoli)
+			}
+			var eb [mldf.AllocEntrySize]byte
+			e.Put(eb[:])
+			entries = append(entries, eb[:]...)
+			return dst.write(p, at)
+		})
+		if err != nil {
+			return rep, err
+		}
+	}
+	if err := dst.flush(); err != nil {
+		return rep, err
+	}
+	if cursor != meta {
+		return rep, fmt.Errorf("append: internal error: data ends at %d, want %d", cursor, meta)
+	}
+
 	// The base's rows, their payload references moved by shift.
 	tw := &tableWriter{w: o.write, off: meta, d: d, name: out}
 	move := func(tab []byte) error {
@@ -332,13 +392,9 @@ func AppendWith(ctx context.Context, store *objstore.Client, base, add, out stri
 	if err := copyTable(ctx, b.ra, oldMeta, nb*rs, rs, move, tw); err != nil {
 		return rep, fmt.Errorf("append: copy the metadata table of %s: %w", base, err)
 	}
-
-	// Pass 2: the new payloads and rows.
-	checks := h.Flags&mldf.FlagChecksummed != 0
+	// Pass 3: the new rows, their classes mapped and their references placed as in pass 2.
 	cursor = oldMeta + shift
-	entries := make([]byte, 0, added*mldf.AllocEntrySize)
 	row := make([]byte, rs)
-	var buf []byte
 	for i := range na {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return rep, fmt.Errorf("append: %w", ctx.Err())
@@ -349,42 +405,14 @@ func AppendWith(ctx context.Context, store *objstore.Client, base, add, out stri
 				mldf.PutInt(row[c.off:], c.remap[v])
 			}
 		}
-		for _, off := range a.refs {
-			if off < 0 {
-				continue
-			}
-			ref := mldf.GetRef(row[off:])
-			if ref.Size == 0 {
-				continue
-			}
-			var at int64
-			at, cursor = place(cursor, int64(ref.Size), page)
-			if cap(buf) < int(ref.Size) {
-				buf = make([]byte, ref.Size)
-			}
-			p := buf[:ref.Size]
-			if _, err := a.f.ReadAt(p, int64(ref.Ptr)); err != nil {
-				return rep, fmt.Errorf("append: read %s sample %d: %w", add, i, err)
-			}
-			if err := o.write(p, at); err != nil {
-				return rep, err
-			}
-			e := mldf.AllocEntry{Ptr: uint64(at), Size: ref.Size}
-			if checks {
-				e.Check = crc32.Checksum(p, castagnoli)
-			}
-			var eb [mldf.AllocEntrySize]byte
-			e.Put(eb[:])
-			entries = append(entries, eb[:]...)
+		cursor, _ = placeRow(row, a.refs, cursor, page, func(off int, ref mldf.PayloadRef, at int64) error {
 			ref.Ptr = uint64(at)
 			mldf.PutRef(row[off:], ref)
-		}
+			return nil
+		})
 		if err := tw.write(row); err != nil {
 			return rep, err
 		}
-	}
-	if cursor != meta {
-		return rep, fmt.Errorf("append: internal error: data ends at %d, want %d", cursor, meta)
 	}
 	// The base's allocation entries (moved by shift), then the new ones.
 	moveEntries := func(tab []byte) error {
@@ -414,6 +442,11 @@ func AppendWith(ctx context.Context, store *objstore.Client, base, add, out stri
 		h.Checksum = d.Sum64()
 		h.Put(pre[mldf.HeaderOffset:])
 	}
+	if opt.Committing != nil {
+		if err := opt.Committing(Fingerprint(size, pre[:mldf.PreambleSize])); err != nil {
+			return rep, err
+		}
+	}
 	if err := o.finish(pre[:mldf.PreambleSize]); err != nil {
 		return rep, err
 	}
@@ -423,6 +456,102 @@ func AppendWith(ctx context.Context, store *objstore.Client, base, add, out stri
 		rep.NewClasses += len(c.names) - c.had
 	}
 	return rep, nil
+}
+
+// placeRow places the payloads of row (its references at refs, -1 for a field without one,
+// that have a size) from cursor on, calling fn with each reference's offset in the row, the
+// reference and where its payload goes; it returns the cursor after them, or fn's error.
+func placeRow(row []byte, refs []int, cursor, page int64, fn func(off int, ref mldf.PayloadRef, at int64) error) (int64, error) {
+	for _, off := range refs {
+		if off < 0 {
+			continue
+		}
+		ref := mldf.GetRef(row[off:])
+		if ref.Size == 0 {
+			continue
+		}
+		var at int64
+		at, cursor = place(cursor, int64(ref.Size), page)
+		if err := fn(off, ref, at); err != nil {
+			return cursor, err
+		}
+	}
+	return cursor, nil
+}
+
+// windowReader reads payloads in increasing offset order through a window of chunk bytes
+// of a data region ending at end: one read a window instead of one a payload.
+type windowReader struct {
+	r      io.ReaderAt
+	end    int64
+	buf    []byte
+	lo, hi int64 // the window
+	big    []byte
+}
+
+// read returns the n bytes at off, valid until the next read.
+func (w *windowReader) read(off, n int64) ([]byte, error) {
+	if off >= w.lo && off+n <= w.hi {
+		return w.buf[off-w.lo : off-w.lo+n], nil
+	}
+	if n > chunk {
+		if int64(cap(w.big)) < n {
+			w.big = make([]byte, n)
+		}
+		p := w.big[:n]
+		_, err := w.r.ReadAt(p, off)
+		return p, err
+	}
+	if w.buf == nil {
+		w.buf = make([]byte, chunk)
+	}
+	k := max(min(chunk, w.end-off), n)
+	if _, err := w.r.ReadAt(w.buf[:k], off); err != nil {
+		w.lo, w.hi = 0, 0
+		return nil, err
+	}
+	w.lo, w.hi = off, off+k
+	return w.buf[:n], nil
+}
+
+// gatherWriter joins writes at increasing offsets, with the zero bytes between them, into
+// writes of up to chunk bytes.
+type gatherWriter struct {
+	w     func(b []byte, off int64) error
+	buf   []byte
+	start int64 // the offset of buf
+}
+
+func (g *gatherWriter) write(p []byte, at int64) error {
+	end := g.start + int64(len(g.buf))
+	if len(g.buf) > 0 && (at < end || at-end+int64(len(p))+int64(len(g.buf)) > chunk) {
+		if err := g.flush(); err != nil {
+			return err
+		}
+	}
+	if len(p) > chunk {
+		return g.w(p, at)
+	}
+	if g.buf == nil {
+		g.buf = make([]byte, 0, chunk)
+	}
+	if len(g.buf) == 0 {
+		g.start = at
+	}
+	n := len(g.buf)
+	g.buf = g.buf[:n+int(at-g.start)-n] // the gap: zero bytes
+	clear(g.buf[n:])
+	g.buf = append(g.buf, p...)
+	return nil
+}
+
+func (g *gatherWriter) flush() error {
+	if len(g.buf) == 0 {
+		return nil
+	}
+	err := g.w(g.buf, g.start)
+	g.start, g.buf = g.start+int64(len(g.buf)), g.buf[:0]
+	return err
 }
 
 // copyRW copies n bytes at srcOff of src to dstOff of dst through a buffer.

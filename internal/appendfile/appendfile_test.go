@@ -4,69 +4,25 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/mldf/convert/format/mldf"
+	"github.com/mldf/convert/format/mldf/mldftest"
 )
 
-type sample struct {
-	label int64
-	data  []byte
-}
+type sample = mldftest.Sample
 
-// genSamples makes n samples with payloads of mixed sizes: empty, small, and larger than a
-// 4 KiB page.
-func genSamples(n int, seed uint64) []sample {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	s := make([]sample, n)
-	for i := range s {
-		var size int
-		switch rng.IntN(10) {
-		case 0:
-			size = 0
-		case 1:
-			size = 4096 + rng.IntN(9000)
-		default:
-			size = 1 + rng.IntN(3000)
-		}
-		d := make([]byte, size)
-		for j := range d {
-			d[j] = byte(rng.Uint32())
-		}
-		s[i] = sample{label: int64(i*7 - 3), data: d}
-	}
-	return s
-}
+func genSamples(n int, seed uint64) []sample { return mldftest.Samples(n, seed) }
 
-var testFields = []mldf.FieldDesc{{Name: "label", Type: mldf.TypeInt}, {Name: "data", Type: mldf.TypeBytes}}
+var testFields = mldftest.Fields()
 
 // writeFile writes samples with the project's writer (batches of 7, so that batches and
 // appends do not line up).
 func writeFile(t testing.TB, path string, page int64, fields []mldf.FieldDesc, checksums bool, samples []sample) {
 	t.Helper()
-	w, err := mldf.Create(path, mldf.Options{PageSize: page, Fields: fields, Checksums: checksums})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for lo := 0; lo < len(samples); lo += 7 {
-		b := w.NewBatch()
-		for _, s := range samples[lo:min(lo+7, len(samples))] {
-			row := make([]byte, w.RowSize())
-			mldf.PutInt(row, s.label)
-			if err := b.Append(row, [][]byte{nil, s.data}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Commit(context.Background(), w.Issue(), b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := w.Finish(); err != nil {
-		t.Fatal(err)
-	}
+	mldftest.Write(t, path, page, fields, checksums, 7, samples)
 }
 
 // TestFiveAppendsEqualOneRun: a base and four appends (five inputs) give the bytes of one run

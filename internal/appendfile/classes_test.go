@@ -16,9 +16,9 @@ import (
 func labelled(n int, seed uint64, names []string) []sample {
 	s := genSamples(n, seed)
 	for i := range s {
-		s[i].label = int64(i % len(names))
+		s[i].Label = int64(i % len(names))
 		if i%5 == 4 {
-			s[i].label = -1
+			s[i].Label = -1
 		}
 	}
 	return s
@@ -28,8 +28,8 @@ func labelled(n int, seed uint64, names []string) []sample {
 func relabel(s []sample, names, all []string) []sample {
 	out := slices.Clone(s)
 	for i := range out {
-		if out[i].label >= 0 {
-			out[i].label = int64(slices.Index(all, names[out[i].label]))
+		if out[i].Label >= 0 {
+			out[i].Label = int64(slices.Index(all, names[out[i].Label]))
 		}
 	}
 	return out

@@ -28,14 +28,16 @@ func TestAppendInBucket(t *testing.T) {
 		name       string
 		baseN      int
 		serverCopy bool
+		empty      int // samples without a payload first: a metadata table of more than the 4 MiB the tables are written by
 	}{
-		{"small base", 40, false},
-		{"large base", 7000, true}, // ~14 MB of payloads: a 5 MiB top-up, then a copied part
+		{"small base", 40, false, 0},
+		{"large base", 7000, true, 0}, // ~14 MB of payloads: a 5 MiB top-up, then a copied part
+		{"many rows", 40, false, 200_000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			base, add := filepath.Join(dir, "base.mldf"), filepath.Join(dir, "add.mldf")
-			writeFile(t, base, 4096, testFields, true, genSamples(tc.baseN, 1))
+			writeFile(t, base, 4096, testFields, true, append(make([]sample, tc.empty), genSamples(tc.baseN, 1)...))
 			writeFile(t, add, 4096, testFields, true, genSamples(50, 2))
 			b, _ := os.ReadFile(base)
 			url := "s3://bkt/" + strings.ReplaceAll(tc.name, " ", "-") + "/base.mldf"

@@ -24,6 +24,8 @@ type sink interface {
 	abort()
 	// copied returns the bytes copied by copy_file_range and by the object store.
 	copied() (ranged, server int64)
+	// upload returns the ID of the multipart upload ("" for a local file).
+	upload() string
 }
 
 // localSink is a temporary file beside the target (internal/atomicfile).
@@ -84,6 +86,7 @@ func (s *localSink) finish(header []byte) error {
 
 func (s *localSink) abort()                         { s.o.Abort() }
 func (s *localSink) copied() (ranged, server int64) { return s.ranged, 0 }
+func (s *localSink) upload() string                 { return "" }
 
 // objectSink builds the result as a multipart upload (multipart.Assembler): part 1 (it holds
 // the header) is kept until finish, which patches the header in and uploads it last; the
@@ -92,6 +95,7 @@ func (s *localSink) copied() (ranged, server int64) { return s.ranged, 0 }
 type objectSink struct {
 	asm *multipart.Assembler
 	b   *file
+	id  string
 }
 
 func newObjectSink(ctx context.Context, store *objstore.Client, b *file, out string) (*objectSink, error) {
@@ -99,7 +103,7 @@ func newObjectSink(ctx context.Context, store *objstore.Client, b *file, out str
 	if err != nil {
 		return nil, fmt.Errorf("append: %w", err)
 	}
-	return &objectSink{asm: multipart.NewAssembler(ctx, up), b: b}, nil
+	return &objectSink{asm: multipart.NewAssembler(ctx, up), b: b, id: up.ID()}, nil
 }
 
 func (s *objectSink) write(b []byte, off int64) error {
@@ -132,3 +136,5 @@ func (s *objectSink) finish(header []byte) error {
 func (s *objectSink) abort() { s.asm.Abort() }
 
 func (s *objectSink) copied() (ranged, server int64) { return 0, s.asm.ServerCopied() }
+
+func (s *objectSink) upload() string { return s.id }

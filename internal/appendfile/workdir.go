@@ -44,6 +44,13 @@ func (w *WorkDir) Remove() error {
 	return err
 }
 
+// Release lets go of the folder and keeps it (a resumable append's, for the next run).
+func (w *WorkDir) Release() {
+	if w.hold != nil {
+		w.hold.Close()
+	}
+}
+
 // RemoveStale removes the working folders ".BASE.append-*" in dir ("": the system's temporary
 // folder) that no live append holds: those of appends that were killed. Errors are ignored
 // (a leftover that cannot be removed is only clutter). Where folders cannot be held (not
