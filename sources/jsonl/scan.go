@@ -57,7 +57,26 @@ type scanner struct {
 	keyBuf  []byte // scratch for unescaped keys
 	lastKey string // deepest wanted-path key being read, for error messages
 	scalar  bool   // never use strBlocks (tests compare the two paths)
+
+	// The members of the top-level object as the last lines had them: the bytes `"key":` of
+	// the m-th member and its node. JSONL lines mostly repeat one shape, so a member whose
+	// bytes equal the remembered ones is known without scanning its key or looking it up.
+	shape     []shapeKey
+	shapeRoot *node // the root the shape was learned under
 }
+
+// shapeKey is one remembered top-level member: tok[:n] is `"key":` exactly as a line had it
+// (a key without escapes, so its bytes are its text), child the key's node (nil: unwanted).
+type shapeKey struct {
+	tok   [maxShapeKey]byte
+	n     int
+	child *node
+}
+
+const (
+	maxShapeKey     = 32 // the longest `"key":` remembered
+	maxShapeMembers = 32 // the most top-level members remembered
+)
 
 // syntaxError is a scanner failure; the caller wraps it into a LineError.
 type syntaxError struct {
@@ -101,6 +120,9 @@ func (s *scanner) scan(root *node, line []byte, ncols int) error {
 		return s.unexpected("'{'")
 	}
 	s.i++
+	if s.shapeRoot != root {
+		s.shape, s.shapeRoot = s.shape[:0], root
+	}
 	if err := s.object(root, 1); err != nil {
 		return err
 	}
@@ -139,7 +161,21 @@ func (s *scanner) object(n *node, depth int) error {
 		s.i++
 		return nil
 	}
-	for {
+	for m := 0; ; m++ {
+		if depth == 1 && m < len(s.shape) {
+			// The m-th member of the last lines: when this line has the same bytes
+			// `"key":` here, it is the same key (it holds no '"', '\\' or control byte,
+			// and its UTF-8 was valid), whose node is known.
+			k := &s.shape[m]
+			if len(s.b)-s.i >= k.n && string(s.b[s.i:s.i+k.n]) == string(k.tok[:k.n]) {
+				s.i += k.n
+				s.ws()
+				if done, err := s.value(k.child, depth, '}'); err != nil || done {
+					return err
+				}
+				continue
+			}
+		}
 		if s.i >= len(s.b) || s.b[s.i] != '"' {
 			return s.unexpected("a string key")
 		}
@@ -161,15 +197,34 @@ func (s *scanner) object(n *node, depth int) error {
 			return s.unexpected("':' after object key")
 		}
 		s.i++
-		s.ws()
 		var child *node
 		if n != nil {
 			child = n.child(key)
 		}
+		if depth == 1 && !esc {
+			s.learn(m, ks-1, child)
+		}
+		s.ws()
 		if done, err := s.value(child, depth, '}'); err != nil || done {
 			return err
 		}
 	}
+}
+
+// learn remembers s.b[start:s.i], a top-level member's `"key":` (its key free of escapes),
+// as the m-th member of the shape, replacing what was there (no allocation once the shape
+// has grown). Whitespace before the ':' is part of the bytes; long keys are not remembered.
+func (s *scanner) learn(m, start int, child *node) {
+	n := s.i - start
+	if n > maxShapeKey || m > len(s.shape) || m >= maxShapeMembers {
+		return
+	}
+	if m == len(s.shape) {
+		s.shape = append(s.shape, shapeKey{})
+	}
+	k := &s.shape[m]
+	k.n = copy(k.tok[:], s.b[start:s.i])
+	k.child = child
 }
 
 // array parses the elements of an array whose '[' was consumed; n's children are keyed by
