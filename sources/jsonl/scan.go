@@ -68,9 +68,22 @@ type scanner struct {
 // shapeKey is one remembered top-level member: tok[:n] is `"key":` exactly as a line had it
 // (a key without escapes, so its bytes are its text), child the key's node (nil: unwanted).
 type shapeKey struct {
-	tok   [maxShapeKey]byte
-	n     int
-	child *node
+	tok    [maxShapeKey]byte
+	n      int
+	w0, w1 uint64 // tok's first sixteen bytes as words, the bytes past n zero
+	m0, m1 uint64 // the masks of the bytes of w0 and w1 that are tok's
+	child  *node
+}
+
+// match reports whether b starts with k's bytes. Keys up to sixteen bytes are compared as two
+// masked words when b has sixteen bytes to read.
+func (k *shapeKey) match(b []byte) bool {
+	if k.n <= 16 && len(b) >= 16 {
+		x0 := binary.LittleEndian.Uint64(b)
+		x1 := binary.LittleEndian.Uint64(b[8:])
+		return (x0^k.w0)&k.m0|(x1^k.w1)&k.m1 == 0
+	}
+	return len(b) >= k.n && string(b[:k.n]) == string(k.tok[:k.n])
 }
 
 const (
@@ -166,8 +179,7 @@ func (s *scanner) object(n *node, depth int) error {
 			// The m-th member of the last lines: when this line has the same bytes
 			// `"key":` here, it is the same key (it holds no '"', '\\' or control byte,
 			// and its UTF-8 was valid), whose node is known.
-			k := &s.shape[m]
-			if len(s.b)-s.i >= k.n && string(s.b[s.i:s.i+k.n]) == string(k.tok[:k.n]) {
+			if k := &s.shape[m]; k.match(s.b[s.i:]) {
 				s.i += k.n
 				s.ws()
 				if done, err := s.value(k.child, depth, '}'); err != nil || done {
@@ -223,7 +235,17 @@ func (s *scanner) learn(m, start int, child *node) {
 		s.shape = append(s.shape, shapeKey{})
 	}
 	k := &s.shape[m]
+	k.tok = [maxShapeKey]byte{}
 	k.n = copy(k.tok[:], s.b[start:s.i])
+	k.w0 = binary.LittleEndian.Uint64(k.tok[:])
+	k.w1 = binary.LittleEndian.Uint64(k.tok[8:])
+	k.m0, k.m1 = ^uint64(0), ^uint64(0)
+	if k.n < 16 {
+		k.m1 = 1<<(8*max(k.n-8, 0)) - 1
+	}
+	if k.n < 8 {
+		k.m0 = 1<<(8*k.n) - 1
+	}
 	k.child = child
 }
 

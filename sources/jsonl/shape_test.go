@@ -45,8 +45,18 @@ func TestShapeMemory(t *testing.T) {
 		`{"te\u0078t":"esc","i":2}`,
 		`{"id":"a","lang":"ru","source":"s","text":"` + strings.Repeat("ж", 40) + `"}`,
 		`{"` + strings.Repeat("k", 40) + `":1,"text":"long key first"}`,
+		`{"abcdefghijklmnopq":1,"text":"a key of 20 bytes with its quotes and colon"}`,
+		`{"abcdefgh":1,"abcdefghijkl":2,"text":"keys of 8 to 16 bytes"}`,
 	}
 	lines := []string{
+		`{"abcdefghijklmnopq":1,"text":"x"}`,
+		`{"abcdefghijklmnopr":1,"text":"x"}`,
+		`{"abcdefghijklmnopq":1}`,
+		`{"abcdefghijklmnopq"`,
+		`{"abcdefgh":1,"abcdefghijkl":2,"text":"y"}`,
+		`{"abcdefgh":1,"abcdefghijkm":2,"text":"y"}`,
+		`{"abcdefgi":1,"abcdefghijkl":2,"text":"y"}`,
+		`{"abcdefgh":1,"abcdefghijkl":`,
 		`{"id":"a","text":"hello","i":7,"n":1.5}`,
 		`{"id":"b","textx":"no","i":7}`,
 		`{"id":"b","tex":"no","i":7}`,
