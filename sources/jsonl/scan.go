@@ -21,6 +21,7 @@ type node struct {
 	path     string   // dotted path from the root, for error messages
 	cols     []int    // columns whose path ends here
 	sub      []int    // every column at or below this node (reset on a duplicate key)
+	decode   bool     // a column here is a string: record its escapes while scanning it
 }
 
 // maxKids is the most children searched linearly; a node with more uses its map.
@@ -44,6 +45,11 @@ type span struct {
 	start, end int
 	found      bool
 	plain      bool // a string value without escapes: its bytes are its text
+	// escs[e0:e1] of the scanner are the positions of the escapes of a string value that
+	// str recorded on its one pass (valid when esc is set), so that decoding it needs no
+	// second search for them.
+	e0, e1 int32
+	esc    bool
 }
 
 // scanner validates one line of JSON and records the spans of the wanted values in a single
@@ -57,6 +63,9 @@ type scanner struct {
 	keyBuf  []byte // scratch for unescaped keys
 	lastKey string // deepest wanted-path key being read, for error messages
 	scalar  bool   // never use strBlocks (tests compare the two paths)
+	rec     bool   // str appends the position of each escape it passes to escs
+	slow    bool   // str went through strSlow (which records nothing)
+	escs    []int32
 
 	// The members of the top-level object as the last lines had them: the bytes `"key":` of
 	// the m-th member and its node. JSONL lines mostly repeat one shape, so a member whose
@@ -125,6 +134,7 @@ func (s *scanner) scan(root *node, line []byte, ncols int) error {
 	s.spans = s.spans[:ncols]
 	clear(s.spans)
 	s.stack = s.stack[:0]
+	s.escs = s.escs[:0]
 	s.ws()
 	if s.i >= len(s.b) || s.b[s.i] != '{' {
 		if s.i < len(s.b) {
@@ -306,13 +316,16 @@ func (s *scanner) wanted(n *node, depth int) error {
 		s.spans[c] = span{}
 	}
 	start := s.i
-	plain := false
+	plain, rec := false, false
+	e0 := len(s.escs)
 	var err error
 	switch {
 	case s.i < len(s.b) && s.b[s.i] == '"':
 		var esc bool
+		s.rec, s.slow = n.decode && len(s.b) <= maxRecLine, false
 		esc, err = s.str()
-		plain = !esc
+		plain, rec = !esc, s.rec && esc && !s.slow
+		s.rec = false
 	case n.children != nil && s.i < len(s.b) && s.b[s.i] == '{':
 		if depth+1 > maxDepth {
 			return s.fail("nesting deeper than " + strconv.Itoa(maxDepth))
@@ -332,7 +345,7 @@ func (s *scanner) wanted(n *node, depth int) error {
 		return err
 	}
 	for _, c := range n.cols {
-		s.spans[c] = span{start: start, end: s.i, found: true, plain: plain}
+		s.spans[c] = span{start: start, end: s.i, found: true, plain: plain, e0: int32(e0), e1: int32(len(s.escs)), esc: rec}
 	}
 	return nil
 }
@@ -555,6 +568,9 @@ func (s *scanner) str() (escaped bool, err error) {
 					if k+1 < len(b) {
 						switch b[k+1] {
 						case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+							if s.rec {
+								s.escs = append(s.escs, int32(k))
+							}
 							escaped, i = true, k+2
 							continue
 						}
@@ -582,6 +598,9 @@ func (s *scanner) str() (escaped bool, err error) {
 				n := escapeLen(b[k:])
 				if n == 0 {
 					return s.strSlow()
+				}
+				if s.rec {
+					s.escs = append(s.escs, int32(k))
 				}
 				i = k + n
 				continue
@@ -616,6 +635,9 @@ func (s *scanner) str() (escaped bool, err error) {
 		n := escapeLen(b[bs:])
 		if n == 0 {
 			return s.strSlow()
+		}
+		if s.rec {
+			s.escs = append(s.escs, int32(bs))
 		}
 		i = bs + n
 	}
@@ -771,6 +793,7 @@ func validRun(b []byte) bool {
 // attention ('"', '\\', control characters, bytes >= 0x80, whose UTF-8 sequence is
 // validated where it stands), and the first problem is reported with its column.
 func (s *scanner) strSlow() (escaped bool, err error) {
+	s.slow = true
 	b := s.b
 	i := s.i + 1
 	for {
@@ -933,6 +956,62 @@ func unescape(dst, raw []byte) ([]byte, error) {
 		raw = raw[2:]
 	}
 	return dst, nil
+}
+
+// maxRecLine is the longest line whose escape positions are recorded (they are int32); the
+// strings of longer lines are decoded by unescape.
+const maxRecLine = 1<<31 - 1
+
+// unescapeAt is unescape for the validated string body b[start:end] whose escapes stand at
+// escs (in order, each a valid escape): the runs between them are copied without searching
+// for backslashes again. Runs of up to eight bytes are copied as one word when dst and b have
+// the room.
+func unescapeAt(dst, b []byte, start, end int, escs []int32) ([]byte, error) {
+	prev := start
+	for j := 0; j < len(escs); j++ {
+		p := int(escs[j])
+		if n, r := len(dst), p-prev; r <= 8 && cap(dst)-n >= 8 && prev+8 <= len(b) {
+			binary.LittleEndian.PutUint64(dst[n:n+8], binary.LittleEndian.Uint64(b[prev:]))
+			dst = dst[:n+r]
+		} else {
+			dst = append(dst, b[prev:p]...)
+		}
+		c := b[p+1]
+		prev = p + 2
+		switch c {
+		case 'u':
+			r := hex4(b[p+2:])
+			prev = p + 6
+			if r >= 0xD800 && r < 0xDC00 {
+				if j+1 < len(escs) && int(escs[j+1]) == p+6 && b[p+7] == 'u' {
+					if r2 := hex4(b[p+8:]); r2 >= 0xDC00 && r2 < 0xE000 {
+						j++
+						prev = p + 12
+						dst = utf8.AppendRune(dst, (r-0xD800)<<10+(r2-0xDC00)+0x10000)
+						continue
+					}
+				}
+				return dst, fmt.Errorf(`unpaired surrogate \u%04x (not representable in UTF-8)`, r)
+			}
+			if r >= 0xDC00 && r < 0xE000 {
+				return dst, fmt.Errorf(`unpaired surrogate \u%04x (not representable in UTF-8)`, r)
+			}
+			dst = utf8.AppendRune(dst, r)
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		default: // '"', '\\', '/'
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, b[prev:end]...), nil
 }
 
 // typeName names the JSON type of the value starting with byte c.
