@@ -192,6 +192,21 @@ func (s *scanner) object(n *node, depth int) error {
 			if k := &s.shape[m]; k.match(s.b[s.i:]) {
 				s.i += k.n
 				s.ws()
+				if k.child == nil && s.i < len(s.b) && s.b[s.i] == '"' {
+					// An unwanted string value followed by ',' without a call to value.
+					if _, err := s.str(); err != nil {
+						return err
+					}
+					if s.i < len(s.b) && s.b[s.i] == ',' {
+						s.i++
+						s.ws()
+						continue
+					}
+					if done, err := s.next('}'); err != nil || done {
+						return err
+					}
+					continue
+				}
 				if done, err := s.value(k.child, depth, '}'); err != nil || done {
 					return err
 				}
@@ -293,6 +308,12 @@ func (s *scanner) value(child *node, depth int, closing byte) (done bool, err er
 	} else if err := s.skip(depth); err != nil {
 		return false, err
 	}
+	return s.next(closing)
+}
+
+// next reads the ',' or the closing byte after a member's or element's value; done reports
+// the closing byte.
+func (s *scanner) next(closing byte) (done bool, err error) {
 	s.ws()
 	if s.i < len(s.b) {
 		switch s.b[s.i] {
