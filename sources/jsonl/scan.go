@@ -560,7 +560,7 @@ func (s *scanner) str() (escaped bool, err error) {
 		x := binary.LittleEndian.Uint64(b[i:])
 		q := x ^ (lsb * '"')
 		bs := x ^ (lsb * '\\')
-		m := (((q - lsb) &^ q) | ((bs - lsb) &^ bs) | ((x - lsb*0x20) &^ x) | x) & msb
+		m := strMask(x, q, bs)
 		if m == 0 {
 			i += 8
 			continue
@@ -579,7 +579,7 @@ func (s *scanner) str() (escaped bool, err error) {
 		if i+8 <= len(b) {
 			x := binary.LittleEndian.Uint64(b[i:])
 			xq, xb := x^(lsb*'"'), x^(lsb*'\\')
-			if m := (((xq - lsb) &^ xq) | ((xb - lsb) &^ xb) | ((x - lsb*0x20) &^ x) | x) & msb; m != 0 {
+			if m := strMask(x, xq, xb); m != 0 {
 				k := i + bits.TrailingZeros64(m)/8 // the bytes before it are plain ASCII
 				switch b[k] {
 				case '"':
@@ -662,6 +662,16 @@ func (s *scanner) str() (escaped bool, err error) {
 		}
 		i = bs + n
 	}
+}
+
+// strMask flags (0x80) the bytes of the word x that need a string scanner's attention: '"'
+// (q, x with each byte xored with '"', is zero there), '\\' (bs likewise), a control byte, or a
+// byte >= 0x80. The lowest flag is exact; above it a borrow may flag more. Since every byte
+// >= 0x80 is flagged by x itself, the zero and below-0x20 tests need not mask those bytes
+// out: a byte < 0x80 of q, bs or x sets its high bit minus one (or minus 0x20) exactly when
+// it is zero (below 0x20), and only such a byte starts a borrow.
+func strMask(x, q, bs uint64) uint64 {
+	return ((q - lsb) | (bs - lsb) | (x - lsb*0x20) | x) & msb
 }
 
 // escapeLen returns the length of the valid JSON escape at the start of e (e[0] is the

@@ -1,7 +1,10 @@
 package jsonl
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/bits"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -120,5 +123,61 @@ func TestShapeMemory(t *testing.T) {
 	extractWith(x, sc, []byte(lines[0]))
 	if got, want := extractWith(y, sc, []byte(lines[0])), extractWith(y, &scanner{}, []byte(lines[0])); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after another extractor: %+v, want %+v", got, want)
+	}
+}
+
+// TestStrMask: the lowest byte strMask flags is the first byte of the word that is '"',
+// '\\', a control byte or >= 0x80, for every byte value at every position of a word of
+// plain bytes, and for random words.
+func TestStrMask(t *testing.T) {
+	first := func(w [8]byte) int {
+		for i, c := range w {
+			if c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+				return i
+			}
+		}
+		return 8
+	}
+	check := func(w [8]byte) {
+		x := binary.LittleEndian.Uint64(w[:])
+		got := bits.TrailingZeros64(strMask(x, x^(lsb*'"'), x^(lsb*'\\'))) / 8
+		if want := first(w); got != want {
+			t.Fatalf("% x: first flagged byte %d, want %d", w, got, want)
+		}
+	}
+	for pos := range 8 {
+		for v := range 256 {
+			for _, fill := range []byte{'a', ' ', '~', '!', '#', '[', ']', 0x21} {
+				var w [8]byte
+				for i := range w {
+					w[i] = fill
+				}
+				w[pos] = byte(v)
+				check(w)
+				// Anything above the byte: a lower flag must not be hidden by a borrow.
+				for _, hi := range []byte{0, 1, '"', '\\', 0x1f, 0x20, 0x7f, 0x80, 0xff} {
+					for i := pos + 1; i < 8; i++ {
+						w[i] = hi
+					}
+					check(w)
+				}
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 200000 {
+		var w [8]byte
+		for i := range w {
+			// Mostly the bytes near the thresholds.
+			switch r.IntN(4) {
+			case 0:
+				w[i] = byte(r.IntN(256))
+			case 1:
+				w[i] = []byte{0, 1, 0x1f, 0x20, 0x21, '"', '#', '\\', ']', 0x7f, 0x80, 0xa2, 0xdc}[r.IntN(13)]
+			default:
+				w[i] = byte(0x20 + r.IntN(0x5f))
+			}
+		}
+		check(w)
 	}
 }
