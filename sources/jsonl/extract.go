@@ -114,6 +114,7 @@ func newExtractor(cols []Column) (*extractor, error) {
 			n = ch
 		}
 		n.cols = append(n.cols, ci)
+		n.decode = n.decode || c.Kind == sample.KindString
 	}
 	return x, nil
 }
@@ -144,6 +145,15 @@ func (x *extractor) extract(s *scanner, line []byte, arena *arena, vals []sample
 			// A string without escapes: its text is its bytes between the quotes.
 			b := arena.space(sp.end - sp.start - 2)
 			b = append(b, line[sp.start+1:sp.end-1]...)
+			vals = append(vals, sample.Column{Name: c.name(), Value: sample.Value{Kind: sample.KindString, UTF8: true, Bytes: arena.commit(b)}})
+			continue
+		}
+		if sp.esc && c.Kind == sample.KindString {
+			// The scan recorded where the escapes are: decode without searching again.
+			b, err := unescapeAt(arena.space(sp.end-sp.start-2), line, sp.start+1, sp.end-1, s.escs[sp.e0:sp.e1])
+			if err != nil {
+				return vals, c.Key, fmt.Errorf("%w: %v", ErrUTF8, err)
+			}
 			vals = append(vals, sample.Column{Name: c.name(), Value: sample.Value{Kind: sample.KindString, UTF8: true, Bytes: arena.commit(b)}})
 			continue
 		}

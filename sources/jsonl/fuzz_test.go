@@ -92,6 +92,9 @@ var extractCols = []Column{
 // checkExtract compares what x extracts from line with encoding/json's view of it.
 func checkExtract(t *testing.T, x *extractor, sc *scanner, line []byte) {
 	t.Helper()
+	// The scanner remembers the members of earlier lines (shared across fuzz inputs): the
+	// result must be what a scanner that saw no line gives.
+	checkShape(t, x, sc, line)
 	cols := extractCols
 	{
 		var arena arena
@@ -257,7 +260,7 @@ func TestStrAlignments(t *testing.T) {
 // unescape makes of the strings they accept with encoding/json.
 func checkStr(t *testing.T, b []byte) {
 	t.Helper()
-	fast, slow := &scanner{b: b}, &scanner{b: b}
+	fast, slow := &scanner{b: b, rec: true}, &scanner{b: b}
 	escF, errF := fast.str()
 	escS, errS := slow.strSlow()
 	if (errF == nil) != (errS == nil) || errF != nil && errF.Error() != errS.Error() {
@@ -276,6 +279,18 @@ func checkStr(t *testing.T, b []byte) {
 	roomy, errR := unescape(append(make([]byte, 0, len(raw)+3), "abc"...), raw)
 	if (errR == nil) != (errG == nil) || errG == nil && !bytes.Equal(roomy, got) {
 		t.Fatalf("%q: unescape with room gives %q (%v), without %q (%v)", raw, roomy, errR, got, errG)
+	}
+	// The escapes the fast path recorded on its pass decode to the same text.
+	if !fast.slow {
+		if len(fast.escs) > 0 != escF {
+			t.Fatalf("%q: %d escapes recorded, escaped %v", raw, len(fast.escs), escF)
+		}
+		for _, room := range []int{0, len(raw) + 3} {
+			at, errA := unescapeAt(append(make([]byte, 0, room), "abc"...), b, 1, fast.i-1, fast.escs)
+			if (errA == nil) != (errG == nil) || errG != nil && errA.Error() != errG.Error() || errG == nil && !bytes.Equal(at, got) {
+				t.Fatalf("%q: unescapeAt gives %q (%v), unescape %q (%v)", raw, at, errA, got, errG)
+			}
+		}
 	}
 	var want string
 	if err := json.Unmarshal(b[:fast.i], &want); err != nil {

@@ -21,6 +21,7 @@ type node struct {
 	path     string   // dotted path from the root, for error messages
 	cols     []int    // columns whose path ends here
 	sub      []int    // every column at or below this node (reset on a duplicate key)
+	decode   bool     // a column here is a string: record its escapes while scanning it
 }
 
 // maxKids is the most children searched linearly; a node with more uses its map.
@@ -44,6 +45,11 @@ type span struct {
 	start, end int
 	found      bool
 	plain      bool // a string value without escapes: its bytes are its text
+	// escs[e0:e1] of the scanner are the positions of the escapes of a string value that
+	// str recorded on its one pass (valid when esc is set), so that decoding it needs no
+	// second search for them.
+	e0, e1 int32
+	esc    bool
 }
 
 // scanner validates one line of JSON and records the spans of the wanted values in a single
@@ -57,7 +63,42 @@ type scanner struct {
 	keyBuf  []byte // scratch for unescaped keys
 	lastKey string // deepest wanted-path key being read, for error messages
 	scalar  bool   // never use strBlocks (tests compare the two paths)
+	rec     bool   // str appends the position of each escape it passes to escs
+	slow    bool   // str went through strSlow (which records nothing)
+	escs    []int32
+
+	// The members of the top-level object as the last lines had them: the bytes `"key":` of
+	// the m-th member and its node. JSONL lines mostly repeat one shape, so a member whose
+	// bytes equal the remembered ones is known without scanning its key or looking it up.
+	shape     []shapeKey
+	shapeRoot *node // the root the shape was learned under
 }
+
+// shapeKey is one remembered top-level member: tok[:n] is `"key":` exactly as a line had it
+// (a key without escapes, so its bytes are its text), child the key's node (nil: unwanted).
+type shapeKey struct {
+	tok    [maxShapeKey]byte
+	n      int
+	w0, w1 uint64 // tok's first sixteen bytes as words, the bytes past n zero
+	m0, m1 uint64 // the masks of the bytes of w0 and w1 that are tok's
+	child  *node
+}
+
+// match reports whether b starts with k's bytes. Keys up to sixteen bytes are compared as two
+// masked words when b has sixteen bytes to read.
+func (k *shapeKey) match(b []byte) bool {
+	if k.n <= 16 && len(b) >= 16 {
+		x0 := binary.LittleEndian.Uint64(b)
+		x1 := binary.LittleEndian.Uint64(b[8:])
+		return (x0^k.w0)&k.m0|(x1^k.w1)&k.m1 == 0
+	}
+	return len(b) >= k.n && string(b[:k.n]) == string(k.tok[:k.n])
+}
+
+const (
+	maxShapeKey     = 32 // the longest `"key":` remembered
+	maxShapeMembers = 32 // the most top-level members remembered
+)
 
 // syntaxError is a scanner failure; the caller wraps it into a LineError.
 type syntaxError struct {
@@ -93,6 +134,7 @@ func (s *scanner) scan(root *node, line []byte, ncols int) error {
 	s.spans = s.spans[:ncols]
 	clear(s.spans)
 	s.stack = s.stack[:0]
+	s.escs = s.escs[:0]
 	s.ws()
 	if s.i >= len(s.b) || s.b[s.i] != '{' {
 		if s.i < len(s.b) {
@@ -101,6 +143,9 @@ func (s *scanner) scan(root *node, line []byte, ncols int) error {
 		return s.unexpected("'{'")
 	}
 	s.i++
+	if s.shapeRoot != root {
+		s.shape, s.shapeRoot = s.shape[:0], root
+	}
 	if err := s.object(root, 1); err != nil {
 		return err
 	}
@@ -139,7 +184,35 @@ func (s *scanner) object(n *node, depth int) error {
 		s.i++
 		return nil
 	}
-	for {
+	for m := 0; ; m++ {
+		if depth == 1 && m < len(s.shape) {
+			// The m-th member of the last lines: when this line has the same bytes
+			// `"key":` here, it is the same key (it holds no '"', '\\' or control byte,
+			// and its UTF-8 was valid), whose node is known.
+			if k := &s.shape[m]; k.match(s.b[s.i:]) {
+				s.i += k.n
+				s.ws()
+				if k.child == nil && s.i < len(s.b) && s.b[s.i] == '"' {
+					// An unwanted string value followed by ',' without a call to value.
+					if _, err := s.str(); err != nil {
+						return err
+					}
+					if s.i < len(s.b) && s.b[s.i] == ',' {
+						s.i++
+						s.ws()
+						continue
+					}
+					if done, err := s.next('}'); err != nil || done {
+						return err
+					}
+					continue
+				}
+				if done, err := s.value(k.child, depth, '}'); err != nil || done {
+					return err
+				}
+				continue
+			}
+		}
 		if s.i >= len(s.b) || s.b[s.i] != '"' {
 			return s.unexpected("a string key")
 		}
@@ -161,15 +234,44 @@ func (s *scanner) object(n *node, depth int) error {
 			return s.unexpected("':' after object key")
 		}
 		s.i++
-		s.ws()
 		var child *node
 		if n != nil {
 			child = n.child(key)
 		}
+		if depth == 1 && !esc {
+			s.learn(m, ks-1, child)
+		}
+		s.ws()
 		if done, err := s.value(child, depth, '}'); err != nil || done {
 			return err
 		}
 	}
+}
+
+// learn remembers s.b[start:s.i], a top-level member's `"key":` (its key free of escapes),
+// as the m-th member of the shape, replacing what was there (no allocation once the shape
+// has grown). Whitespace before the ':' is part of the bytes; long keys are not remembered.
+func (s *scanner) learn(m, start int, child *node) {
+	n := s.i - start
+	if n > maxShapeKey || m > len(s.shape) || m >= maxShapeMembers {
+		return
+	}
+	if m == len(s.shape) {
+		s.shape = append(s.shape, shapeKey{})
+	}
+	k := &s.shape[m]
+	k.tok = [maxShapeKey]byte{}
+	k.n = copy(k.tok[:], s.b[start:s.i])
+	k.w0 = binary.LittleEndian.Uint64(k.tok[:])
+	k.w1 = binary.LittleEndian.Uint64(k.tok[8:])
+	k.m0, k.m1 = ^uint64(0), ^uint64(0)
+	if k.n < 16 {
+		k.m1 = 1<<(8*max(k.n-8, 0)) - 1
+	}
+	if k.n < 8 {
+		k.m0 = 1<<(8*k.n) - 1
+	}
+	k.child = child
 }
 
 // array parses the elements of an array whose '[' was consumed; n's children are keyed by
@@ -206,6 +308,12 @@ func (s *scanner) value(child *node, depth int, closing byte) (done bool, err er
 	} else if err := s.skip(depth); err != nil {
 		return false, err
 	}
+	return s.next(closing)
+}
+
+// next reads the ',' or the closing byte after a member's or element's value; done reports
+// the closing byte.
+func (s *scanner) next(closing byte) (done bool, err error) {
 	s.ws()
 	if s.i < len(s.b) {
 		switch s.b[s.i] {
@@ -229,13 +337,16 @@ func (s *scanner) wanted(n *node, depth int) error {
 		s.spans[c] = span{}
 	}
 	start := s.i
-	plain := false
+	plain, rec := false, false
+	e0 := len(s.escs)
 	var err error
 	switch {
 	case s.i < len(s.b) && s.b[s.i] == '"':
 		var esc bool
+		s.rec, s.slow = n.decode && len(s.b) <= maxRecLine, false
 		esc, err = s.str()
-		plain = !esc
+		plain, rec = !esc, s.rec && esc && !s.slow
+		s.rec = false
 	case n.children != nil && s.i < len(s.b) && s.b[s.i] == '{':
 		if depth+1 > maxDepth {
 			return s.fail("nesting deeper than " + strconv.Itoa(maxDepth))
@@ -255,7 +366,7 @@ func (s *scanner) wanted(n *node, depth int) error {
 		return err
 	}
 	for _, c := range n.cols {
-		s.spans[c] = span{start: start, end: s.i, found: true, plain: plain}
+		s.spans[c] = span{start: start, end: s.i, found: true, plain: plain, e0: int32(e0), e1: int32(len(s.escs)), esc: rec}
 	}
 	return nil
 }
@@ -449,7 +560,7 @@ func (s *scanner) str() (escaped bool, err error) {
 		x := binary.LittleEndian.Uint64(b[i:])
 		q := x ^ (lsb * '"')
 		bs := x ^ (lsb * '\\')
-		m := (((q - lsb) &^ q) | ((bs - lsb) &^ bs) | ((x - lsb*0x20) &^ x) | x) & msb
+		m := strMask(x, q, bs)
 		if m == 0 {
 			i += 8
 			continue
@@ -468,7 +579,7 @@ func (s *scanner) str() (escaped bool, err error) {
 		if i+8 <= len(b) {
 			x := binary.LittleEndian.Uint64(b[i:])
 			xq, xb := x^(lsb*'"'), x^(lsb*'\\')
-			if m := (((xq - lsb) &^ xq) | ((xb - lsb) &^ xb) | ((x - lsb*0x20) &^ x) | x) & msb; m != 0 {
+			if m := strMask(x, xq, xb); m != 0 {
 				k := i + bits.TrailingZeros64(m)/8 // the bytes before it are plain ASCII
 				switch b[k] {
 				case '"':
@@ -478,6 +589,9 @@ func (s *scanner) str() (escaped bool, err error) {
 					if k+1 < len(b) {
 						switch b[k+1] {
 						case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+							if s.rec {
+								s.escs = append(s.escs, int32(k))
+							}
 							escaped, i = true, k+2
 							continue
 						}
@@ -505,6 +619,9 @@ func (s *scanner) str() (escaped bool, err error) {
 				n := escapeLen(b[k:])
 				if n == 0 {
 					return s.strSlow()
+				}
+				if s.rec {
+					s.escs = append(s.escs, int32(k))
 				}
 				i = k + n
 				continue
@@ -540,8 +657,21 @@ func (s *scanner) str() (escaped bool, err error) {
 		if n == 0 {
 			return s.strSlow()
 		}
+		if s.rec {
+			s.escs = append(s.escs, int32(bs))
+		}
 		i = bs + n
 	}
+}
+
+// strMask flags (0x80) the bytes of the word x that need a string scanner's attention: '"'
+// (q, x with each byte xored with '"', is zero there), '\\' (bs likewise), a control byte, or a
+// byte >= 0x80. The lowest flag is exact; above it a borrow may flag more. Since every byte
+// >= 0x80 is flagged by x itself, the zero and below-0x20 tests need not mask those bytes
+// out: a byte < 0x80 of q, bs or x sets its high bit minus one (or minus 0x20) exactly when
+// it is zero (below 0x20), and only such a byte starts a borrow.
+func strMask(x, q, bs uint64) uint64 {
+	return ((q - lsb) | (bs - lsb) | (x - lsb*0x20) | x) & msb
 }
 
 // escapeLen returns the length of the valid JSON escape at the start of e (e[0] is the
@@ -694,6 +824,7 @@ func validRun(b []byte) bool {
 // attention ('"', '\\', control characters, bytes >= 0x80, whose UTF-8 sequence is
 // validated where it stands), and the first problem is reported with its column.
 func (s *scanner) strSlow() (escaped bool, err error) {
+	s.slow = true
 	b := s.b
 	i := s.i + 1
 	for {
@@ -856,6 +987,62 @@ func unescape(dst, raw []byte) ([]byte, error) {
 		raw = raw[2:]
 	}
 	return dst, nil
+}
+
+// maxRecLine is the longest line whose escape positions are recorded (they are int32); the
+// strings of longer lines are decoded by unescape.
+const maxRecLine = 1<<31 - 1
+
+// unescapeAt is unescape for the validated string body b[start:end] whose escapes stand at
+// escs (in order, each a valid escape): the runs between them are copied without searching
+// for backslashes again. Runs of up to eight bytes are copied as one word when dst and b have
+// the room.
+func unescapeAt(dst, b []byte, start, end int, escs []int32) ([]byte, error) {
+	prev := start
+	for j := 0; j < len(escs); j++ {
+		p := int(escs[j])
+		if n, r := len(dst), p-prev; r <= 8 && cap(dst)-n >= 8 && prev+8 <= len(b) {
+			binary.LittleEndian.PutUint64(dst[n:n+8], binary.LittleEndian.Uint64(b[prev:]))
+			dst = dst[:n+r]
+		} else {
+			dst = append(dst, b[prev:p]...)
+		}
+		c := b[p+1]
+		prev = p + 2
+		switch c {
+		case 'u':
+			r := hex4(b[p+2:])
+			prev = p + 6
+			if r >= 0xD800 && r < 0xDC00 {
+				if j+1 < len(escs) && int(escs[j+1]) == p+6 && b[p+7] == 'u' {
+					if r2 := hex4(b[p+8:]); r2 >= 0xDC00 && r2 < 0xE000 {
+						j++
+						prev = p + 12
+						dst = utf8.AppendRune(dst, (r-0xD800)<<10+(r2-0xDC00)+0x10000)
+						continue
+					}
+				}
+				return dst, fmt.Errorf(`unpaired surrogate \u%04x (not representable in UTF-8)`, r)
+			}
+			if r >= 0xDC00 && r < 0xE000 {
+				return dst, fmt.Errorf(`unpaired surrogate \u%04x (not representable in UTF-8)`, r)
+			}
+			dst = utf8.AppendRune(dst, r)
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		default: // '"', '\\', '/'
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, b[prev:end]...), nil
 }
 
 // typeName names the JSON type of the value starting with byte c.
