@@ -45,6 +45,7 @@ type sched struct {
 	runNs    int64         // integral of running over time
 	waitNs   int64         // time callers spent blocked in Wait
 	cpuSince time.Duration // procCPU at the start of the period
+	noClock  bool          // no per-thread CPU clock: the CPU figures are -1
 }
 
 func newSched(threads int) *sched {
@@ -138,13 +139,23 @@ func (s *sched) doneLocked(b *batch, k int) {
 	}
 }
 
-// finish records one decoded sample of b.
-func (s *sched) finish(b *batch, slot int, err error, busy time.Duration) {
+// finish records one decoded sample of b: its wall time, and the thread CPU time between
+// the marks t0 and t1 taken around it.
+func (s *sched) finish(b *batch, slot int, err error, busy time.Duration, t0, t1 threadMark) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := &s.st.Workers[slot]
 	w.Samples++
 	w.BusySeconds += busy.Seconds()
+	switch {
+	case t0.cpu < 0 || t1.cpu < 0:
+		s.noClock = true
+	case t0.tid != t1.tid:
+		w.MovedSamples++
+	default:
+		w.CPUSeconds += time.Duration(t1.cpu - t0.cpu).Seconds()
+		w.CPUBusySeconds += busy.Seconds()
+	}
 	s.st.Samples++
 	if err != nil {
 		s.failLocked(b, err)
@@ -153,8 +164,9 @@ func (s *sched) finish(b *batch, slot int, err error, busy time.Duration) {
 }
 
 // work is one worker goroutine: samples from the queue until it is empty. (It does not lock
-// its OS thread to read a per-thread CPU clock: a locked goroutine that blocks hands its
-// thread over twice, and measured half the throughput on a loaded machine.)
+// its OS thread for the per-thread CPU clock: a locked goroutine that blocks hands its
+// thread over twice, and measured half the throughput on a loaded machine. A sample whose
+// goroutine ended on another thread than it started on is counted as moved, not timed.)
 func (s *sched) work(slot int) {
 	w := s.workers[slot]
 	for {
@@ -162,9 +174,11 @@ func (s *sched) work(slot int) {
 		if b == nil {
 			return
 		}
+		m0 := markThread()
 		t0 := time.Now()
 		err := b.p.one(w, j, b.idx[j], b.epoch, b.bufs)
-		s.finish(b, slot, err, time.Since(t0))
+		d := time.Since(t0)
+		s.finish(b, slot, err, d, m0, markThread())
 	}
 }
 
@@ -222,14 +236,28 @@ type Stats struct {
 	StarvedSeconds float64 `json:"starved_seconds"`
 	// WaitSeconds is the time callers spent blocked waiting for batches to finish.
 	WaitSeconds float64 `json:"wait_seconds"`
+	// CPUSeconds is the decoding threads' CPU time (user + system, per-thread clock) while
+	// decoding the samples that started and ended on one OS thread (most of them; see
+	// MovedSamples), summed; CPUBusySeconds is the wall time of those same samples. Their
+	// ratio is the share of a sample's wall time its thread was on a core: below 1 when
+	// the thread was descheduled (other threads of the process, Python's, or other
+	// processes took the core). -1 where the platform has no per-thread clock.
+	CPUSeconds     float64 `json:"cpu_seconds"`
+	CPUBusySeconds float64 `json:"cpu_busy_seconds"`
+	// MovedSamples counts samples whose goroutine moved to another OS thread while decoding
+	// (not in CPUSeconds).
+	MovedSamples int64 `json:"moved_samples"`
 	// Workers are the same per thread.
 	Workers []WorkerStats `json:"workers"`
 }
 
 // WorkerStats are one thread's counters.
 type WorkerStats struct {
-	Samples     int64   `json:"samples"`
-	BusySeconds float64 `json:"busy_seconds"`
+	Samples        int64   `json:"samples"`
+	BusySeconds    float64 `json:"busy_seconds"`
+	CPUSeconds     float64 `json:"cpu_seconds"`
+	CPUBusySeconds float64 `json:"cpu_busy_seconds"`
+	MovedSamples   int64   `json:"moved_samples"`
 }
 
 // stats returns the counters since the last reset; reset starts a new period.
@@ -245,8 +273,17 @@ func (s *sched) stats(reset bool) Stats {
 	st.RunningSeconds = time.Duration(s.runNs).Seconds()
 	st.StarvedSeconds = max(float64(s.threads)*st.WallSeconds-st.RunningSeconds, 0)
 	st.WaitSeconds = time.Duration(s.waitNs).Seconds()
-	for _, w := range st.Workers {
+	for k, w := range st.Workers {
 		st.BusySeconds += w.BusySeconds
+		st.CPUSeconds += w.CPUSeconds
+		st.CPUBusySeconds += w.CPUBusySeconds
+		st.MovedSamples += w.MovedSamples
+		if s.noClock {
+			st.Workers[k].CPUSeconds = -1
+		}
+	}
+	if s.noClock {
+		st.CPUSeconds = -1
 	}
 	cpu := procCPU()
 	st.ProcessCPUSeconds = -1
