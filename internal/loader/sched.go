@@ -139,8 +139,9 @@ func (s *sched) doneLocked(b *batch, k int) {
 	}
 }
 
-// finish records one decoded sample of b: its wall time, and the thread CPU time between
-// the marks t0 and t1 taken around it.
+// finish records one decoded sample of b: its wall time, and the thread CPU and wall time
+// between the marks t0 (the worker's previous mark: its start or its previous sample's end)
+// and t1 (after this sample).
 func (s *sched) finish(b *batch, slot int, err error, busy time.Duration, t0, t1 threadMark) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -154,7 +155,7 @@ func (s *sched) finish(b *batch, slot int, err error, busy time.Duration, t0, t1
 		w.MovedSamples++
 	default:
 		w.CPUSeconds += time.Duration(t1.cpu - t0.cpu).Seconds()
-		w.CPUBusySeconds += busy.Seconds()
+		w.CPUBusySeconds += t1.wall.Sub(t0.wall).Seconds()
 	}
 	s.st.Samples++
 	if err != nil {
@@ -169,16 +170,17 @@ func (s *sched) finish(b *batch, slot int, err error, busy time.Duration, t0, t1
 // goroutine ended on another thread than it started on is counted as moved, not timed.)
 func (s *sched) work(slot int) {
 	w := s.workers[slot]
+	m := markThread()
 	for {
 		b, j := s.take(slot)
 		if b == nil {
 			return
 		}
-		m0 := markThread()
 		t0 := time.Now()
 		err := b.p.one(w, j, b.idx[j], b.epoch, b.bufs)
-		d := time.Since(t0)
-		s.finish(b, slot, err, d, m0, markThread())
+		m1 := markThread() // one mark per sample: system calls are slow in some VMs
+		s.finish(b, slot, err, m1.wall.Sub(t0), m, m1)
+		m = m1
 	}
 }
 
@@ -236,12 +238,13 @@ type Stats struct {
 	StarvedSeconds float64 `json:"starved_seconds"`
 	// WaitSeconds is the time callers spent blocked waiting for batches to finish.
 	WaitSeconds float64 `json:"wait_seconds"`
-	// CPUSeconds is the decoding threads' CPU time (user + system, per-thread clock) while
-	// decoding the samples that started and ended on one OS thread (most of them; see
-	// MovedSamples), summed; CPUBusySeconds is the wall time of those same samples. Their
-	// ratio is the share of a sample's wall time its thread was on a core: below 1 when
-	// the thread was descheduled (other threads of the process, Python's, or other
-	// processes took the core). -1 where the platform has no per-thread clock.
+	// CPUSeconds is the decoding threads' CPU time (user + system, per-thread clock) from
+	// the end of one sample to the end of the next (taking the sample from the queue, and
+	// decoding it), over the samples whose goroutine stayed on one OS thread for that time
+	// (most of them; see MovedSamples), summed; CPUBusySeconds is the wall time of those
+	// same stretches. Their ratio is the share of a sample's wall time its thread was on a
+	// core: below 1 when the thread was descheduled (other threads of the process, Python's,
+	// or other processes took the cores). -1 where the platform has no per-thread clock.
 	CPUSeconds     float64 `json:"cpu_seconds"`
 	CPUBusySeconds float64 `json:"cpu_busy_seconds"`
 	// MovedSamples counts samples whose goroutine moved to another OS thread while decoding

@@ -147,7 +147,7 @@ func TestCloseWithBatchesQueued(t *testing.T) {
 }
 
 // checkThreadCPU: the decoding threads' CPU time is measured (on Linux), adds up over the
-// workers, and fits in the wall time of the samples it was measured over (a thread clock
+// workers, and fits in the wall time it was measured over, within the threads' lifetime (a thread clock
 // ticks at most as fast as the wall clock; 2 ms of slack for the clocks' granularity).
 func checkThreadCPU(t *testing.T, st Stats) {
 	t.Helper()
@@ -171,7 +171,7 @@ func checkThreadCPU(t *testing.T, st Stats) {
 	if st.CPUSeconds != cpu || st.CPUBusySeconds != cpuBusy || st.MovedSamples != moved {
 		t.Fatalf("totals differ from the workers' sums: %+v", st)
 	}
-	if moved == samples || cpu <= 0 || cpuBusy > st.BusySeconds*1.001+1e-6 {
+	if moved == samples || cpu <= 0 || cpuBusy > st.RunningSeconds*1.001+1e-3 {
 		t.Fatalf("thread CPU not measured: %+v", st)
 	}
 }

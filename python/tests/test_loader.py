@@ -239,7 +239,7 @@ def test_stats_count_the_work(fx):
             if sys.platform.startswith("linux"):
                 # the threads' CPU time while decoding: measured, within the wall time it was measured over
                 assert 0 < st["cpu_seconds"] <= st["cpu_busy_seconds"] + 2e-3
-                assert st["cpu_busy_seconds"] <= st["busy_seconds"] * 1.001 + 1e-6
+                assert st["cpu_busy_seconds"] <= st["running_seconds"] * 1.001 + 1e-3
                 assert st["cpu_seconds"] == pytest.approx(sum(w["cpu_seconds"] for w in st["workers"]))
                 assert 0 <= st["moved_samples"] < st["samples"]
             if prefetch:
