@@ -342,11 +342,15 @@ class _Epoch:
                 slot = None
                 if (mine or nxt) and len(inflight) < self.depth:
                     t0 = clock()
+                    # block (until a slot, stop or _POLL) when nothing of this epoch is in flight;
+                    # the consumer frees a slot when it asks for the batch after the next
+                    idle = not inflight or inflight[0][0] != self.epoch
                     try:
-                        slot = self.free.get(timeout=_POLL) if mine and not inflight else self.free.get_nowait()
+                        slot = self.free.get(timeout=_POLL) if idle else self.free.get_nowait()
                     except queue.Empty:
                         pass
-                    st["slot_wait_seconds"] += clock() - t0
+                    if mine:  # (a wait for a slot for the next epoch is not the consumer's slowness)
+                        st["slot_wait_seconds"] += clock() - t0
                     if slot is None and mine and not inflight:
                         continue
                 if slot is not None:
@@ -482,6 +486,7 @@ class _Iterator:
         if ep is None:
             return
         ep.stop.set()
+        ep.free.put(None)  # wakes the thread if it waits for a slot
         t, self._thread = self._thread, None
         if t is not None and t is not threading.current_thread():
             t.join()
@@ -685,15 +690,24 @@ class Loader:
         - ``threads``, ``wall_seconds`` (the period), ``batches``, ``samples``;
         - ``busy_seconds``: wall time the threads spent decoding samples, summed over threads,
           and ``utilisation`` = busy_seconds / (threads × wall_seconds);
-        - ``cpu_seconds``: their CPU time while decoding (below busy_seconds when other
-          processes took the cores; -1 where the platform has no thread clock);
+        - ``cpu_seconds``: the threads' CPU time (per-thread clocks) while decoding the
+          ``timed_samples`` (one in 32 per thread), over ``cpu_busy_seconds`` of wall time:
+          their ratio is the share of the time the threads were on a core (below 1 when other
+          threads or processes took the cores; -1 where the platform has no thread clock);
+          ``moved_samples``: samples picked for timing whose goroutine changed OS thread
+          meanwhile (not timed);
         - ``starved_seconds``: thread time with no sample queued (the threads waited for the
           next batch to be submitted);
-        - ``workers``: samples, busy_seconds and cpu_seconds per thread;
+        - ``workers``: samples, busy_seconds, timed_samples, cpu_seconds, cpu_busy_seconds and
+          moved_samples per thread;
         - ``python``: seconds the consumer waited in ``next()`` for a batch
           (``consumer_wait_seconds``), and the prefetch thread's seconds waiting for the native
           threads (``decode_wait_seconds``), for a free ring slot (``slot_wait_seconds``: the
-          consumer is the slower side) and in its own Python code (``python_seconds``).
+          consumer is the slower side) and in its own Python code (``python_seconds``), and
+          the CPU time of the prefetch thread (``prefetch_cpu_seconds``) and of the consumer's
+          ``next()`` calls (``consumer_cpu_seconds``).
+
+        The counters include batches of the next epoch submitted ahead at the end of an epoch.
 
         Counters, not a benchmark: in a loop that does nothing else, ``utilisation`` near 1 and
         a small ``starved_seconds`` mean the threads never waited for Python."""

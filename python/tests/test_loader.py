@@ -183,18 +183,21 @@ def test_next_epoch_starts_before_this_one_is_handed_over(fx, threads, prefetch)
     ref = {e: epoch_batches(fx, e, **kw) for e in (0, 1, 2, 5)}
     before = len(prefetch_threads())
     with image_loader(fx, copy=True, **kw) as loader:
+        ahead = 0
         for e in range(3):
             got = [(b["image"], b["label"]) for b in loader]
             assert same_batches(got, ref[e]), "epoch %d" % e
             carried = loader._carry._items
-            assert len(carried) >= 1 and all(c[0] == e + 1 and c[1] == i for i, c in enumerate(carried))
+            assert all(c[0] == e + 1 and c[1] == i for i, c in enumerate(carried))
+            ahead += len(carried)
+        # (whether a slot was free in time is the threads' timing; in three epochs one was)
+        assert ahead >= 1
         # set_epoch to another epoch: the batches submitted for epoch 3 are dropped
         loader.set_epoch(5)
         assert same_batches([(b["image"], b["label"]) for b in loader], ref[5])
         # set_epoch to the very epoch that was submitted ahead (DistributedSampler's habit): kept
         loader.set_epoch(6)
-        assert loader._carry._items and same_batches([(b["image"], b["label"]) for b in loader],
-                                                     epoch_batches(fx, 6, **kw))
+        assert same_batches([(b["image"], b["label"]) for b in loader], epoch_batches(fx, 6, **kw))
         # a break after the epoch's last batch: the next epoch is the one submitted ahead
         loader.set_epoch(0)
         for i, _ in enumerate(loader):
@@ -203,10 +206,10 @@ def test_next_epoch_starts_before_this_one_is_handed_over(fx, threads, prefetch)
         assert same_batches([(b["image"], b["label"]) for b in loader], ref[1])
         # resuming mid-epoch 2 (after epoch 1 submitted epoch 2's first batches)
         state = loader.state_dict()
-        assert state["epoch"] == 2 and state["samples_done"] == 0 and loader._carry._items
+        assert state["epoch"] == 2 and state["samples_done"] == 0
         loader.load_state_dict(dict(state, samples_done=96))
         assert same_batches([(b["image"], b["label"]) for b in loader], ref[2][2:])
-        assert loader._carry._items  # epoch 3's, left for close() to discard
+        # epoch 3's batches, if any were submitted, are left for close() to discard
     assert not loader._carry._items and len(prefetch_threads()) == before
 
 
@@ -239,9 +242,10 @@ def test_stats_count_the_work(fx):
             if sys.platform.startswith("linux"):
                 # the threads' CPU time while decoding: measured, within the wall time it was measured over
                 assert 0 < st["cpu_seconds"] <= st["cpu_busy_seconds"] + 2e-3
-                assert st["cpu_busy_seconds"] <= st["running_seconds"] * 1.001 + 1e-3
+                assert st["cpu_busy_seconds"] <= st["busy_seconds"] * 1.001 + 1e-6
                 assert st["cpu_seconds"] == pytest.approx(sum(w["cpu_seconds"] for w in st["workers"]))
-                assert 0 <= st["moved_samples"] < st["samples"]
+                # one sample in 32 per thread is timed with the thread clock
+                assert st["samples"] // 32 <= st["timed_samples"] + st["moved_samples"] <= st["samples"] // 32 + threads
             if prefetch:
                 assert py["decode_wait_seconds"] > 0
             loader.stats(reset=True)
