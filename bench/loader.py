@@ -13,9 +13,9 @@ of this process and its reaped children: DataLoader workers), peak RSS of this p
 the largest child, the 1-minute load average at the end; for mldf.Loader also its threads'
 counters over the measured epochs (loader.stats(): the busy fraction of the decoding threads,
 the fraction with no sample queued, the process's CPU per thread-second, the cores used in all
-and by the decoding threads (their per-thread CPU clocks while decoding), the prefetch thread,
-the consumer's next() calls and the rest, the share of a sample's wall time its thread was on a
-core, and the Python side's waits), and for every row the cores each OS thread of the process
+and by Go's threads (decoding, runtime), the prefetch thread and the main thread (this loop and
+next()), the share of a decoding thread's time on a core (loader.stats()'s thread clocks), and
+the Python side's waits), and for every row the cores each OS thread of the process
 used (/proc/self/task, busiest first, the main thread marked). Prints {"available": false, "why": ...} when the loader cannot run here.
 """
 import argparse
@@ -199,27 +199,25 @@ def main():
         thread_s = st["threads"] * st["wall_seconds"]
         w = st["wall_seconds"]
         py = st["python"]
-        # the decoding threads' CPU over the samples it was measured on, scaled to all samples
-        cpu_workers = st.get("cpu_seconds", -1)
-        if cpu_workers > 0 and st.get("cpu_busy_seconds", 0) > 0:
-            on_core = cpu_workers / st["cpu_busy_seconds"]
-            cpu_workers = on_core * st["busy_seconds"]
-        else:
-            on_core = None
+        # the share of a sample's wall time its thread was on a core (the samples timed with
+        # the thread clock: one in 32), and the CPU of the threads that are not Python's (the
+        # decoding threads, the Go runtime's): the process's less the prefetch thread's and the
+        # main thread's (this loop and next())
+        on_core = None
+        if st.get("cpu_seconds", -1) > 0 and st.get("cpu_busy_seconds", 0) > 0:
+            on_core = st["cpu_seconds"] / st["cpu_busy_seconds"]
+        main_cpu = tasks1.get(main_tid, 0.0) - tasks0.get(main_tid, 0.0)
+        go_cpu = st["process_cpu_seconds"] - py.get("prefetch_cpu_seconds", 0) - main_cpu
         stats = {"utilisation": round(st["utilisation"], 3),
                  "starved": round(st["starved_seconds"] / thread_s, 3) if thread_s else None,
                  "process_cpu_per_thread_s": round(st["process_cpu_seconds"] / thread_s, 3) if thread_s else None,
-                 # cores used in all (process CPU s per wall s), and by: the decoding threads while
-                 # decoding, the prefetch thread, the consumer's next() calls, the rest (Go runtime,
-                 # scheduler threads, garbage collector, this loop)
+                 # cores used in all (process CPU s per wall s), and by: Go's threads (decoding,
+                 # runtime), the prefetch thread, the main thread (this loop, next()), next() alone
                  "cores": round(st["process_cpu_seconds"] / w, 3) if w else None,
-                 "cores_decoding": round(cpu_workers / w, 3) if w and on_core else None,
+                 "cores_go": round(go_cpu / w, 3) if w else None,
                  "cores_prefetch": round(py.get("prefetch_cpu_seconds", 0) / w, 3) if w else None,
+                 "cores_main": round(main_cpu / w, 3) if w else None,
                  "cores_consumer": round(py.get("consumer_cpu_seconds", 0) / w, 3) if w else None,
-                 "cores_other": round((st["process_cpu_seconds"] - max(cpu_workers, 0)
-                                       - py.get("prefetch_cpu_seconds", 0) - py.get("consumer_cpu_seconds", 0)) / w, 3)
-                 if w and on_core else None,
-                 # the share of a sample's wall time its thread was on a core
                  "on_core": round(on_core, 3) if on_core else None,
                  "moved_samples": st.get("moved_samples"),
                  "python": {k: round(v, 3) for k, v in py.items()}}

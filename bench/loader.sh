@@ -17,8 +17,8 @@
 # A subset for a quick check (the table keeps the same columns): SIZES="160" BATCHES="128"
 # ROWS="ffcv mldf" (of ffcv folder mldf beton s3) bench/loader.sh 1000 2. The mldf rows add the
 # decoding threads' busy fraction (loader.stats()) and the cores the process used, split into
-# the decoding threads (their CPU clocks while decoding), the prefetch thread, the consumer's
-# next() calls and the rest, with the share of a sample's wall time its thread was on a core;
+# Go's threads (decoding, runtime), the prefetch thread and the main thread, with the share of
+# a decoding thread's busy time it was on a core (its thread clock);
 # the other rows the cores of their busiest OS threads; every row the load average after it.
 # MLDF_LIBRARY (a built libmldf.so) and MLDF_PYTHON (a python/ directory) point the mldf rows at
 # another build; by default cmd/libmldf and python/ of this tree.
@@ -72,7 +72,7 @@ table="$out/loader.md"
   echo "Machine: $(nproc) x $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1); load average before: $(cut -d' ' -f1-3 /proc/loadavg); $n images, $epochs measured epochs after 1 warm-up"
   echo "Files: FFCV's .beton $(stat -c %s "$out/loader-ffcv.beton" 2>/dev/null || echo -) B, our .mldf $(stat -c %s "$out/loader.mldf") B, our .beton $(stat -c %s "$out/loader.beton") B"
   echo
-  echo "| loader | S | B | images/s per epoch | best | median | CPU ms/image | peak RSS MiB (self / child) | threads busy / starved | cores: all = decoding + prefetch + next() + other; on-core | load after |"
+  echo "| loader | S | B | images/s per epoch | best | median | CPU ms/image | peak RSS MiB (self / child) | threads busy / starved | cores: all = Go + prefetch + main; on-core | load after |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$table"
 declare -A best
@@ -83,7 +83,7 @@ row() { # LABEL KEY KIND PATH S B
   if [ -z "$j" ]; then j="{\"available\": false, \"why\": $(tail -c 300 "$tmp/row.err" | jq -Rs .)}"; fi
   if [ "$(jq -r .available <<<"$j")" = true ]; then
     best[$2-$5-$6]=$(jq -r .best <<<"$j")
-    jq -r --arg l "$1" '"| \($l)\(if .how != "" then " (" + .how + ")" else "" end) | \(.size) | \(.batch) | \(.images_per_s|map(tostring)|join(" / ")) | \(.best) | \(.median) | \(.cpu_ms_per_image) | \(.peak_rss_mib) / \(.peak_rss_child_mib) | \(if .threads then "\(.threads.utilisation) / \(.threads.starved)" else "-" end) | \(if .threads.cores_decoding then "\(.threads.cores) = \(.threads.cores_decoding) + \(.threads.cores_prefetch) + \(.threads.cores_consumer) + \(.threads.cores_other); \(.threads.on_core)" else "threads: \(.task_cores[:4]|join(" "))" end) | \(.load_average) |"' <<<"$j" >>"$table"
+    jq -r --arg l "$1" '"| \($l)\(if .how != "" then " (" + .how + ")" else "" end) | \(.size) | \(.batch) | \(.images_per_s|map(tostring)|join(" / ")) | \(.best) | \(.median) | \(.cpu_ms_per_image) | \(.peak_rss_mib) / \(.peak_rss_child_mib) | \(if .threads then "\(.threads.utilisation) / \(.threads.starved)" else "-" end) | \(if .threads.cores_go then "\(.threads.cores) = \(.threads.cores_go) + \(.threads.cores_prefetch) + \(.threads.cores_main); \(.threads.on_core)" else "threads: \(.task_cores[:4]|join(" "))" end) | \(.load_average) |"' <<<"$j" >>"$table"
   else
     jq -r --arg l "$1" --arg s "$5" --arg b "$6" '"| \($l) | \($s) | \($b) | not available: \(.why|gsub("\\|";"/")|gsub("\n";" ")) | | | | | | | |"' <<<"$j" >>"$table"
   fi
