@@ -12,8 +12,11 @@ measured epoch, their best and median, CPU seconds per image over the measured e
 of this process and its reaped children: DataLoader workers), peak RSS of this process and of
 the largest child, the 1-minute load average at the end; for mldf.Loader also its threads'
 counters over the measured epochs (loader.stats(): the busy fraction of the decoding threads,
-the fraction with no sample queued, the process's CPU per thread-second, and the Python side's
-waits). Prints {"available": false, "why": ...} when the loader cannot run here.
+the fraction with no sample queued, the process's CPU per thread-second, the cores used in all
+and by Go's threads (decoding, runtime), the prefetch thread and the main thread (this loop and
+next()), the share of a decoding thread's time on a core (loader.stats()'s thread clocks), and
+the Python side's waits), and for every row the cores each OS thread of the process
+used (/proc/self/task, busiest first, the main thread marked). Prints {"available": false, "why": ...} when the loader cannot run here.
 """
 import argparse
 import json
@@ -23,6 +26,7 @@ import random
 import resource
 import statistics
 import sys
+import threading
 import time
 
 
@@ -30,6 +34,25 @@ def cpu_seconds():
     s = resource.getrusage(resource.RUSAGE_SELF)
     c = resource.getrusage(resource.RUSAGE_CHILDREN)
     return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+
+def task_cpu():
+    """CPU seconds (user + system) of each OS thread of this process, by thread id (Linux's
+    /proc/self/task; {} elsewhere)."""
+    out = {}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open("/proc/self/task/%s/stat" % tid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            out[int(tid)] = (int(fields[11]) + int(fields[12])) / tick
+        except (OSError, IndexError, ValueError):
+            pass
+    return out
 
 
 def ffcv_loader(path, size, batch, workers):
@@ -151,8 +174,10 @@ def main():
     for epoch in range(a.epochs + 1):
         if hasattr(loader, "set_epoch"):
             loader.set_epoch(epoch)
-        if epoch == 1 and hasattr(loader, "stats"):
-            loader.stats(reset=True)  # the engine's counters over the measured epochs
+        if epoch == 1:
+            tasks0, wall0 = task_cpu(), time.perf_counter()
+            if hasattr(loader, "stats"):
+                loader.stats(reset=True)  # the engine's counters over the measured epochs
         c0, t0, n = cpu_seconds(), time.perf_counter(), 0
         for b in loader:
             n += count(b)
@@ -163,13 +188,39 @@ def main():
         cpu += cpu_seconds() - c0
         n_measured += n
         rates.append(n / dt)
+    # cores each OS thread used over the measured epochs (CPU s per wall s), busiest first;
+    # the main thread's marked
+    wall = time.perf_counter() - wall0
+    tasks1, main_tid = task_cpu(), threading.get_native_id()
+    per_task = sorted(((tasks1[t] - tasks0.get(t, 0.0), t) for t in tasks1), reverse=True)
+    task_cores = ["%s%.2f" % ("main:" if t == main_tid else "", c / wall) for c, t in per_task if c > 0]
     if hasattr(loader, "stats"):
         st = loader.stats()
         thread_s = st["threads"] * st["wall_seconds"]
+        w = st["wall_seconds"]
+        py = st["python"]
+        # the share of a sample's wall time its thread was on a core (the samples timed with
+        # the thread clock: one in 32), and the CPU of the threads that are not Python's (the
+        # decoding threads, the Go runtime's): the process's less the prefetch thread's and the
+        # main thread's (this loop and next())
+        on_core = None
+        if st.get("cpu_seconds", -1) > 0 and st.get("cpu_busy_seconds", 0) > 0:
+            on_core = st["cpu_seconds"] / st["cpu_busy_seconds"]
+        main_cpu = tasks1.get(main_tid, 0.0) - tasks0.get(main_tid, 0.0)
+        go_cpu = st["process_cpu_seconds"] - py.get("prefetch_cpu_seconds", 0) - main_cpu
         stats = {"utilisation": round(st["utilisation"], 3),
                  "starved": round(st["starved_seconds"] / thread_s, 3) if thread_s else None,
                  "process_cpu_per_thread_s": round(st["process_cpu_seconds"] / thread_s, 3) if thread_s else None,
-                 "python": {k: round(v, 3) for k, v in st["python"].items()}}
+                 # cores used in all (process CPU s per wall s), and by: Go's threads (decoding,
+                 # runtime), the prefetch thread, the main thread (this loop, next()), next() alone
+                 "cores": round(st["process_cpu_seconds"] / w, 3) if w else None,
+                 "cores_go": round(go_cpu / w, 3) if w else None,
+                 "cores_prefetch": round(py.get("prefetch_cpu_seconds", 0) / w, 3) if w else None,
+                 "cores_main": round(main_cpu / w, 3) if w else None,
+                 "cores_consumer": round(py.get("consumer_cpu_seconds", 0) / w, 3) if w else None,
+                 "on_core": round(on_core, 3) if on_core else None,
+                 "moved_samples": st.get("moved_samples"),
+                 "python": {k: round(v, 3) for k, v in py.items()}}
     print(json.dumps({
         "available": True, "kind": a.kind, "size": a.size, "batch": a.batch,
         "how": getattr(loader, "how", ""), "images_per_epoch": n_measured // max(a.epochs, 1),
@@ -181,6 +232,7 @@ def main():
         "peak_rss_child_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
         "load_average": round(os.getloadavg()[0], 2),
         "threads": stats,
+        "task_cores": task_cores,
     }))
 
 

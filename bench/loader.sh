@@ -16,7 +16,10 @@
 #   bench/loader.sh [N] [EPOCHS]        results: bench/out/loader.md
 # A subset for a quick check (the table keeps the same columns): SIZES="160" BATCHES="128"
 # ROWS="ffcv mldf" (of ffcv folder mldf beton s3) bench/loader.sh 1000 2. The mldf rows add the
-# decoding threads' busy fraction (loader.stats()) and every row the load average after it.
+# decoding threads' busy fraction (loader.stats()) and the cores the process used, split into
+# Go's threads (decoding, runtime), the prefetch thread and the main thread, with the share of
+# a decoding thread's busy time it was on a core (its thread clock);
+# the other rows the cores of their busiest OS threads; every row the load average after it.
 # MLDF_LIBRARY (a built libmldf.so) and MLDF_PYTHON (a python/ directory) point the mldf rows at
 # another build; by default cmd/libmldf and python/ of this tree.
 set -euo pipefail
@@ -69,8 +72,8 @@ table="$out/loader.md"
   echo "Machine: $(nproc) x $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1); load average before: $(cut -d' ' -f1-3 /proc/loadavg); $n images, $epochs measured epochs after 1 warm-up"
   echo "Files: FFCV's .beton $(stat -c %s "$out/loader-ffcv.beton" 2>/dev/null || echo -) B, our .mldf $(stat -c %s "$out/loader.mldf") B, our .beton $(stat -c %s "$out/loader.beton") B"
   echo
-  echo "| loader | S | B | images/s per epoch | best | median | CPU ms/image | peak RSS MiB (self / child) | threads busy / starved | load after |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| loader | S | B | images/s per epoch | best | median | CPU ms/image | peak RSS MiB (self / child) | threads busy / starved | cores: all = Go + prefetch + main; on-core | load after |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$table"
 declare -A best
 row() { # LABEL KEY KIND PATH S B
@@ -80,9 +83,9 @@ row() { # LABEL KEY KIND PATH S B
   if [ -z "$j" ]; then j="{\"available\": false, \"why\": $(tail -c 300 "$tmp/row.err" | jq -Rs .)}"; fi
   if [ "$(jq -r .available <<<"$j")" = true ]; then
     best[$2-$5-$6]=$(jq -r .best <<<"$j")
-    jq -r --arg l "$1" '"| \($l)\(if .how != "" then " (" + .how + ")" else "" end) | \(.size) | \(.batch) | \(.images_per_s|map(tostring)|join(" / ")) | \(.best) | \(.median) | \(.cpu_ms_per_image) | \(.peak_rss_mib) / \(.peak_rss_child_mib) | \(if .threads then "\(.threads.utilisation) / \(.threads.starved)" else "-" end) | \(.load_average) |"' <<<"$j" >>"$table"
+    jq -r --arg l "$1" '"| \($l)\(if .how != "" then " (" + .how + ")" else "" end) | \(.size) | \(.batch) | \(.images_per_s|map(tostring)|join(" / ")) | \(.best) | \(.median) | \(.cpu_ms_per_image) | \(.peak_rss_mib) / \(.peak_rss_child_mib) | \(if .threads then "\(.threads.utilisation) / \(.threads.starved)" else "-" end) | \(if .threads.cores_go then "\(.threads.cores) = \(.threads.cores_go) + \(.threads.cores_prefetch) + \(.threads.cores_main); \(.threads.on_core)" else "threads: \(.task_cores[:4]|join(" "))" end) | \(.load_average) |"' <<<"$j" >>"$table"
   else
-    jq -r --arg l "$1" --arg s "$5" --arg b "$6" '"| \($l) | \($s) | \($b) | not available: \(.why|gsub("\\|";"/")|gsub("\n";" ")) | | | | | | |"' <<<"$j" >>"$table"
+    jq -r --arg l "$1" --arg s "$5" --arg b "$6" '"| \($l) | \($s) | \($b) | not available: \(.why|gsub("\\|";"/")|gsub("\n";" ")) | | | | | | | |"' <<<"$j" >>"$table"
   fi
   tail -1 "$table" >&2
 }
@@ -94,13 +97,13 @@ for s in $sizes; do
   for b in $batches; do
     if ! want ffcv; then :
     elif [ "$ffcv" = 1 ]; then row "FFCV Loader, FFCV's .beton" ffcv ffcv "$out/loader-ffcv.beton" $s $b
-    else echo "| FFCV Loader | $s | $b | not available: no FFCV in the test venv | | | | | | |" >>"$table"; fi
+    else echo "| FFCV Loader | $s | $b | not available: no FFCV in the test venv | | | | | | | |" >>"$table"; fi
     if want folder; then row "folder, Pillow + DataLoader" folder folder "$data" $s $b; fi
     if want mldf; then row "mldf.Loader, our .mldf" mldf mldf "$out/loader.mldf" $s $b; fi
     if want beton; then row "mldf.Loader, our .beton" beton mldf "$out/loader.beton" $s $b; fi
     if ! want s3; then :
     elif [ -n "$bucket" ]; then row "mldf.Loader, our .mldf in a bucket (versitygw, loopback)" s3 mldf "$bucket" $s $b
-    else echo "| mldf.Loader, bucket | $s | $b | not available: no versitygw (scripts/deps test) | | | | | | |" >>"$table"; fi
+    else echo "| mldf.Loader, bucket | $s | $b | not available: no versitygw (scripts/deps test) | | | | | | | |" >>"$table"; fi
   done
 done
 ratio() { if [ -n "${best[$1]:-}" ] && [ -n "${best[$2]:-}" ]; then jq -n "${best[$1]} / ${best[$2]} * 100 | floor / 100"; else echo -; fi; }

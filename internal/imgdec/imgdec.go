@@ -159,16 +159,16 @@ func (d *Decoder) DecodeResizedCHW(im Image, crop image.Rectangle, outW, outH, c
 
 func (d *Decoder) decodeResized(im Image, crop image.Rectangle, outW, outH, channels int, flip, planar bool, dst []byte) error {
 	if outW < 1 || outH < 1 || outW > MaxOutSide || outH > MaxOutSide {
-		return fmt.Errorf("%w: output size %dx%d (1..%d a side)", ErrArgument, outW, outH, MaxOutSide)
+		return fmt.Errorf("%w: output size %dx%d (height x width; 1..%d a side)", ErrArgument, outH, outW, MaxOutSide)
 	}
 	if channels != 1 && channels != 3 {
 		return fmt.Errorf("%w: %d output channels (1 or 3)", ErrArgument, channels)
 	}
 	if len(dst) != outW*outH*channels {
-		return fmt.Errorf("%w: dst holds %d bytes, %dx%dx%d needs %d", ErrArgument, len(dst), outW, outH, channels, outW*outH*channels)
+		return fmt.Errorf("%w: dst holds %d bytes, %dx%dx%d (height x width x channels) needs %d", ErrArgument, len(dst), outH, outW, channels, outW*outH*channels)
 	}
 	if crop.Empty() {
-		return fmt.Errorf("%w: empty crop %v", ErrArgument, crop)
+		return fmt.Errorf("%w: empty crop (%s)", ErrArgument, rect(crop))
 	}
 	defer func() {
 		if cap(d.buf) > keepBuffer {
@@ -203,15 +203,21 @@ func (d *Decoder) decodeResized(im Image, crop image.Rectangle, outW, outH, chan
 // checkSize checks a header's dimensions against MaxPixels and the crop against them.
 func (d *Decoder) checkSize(format string, w, h int, crop image.Rectangle) error {
 	if w <= 0 || h <= 0 {
-		return fmt.Errorf("%w: %s header says %dx%d", ErrCorrupt, format, w, h)
+		return fmt.Errorf("%w: %s header says %dx%d (height x width)", ErrCorrupt, format, h, w)
 	}
 	if px := int64(w) * int64(h); d.maxPixels > 0 && px > d.maxPixels {
-		return fmt.Errorf("%w: %s header says %dx%d = %d pixels, more than %d", ErrTooLarge, format, w, h, px, d.maxPixels)
+		return fmt.Errorf("%w: %s header says %dx%d (height x width) = %d pixels, more than %d", ErrTooLarge, format, h, w, px, d.maxPixels)
 	}
 	if !crop.In(image.Rect(0, 0, w, h)) {
-		return fmt.Errorf("%w: crop %v outside the %dx%d image", ErrArgument, crop, w, h)
+		return fmt.Errorf("%w: crop (%s) outside the %dx%d (height x width) image", ErrArgument, rect(crop), h, w)
 	}
 	return nil
+}
+
+// rect describes a rectangle of pixels for a message, rows first as every size is given
+// (height x width): "rows 0-10, columns 5-20" (half-open ranges).
+func rect(r image.Rectangle) string {
+	return fmt.Sprintf("rows %d-%d, columns %d-%d", r.Min.Y, r.Max.Y, r.Min.X, r.Max.X)
 }
 
 // formatErr is the error of bytes in no format decoded here.
@@ -227,10 +233,10 @@ func formatErr(data []byte, other string) error {
 
 func checkRaw(im Image) error {
 	if im.Width < 1 || im.Height < 1 || im.Channels < 1 || im.Channels > 4 || im.Channels == 2 {
-		return fmt.Errorf("%w: raw image %dx%dx%d", ErrArgument, im.Width, im.Height, im.Channels)
+		return fmt.Errorf("%w: raw image %dx%dx%d (height x width x channels)", ErrArgument, im.Height, im.Width, im.Channels)
 	}
 	if n := int64(im.Width) * int64(im.Height) * int64(im.Channels); n != int64(len(im.Data)) {
-		return fmt.Errorf("%w: raw image %dx%dx%d needs %d bytes, has %d", ErrCorrupt, im.Width, im.Height, im.Channels, n, len(im.Data))
+		return fmt.Errorf("%w: raw image %dx%dx%d (height x width x channels) needs %d bytes, has %d", ErrCorrupt, im.Height, im.Width, im.Channels, n, len(im.Data))
 	}
 	return nil
 }
@@ -242,7 +248,7 @@ func (d *Decoder) raw(im Image, crop image.Rectangle, outW, outH, channels int, 
 		return err
 	}
 	if !crop.In(image.Rect(0, 0, im.Width, im.Height)) {
-		return fmt.Errorf("%w: crop %v outside the %dx%d image", ErrArgument, crop, im.Width, im.Height)
+		return fmt.Errorf("%w: crop (%s) outside the %dx%d (height x width) image", ErrArgument, rect(crop), im.Height, im.Width)
 	}
 	stride := im.Width * im.Channels
 	if im.Channels == channels {
@@ -352,7 +358,7 @@ func (d *Decoder) fromImage(img image.Image, crop image.Rectangle, outW, outH, c
 	b := img.Bounds()
 	r := crop.Add(b.Min)
 	if !r.In(b) {
-		return fmt.Errorf("%w: decoded %v, header promised a crop %v inside it", ErrCorrupt, b, crop)
+		return fmt.Errorf("%w: decoded (%s), header promised a crop (%s) inside it", ErrCorrupt, rect(b), rect(crop))
 	}
 	cw, ch := r.Dx(), r.Dy()
 	d.buf = grow(d.buf, cw*ch*channels)

@@ -9,6 +9,7 @@ import (
 	"image"
 	"image/color"
 	"image/gif"
+	"strings"
 	"testing"
 
 	"golang.org/x/image/bmp"
@@ -330,10 +331,21 @@ func TestBadInputs(t *testing.T) {
 		{"output too large", Image{Data: jpg}, whole, MaxOutSide + 1, 1, 3, 0, 0, ErrArgument},
 		{"2 channels", Image{Data: jpg}, whole, 8, 8, 2, 0, 0, ErrArgument},
 		{"dst short", Image{Data: jpg}, whole, 8, 8, 3, 100, 0, ErrArgument},
-		{"raw short", Image{Data: make([]byte, 100), Raw: true, Width: 10, Height: 10, Channels: 3}, image.Rect(0, 0, 5, 5), 8, 8, 3, 0, 0, ErrCorrupt},
+		{"raw short", Image{Data: make([]byte, 100), Raw: true, Width: 20, Height: 5, Channels: 3}, image.Rect(0, 0, 5, 5), 8, 8, 3, 0, 0, ErrCorrupt},
 		{"raw 0 wide", Image{Data: nil, Raw: true, Width: 0, Height: 10, Channels: 3}, image.Rect(0, 0, 5, 5), 8, 8, 3, 0, 0, ErrArgument},
 		{"raw 2 channels", Image{Data: make([]byte, 200), Raw: true, Width: 10, Height: 10, Channels: 2}, image.Rect(0, 0, 5, 5), 8, 8, 3, 0, 0, ErrArgument},
-		{"raw crop outside", Image{Data: make([]byte, 300), Raw: true, Width: 10, Height: 10, Channels: 3}, image.Rect(5, 5, 11, 10), 8, 8, 3, 0, 0, ErrArgument},
+		{"raw crop outside", Image{Data: make([]byte, 360), Raw: true, Width: 12, Height: 10, Channels: 3}, image.Rect(5, 5, 13, 10), 8, 8, 3, 0, 0, ErrArgument},
+		{"dst short, not square", Image{Data: jpg}, whole, 8, 4, 3, 100, 0, ErrArgument},
+	}
+	// Sizes in messages are height first, as everywhere in the project (and said so).
+	msgs := map[string]string{
+		"JPEG over SetMaxPixels": "header says 192x256 (height x width) = 49152 pixels",
+		"crop outside":           "crop (rows 100-200, columns 200-300) outside the 192x256 (height x width) image",
+		"crop empty":             "empty crop (rows 10-20, columns 10-10)",
+		"output 0 wide":          "output size 8x0 (height x width;",
+		"dst short, not square":  "4x8x3 (height x width x channels) needs 96",
+		"raw short":              "raw image 5x20x3 (height x width x channels) needs 300 bytes",
+		"raw crop outside":       "crop (rows 5-10, columns 5-13) outside the 10x12 (height x width) image",
 	}
 	d := NewDecoder()
 	defer d.Close()
@@ -350,6 +362,9 @@ func TestBadInputs(t *testing.T) {
 			err := d.DecodeResized(tc.im, tc.crop, tc.w, tc.h, tc.c, false, make([]byte, max(n, 0)))
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("err %v, want %v", err, tc.want)
+			}
+			if m, ok := msgs[tc.name]; ok && !strings.Contains(err.Error(), m) {
+				t.Fatalf("err %q, want it to say %q", err, m)
 			}
 			t.Log(err)
 		})

@@ -330,7 +330,7 @@ func (d *Decoder) decodeJPEG(data []byte, crop image.Rectangle, outW, outH, chan
 		return resErr(r)
 	}
 	if int(r.width) != w || int(r.height) != h {
-		return fmt.Errorf("%w: JPEG: header said %dx%d, then %dx%d", ErrCorrupt, w, h, r.width, r.height)
+		return fmt.Errorf("%w: JPEG: header said %dx%d (height x width), then %dx%d", ErrCorrupt, h, w, r.height, r.width)
 	}
 	xoff, ow := int(r.xoff), int(r.outw)
 	src := plane{pix: d.buf, stride: ow * channels, c: channels}

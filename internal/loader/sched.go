@@ -45,6 +45,7 @@ type sched struct {
 	runNs    int64         // integral of running over time
 	waitNs   int64         // time callers spent blocked in Wait
 	cpuSince time.Duration // procCPU at the start of the period
+	noClock  bool          // no per-thread CPU clock: the CPU figures are -1
 }
 
 func newSched(threads int) *sched {
@@ -138,13 +139,28 @@ func (s *sched) doneLocked(b *batch, k int) {
 	}
 }
 
-// finish records one decoded sample of b.
-func (s *sched) finish(b *batch, slot int, err error, busy time.Duration) {
+// cpuEvery: one sample in cpuEvery per thread is timed with the per-thread CPU clock.
+const cpuEvery = 32
+
+// finish records one decoded sample of b: its wall time, and when timed, the thread CPU and
+// wall time between the marks t0 and t1 taken around it.
+func (s *sched) finish(b *batch, slot int, err error, busy time.Duration, timed bool, t0, t1 threadMark) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := &s.st.Workers[slot]
 	w.Samples++
 	w.BusySeconds += busy.Seconds()
+	switch {
+	case !timed:
+	case t0.cpu < 0 || t1.cpu < 0:
+		s.noClock = true
+	case t0.tid != t1.tid:
+		w.MovedSamples++
+	default:
+		w.TimedSamples++
+		w.CPUSeconds += time.Duration(t1.cpu - t0.cpu).Seconds()
+		w.CPUBusySeconds += t1.wall.Sub(t0.wall).Seconds()
+	}
 	s.st.Samples++
 	if err != nil {
 		s.failLocked(b, err)
@@ -153,8 +169,9 @@ func (s *sched) finish(b *batch, slot int, err error, busy time.Duration) {
 }
 
 // work is one worker goroutine: samples from the queue until it is empty. (It does not lock
-// its OS thread to read a per-thread CPU clock: a locked goroutine that blocks hands its
-// thread over twice, and measured half the throughput on a loaded machine.)
+// its OS thread for the per-thread CPU clock: a locked goroutine that blocks hands its
+// thread over twice, and measured half the throughput on a loaded machine. A sample whose
+// goroutine ended on another thread than it started on is counted as moved, not timed.)
 func (s *sched) work(slot int) {
 	w := s.workers[slot]
 	for {
@@ -162,9 +179,20 @@ func (s *sched) work(slot int) {
 		if b == nil {
 			return
 		}
+		// One sample in cpuEvery is timed with the thread clock (system calls are slow in
+		// some VMs: a clock read around every sample cost 11% more CPU per image in one).
+		timed := w.n%cpuEvery == 0
+		w.n++
+		var m0, m1 threadMark
 		t0 := time.Now()
+		if timed {
+			m0 = markThread()
+		}
 		err := b.p.one(w, j, b.idx[j], b.epoch, b.bufs)
-		s.finish(b, slot, err, time.Since(t0))
+		if timed {
+			m1 = markThread()
+		}
+		s.finish(b, slot, err, time.Since(t0), timed, m0, m1)
 	}
 }
 
@@ -222,14 +250,31 @@ type Stats struct {
 	StarvedSeconds float64 `json:"starved_seconds"`
 	// WaitSeconds is the time callers spent blocked waiting for batches to finish.
 	WaitSeconds float64 `json:"wait_seconds"`
+	// TimedSamples are the samples timed with the per-thread CPU clock: one in 32 per
+	// thread (reading the clock is a system call, which costs in some VMs), less those
+	// whose goroutine moved to another OS thread while decoding (MovedSamples).
+	// CPUSeconds is the decoding threads' CPU time (user + system) while decoding those
+	// samples, CPUBusySeconds their wall time. CPUSeconds / CPUBusySeconds is the share of
+	// a sample's wall time its thread was on a core: below 1 when the thread was
+	// descheduled (other threads of the process, Python's, or other processes took the
+	// cores); times BusySeconds, the decoding threads' CPU time. CPUSeconds is -1 where
+	// the platform has no per-thread clock.
+	TimedSamples   int64   `json:"timed_samples"`
+	CPUSeconds     float64 `json:"cpu_seconds"`
+	CPUBusySeconds float64 `json:"cpu_busy_seconds"`
+	MovedSamples   int64   `json:"moved_samples"`
 	// Workers are the same per thread.
 	Workers []WorkerStats `json:"workers"`
 }
 
 // WorkerStats are one thread's counters.
 type WorkerStats struct {
-	Samples     int64   `json:"samples"`
-	BusySeconds float64 `json:"busy_seconds"`
+	Samples        int64   `json:"samples"`
+	BusySeconds    float64 `json:"busy_seconds"`
+	TimedSamples   int64   `json:"timed_samples"`
+	CPUSeconds     float64 `json:"cpu_seconds"`
+	CPUBusySeconds float64 `json:"cpu_busy_seconds"`
+	MovedSamples   int64   `json:"moved_samples"`
 }
 
 // stats returns the counters since the last reset; reset starts a new period.
@@ -245,8 +290,18 @@ func (s *sched) stats(reset bool) Stats {
 	st.RunningSeconds = time.Duration(s.runNs).Seconds()
 	st.StarvedSeconds = max(float64(s.threads)*st.WallSeconds-st.RunningSeconds, 0)
 	st.WaitSeconds = time.Duration(s.waitNs).Seconds()
-	for _, w := range st.Workers {
+	for k, w := range st.Workers {
 		st.BusySeconds += w.BusySeconds
+		st.CPUSeconds += w.CPUSeconds
+		st.CPUBusySeconds += w.CPUBusySeconds
+		st.MovedSamples += w.MovedSamples
+		st.TimedSamples += w.TimedSamples
+		if s.noClock {
+			st.Workers[k].CPUSeconds = -1
+		}
+	}
+	if s.noClock {
+		st.CPUSeconds = -1
 	}
 	cpu := procCPU()
 	st.ProcessCPUSeconds = -1

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -103,6 +104,7 @@ func TestSubmitAhead(t *testing.T) {
 		if st.ProcessCPUSeconds < 0 && cpuTime() > 0 {
 			t.Fatalf("threads %d: no process CPU time", threads)
 		}
+		checkThreadCPU(t, st)
 		st = l.Stats(true)
 		if st2 := l.Stats(false); st2.Samples != 0 || st2.Batches != 0 || st2.BusySeconds != 0 || st2.WallSeconds > st.WallSeconds {
 			t.Fatalf("threads %d: after a reset: %+v", threads, st2)
@@ -142,4 +144,37 @@ func TestCloseWithBatchesQueued(t *testing.T) {
 		t.Fatalf("Submit after Close: %v", err)
 	}
 	goleak.VerifyNone(t)
+}
+
+// checkThreadCPU: the decoding threads' CPU time is measured (on Linux), adds up over the
+// workers, and fits in the wall time of the samples it was measured over (a thread clock
+// ticks at most as fast as the wall clock; 2 ms of slack for the clocks' granularity).
+func checkThreadCPU(t *testing.T, st Stats) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		if st.CPUSeconds != -1 {
+			t.Fatalf("no thread clock here, yet cpu_seconds %v", st.CPUSeconds)
+		}
+		return
+	}
+	var cpu, cpuBusy float64
+	var moved, timed int64
+	for _, w := range st.Workers {
+		if w.CPUSeconds < 0 || w.CPUBusySeconds < 0 || w.CPUSeconds > w.CPUBusySeconds+2e-3 {
+			t.Fatalf("worker stats %+v", w)
+		}
+		cpu += w.CPUSeconds
+		cpuBusy += w.CPUBusySeconds
+		moved += w.MovedSamples
+		timed += w.TimedSamples
+		if w.Samples > 0 && w.TimedSamples+w.MovedSamples < (w.Samples+cpuEvery-1)/cpuEvery {
+			t.Fatalf("worker timed %d and moved %d of %d samples, want one in %d", w.TimedSamples, w.MovedSamples, w.Samples, cpuEvery)
+		}
+	}
+	if st.CPUSeconds != cpu || st.CPUBusySeconds != cpuBusy || st.MovedSamples != moved || st.TimedSamples != timed {
+		t.Fatalf("totals differ from the workers' sums: %+v", st)
+	}
+	if timed == 0 || cpu <= 0 || cpuBusy > st.BusySeconds*1.001+1e-6 {
+		t.Fatalf("thread CPU not measured: %+v", st)
+	}
 }

@@ -5,6 +5,7 @@ package loader
 type worker struct {
 	dec     imageDecoder
 	scratch []byte
+	n       int // samples decoded (which ones are timed with the thread clock)
 }
 
 func (w *worker) imageDecoder() (imageDecoder, error) {

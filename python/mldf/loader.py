@@ -207,11 +207,41 @@ class _Slot:
         return (ctypes.c_void_p * len(ptrs))(*ptrs)
 
 
+class _Carry:
+    """Batches of the next epoch submitted by an epoch's prefetch thread once it had submitted
+    its own last batch (the order of epoch e+1 is a pure function of (seed, e+1), so the native
+    threads go on from epoch e's last image to e+1's first without a pause). The next iter()
+    adopts them when it starts epoch e+1 from its first sample; anything else (another epoch,
+    a resumed position, close()) discards them: their decoding is waited for and the slots are
+    free again. The loader owns one; the prefetch thread puts, the loader's thread takes."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._items = []  # (epoch, k, slot, ticket, error of the submission), batch order
+
+    def put(self, items):
+        with self._lock:
+            self._items.extend(items)
+
+    def take(self):
+        with self._lock:
+            items, self._items = self._items, []
+        return items
+
+    def discard(self, plan):
+        for _, _, _, ticket, _ in self.take():
+            if ticket is not None:
+                try:
+                    plan.wait(ticket)
+                except BaseException:  # noqa: B036 - a dropped batch; its memory is free again
+                    pass
+
+
 class _Epoch:
     """What the prefetch thread and the consumer share for one pass over an epoch. The thread
     holds no reference to the iterator, so dropping the iterator stops it."""
 
-    def __init__(self, loader, epoch, start, nbatches, slots):
+    def __init__(self, loader, epoch, start, nbatches, slots, carried=(), ahead=False):
         self.plan = loader._plan
         self.handle = loader._handle
         self.outputs = loader._outputs
@@ -226,26 +256,38 @@ class _Epoch:
         self.free = queue.Queue()
         self.ready = queue.Queue()
         self.stop = threading.Event()
+        # batches of this epoch the previous epoch's thread submitted (from its first), and
+        # whether this thread submits the next epoch's first batches after its own last one
+        self.carried = list(carried)
+        busy = {id(c[2]) for c in self.carried}
         for s in slots:
-            self.free.put(s)
+            if id(s) not in busy:
+                self.free.put(s)
+        self.carry = loader._carry
+        self.ahead = None
+        if ahead and start + nbatches * self.bs >= self.length:
+            # (epoch, order, batches): the next epoch from its start
+            self.ahead = (epoch + 1, dict(loader._order_spec, epoch=epoch + 1), loader._nbatches_from(0))
         self.nvar = sum(1 for o in self.outputs if o["variable"])
         self.sizes = np.zeros(len(self.outputs), np.int64)
         self.depth = max(len(slots) - 2, 1)  # batches submitted ahead: the slots the consumer does not hold
         self.stats = loader._pystats
 
-    def bounds(self, k):
-        lo = self.start + k * self.bs
+    def bounds(self, k, start=None):
+        lo = (self.start if start is None else start) + k * self.bs
         return lo, min(self.bs, self.length - lo)
 
-    def submit(self, slot, k):
-        """Queue batch k for decoding into slot; return the native ticket."""
-        lo, n = self.bounds(k)
-        self.handle.order(self.order, lo, n, slot.idx)
+    def submit(self, slot, k, ahead=None):
+        """Queue batch k (of the next epoch, from its start, when ``ahead`` is that epoch's
+        (epoch, order, batches)) for decoding into slot; return the native ticket."""
+        epoch, order, start = (self.epoch, self.order, None) if ahead is None else (ahead[0], ahead[1], 0)
+        lo, n = self.bounds(k, start)
+        self.handle.order(order, lo, n, slot.idx)
         slot.refresh()
         if self.nvar:
             self.plan.batch_bytes(slot.idx, n, self.sizes)
         ptrs = slot.pointers(self.sizes)
-        return self.plan.submit(slot.idx, n, self.epoch, ptrs, self.sizes)
+        return self.plan.submit(slot.idx, n, epoch, ptrs, self.sizes)
 
     def fill(self, slot, k):
         """Decode batch k into slot in this thread; return the batch dict."""
@@ -278,37 +320,60 @@ class _Epoch:
         """The prefetch thread: decode batches in order into free slots until the epoch ends or
         stop is set. It keeps up to ``depth`` batches submitted to the native threads, so they
         start the next batch's samples while the thread hands a finished one over (no pause
-        between batches). Every outcome, an error too, goes to the ready queue, in batch
-        order; batches submitted are always waited for before the thread ends."""
-        inflight = collections.deque()  # (k, slot, ticket, error of the submission)
+        between batches). Once its own last batch is submitted it submits the next epoch's first
+        batches into the free slots (``ahead``), which it leaves to the loader's carry when it
+        ends. Every outcome of its own epoch, an error too, goes to the ready queue, in batch
+        order; its own batches submitted are always waited for before the thread ends."""
+        # (epoch, k, slot, ticket, error of the submission)
+        inflight = collections.deque(self.carried)
+        self.carried = []
         st = self.stats
         clock = time.perf_counter
+        cpu_mark = time.thread_time()
+        ahead = self.ahead
         try:
-            k = 0
-            while k < self.nbatches or inflight:
+            k = len(inflight)
+            nk = 0  # batches of the next epoch submitted
+            while True:
                 if self.stop.is_set():
                     return
+                mine = k < self.nbatches
+                nxt = not mine and ahead is not None and nk < ahead[2]
                 slot = None
-                if k < self.nbatches and len(inflight) < self.depth:
+                if (mine or nxt) and len(inflight) < self.depth:
                     t0 = clock()
+                    # block (until a slot, stop or _POLL) when nothing of this epoch is in flight;
+                    # the consumer frees a slot when it asks for the batch after the next
+                    idle = not inflight or inflight[0][0] != self.epoch
                     try:
-                        slot = self.free.get_nowait() if inflight else self.free.get(timeout=_POLL)
+                        slot = self.free.get(timeout=_POLL) if idle else self.free.get_nowait()
                     except queue.Empty:
                         pass
-                    st["slot_wait_seconds"] += clock() - t0
-                    if slot is None and not inflight:
+                    if mine:  # (a wait for a slot for the next epoch is not the consumer's slowness)
+                        st["slot_wait_seconds"] += clock() - t0
+                    if slot is None and mine and not inflight:
                         continue
                 if slot is not None:
                     t0 = clock()
-                    try:
-                        inflight.append((k, slot, self.submit(slot, k), None))
-                    except BaseException as e:  # noqa: B036 - raised after the batches before it
-                        inflight.append((k, slot, None, e))
-                        k = self.nbatches
-                    k += 1
+                    if mine:
+                        try:
+                            inflight.append((self.epoch, k, slot, self.submit(slot, k), None))
+                        except BaseException as e:  # noqa: B036 - raised after the batches before it
+                            inflight.append((self.epoch, k, slot, None, e))
+                            k, ahead = self.nbatches, None
+                        k += 1
+                    else:
+                        try:
+                            inflight.append((ahead[0], nk, slot, self.submit(slot, nk, ahead), None))
+                        except BaseException as e:  # noqa: B036 - raised in that epoch, in order
+                            inflight.append((ahead[0], nk, slot, None, e))
+                            ahead = None
+                        nk += 1
                     st["python_seconds"] += clock() - t0
                     continue
-                kk, slot, ticket, err = inflight.popleft()
+                if not inflight or inflight[0][0] != self.epoch:
+                    break  # this epoch is handed over; what is left belongs to the next
+                _, kk, slot, ticket, err = inflight.popleft()
                 if err is not None:
                     raise err
                 t0 = clock()
@@ -321,15 +386,23 @@ class _Epoch:
                 st["python_seconds"] += clock() - t1
                 self.ready.put((kk, slot, batch, None))
                 batch = None
+                now = time.thread_time()
+                st["prefetch_cpu_seconds"] += now - cpu_mark
+                cpu_mark = now
         except BaseException as e:  # noqa: B036 - handed to the consumer, which re-raises it
             self.ready.put((None, None, None, e))
         finally:
-            for _, _, ticket, _ in inflight:
-                if ticket is not None:
+            st["prefetch_cpu_seconds"] += time.thread_time() - cpu_mark
+            carry = []
+            for item in inflight:
+                if item[0] != self.epoch:
+                    carry.append(item)
+                elif item[3] is not None:
                     try:
-                        self.plan.wait(ticket)
+                        self.plan.wait(item[3])
                     except BaseException:  # noqa: B036 - the batch is dropped; its memory is free again
                         pass
+            self.carry.put(carry)
             self.ready.put(None)
 
 
@@ -337,10 +410,11 @@ class _Iterator:
     """One pass over (the rest of) an epoch. Closing it (end, break, exception, garbage
     collection, a newer iter(loader), loader.close()) stops and joins its prefetch thread."""
 
-    def __init__(self, loader, epoch, start):
+    def __init__(self, loader, epoch, start, carried=()):
         self._loader = loader  # a loader made in the for statement lives as long as its iterator
         self._nbatches = loader._nbatches_from(start)
-        self._ep = _Epoch(loader, epoch, start, self._nbatches, loader._take_slots())
+        self._ep = _Epoch(loader, epoch, start, self._nbatches, loader._take_slots(), carried,
+                          ahead=loader.prefetch > 0)
         self._k = 0
         self._held = []  # slots of batches yielded, returned to the ring one batch later
         self._done = False
@@ -361,6 +435,13 @@ class _Iterator:
             raise RuntimeError("this mldf.Loader iterator was closed: %s" % self._closed_why)
         if self._done:
             raise StopIteration
+        cpu0 = time.thread_time()
+        try:
+            return self._next()
+        finally:
+            self._ep.stats["consumer_cpu_seconds"] += time.thread_time() - cpu0
+
+    def _next(self):
         loader = self._loader
         _native.library().check()
         # The slot of the batch before the previous one goes back to the ring: the consumer's
@@ -405,6 +486,7 @@ class _Iterator:
         if ep is None:
             return
         ep.stop.set()
+        ep.free.put(None)  # wakes the thread if it waits for a slot
         t, self._thread = self._thread, None
         if t is not None and t is not threading.current_thread():
             t.join()
@@ -464,6 +546,7 @@ class Loader:
                  readahead_bytes=None, copy=False, epoch=0, window_pages=None):
         self._closed = True
         self._iter = None
+        self._carry = _Carry()
         self._config = dict(path=path, batch_size=batch_size, pipelines=pipelines, order=order, seed=seed,
                             drop_last=drop_last, threads=threads, rank=rank, world_size=world_size, prefetch=prefetch,
                             verify_checksums=verify_checksums, cache_bytes=cache_bytes,
@@ -572,7 +655,12 @@ class Loader:
             self._epoch += 1  # a state saved after the epoch's last batch
             self._pos = 0
         self._partial = False
-        it = _Iterator(self, self._epoch, self._pos)
+        carried = self._carry.take()
+        if carried and (self._pos != 0 or any(c[0] != self._epoch for c in carried)):
+            self._carry.put(carried)  # another epoch or a resumed position: not what comes next
+            self._carry.discard(self._plan)
+            carried = ()
+        it = _Iterator(self, self._epoch, self._pos, carried)
         self._iter = weakref.ref(it)
         return it
 
@@ -602,15 +690,24 @@ class Loader:
         - ``threads``, ``wall_seconds`` (the period), ``batches``, ``samples``;
         - ``busy_seconds``: wall time the threads spent decoding samples, summed over threads,
           and ``utilisation`` = busy_seconds / (threads × wall_seconds);
-        - ``cpu_seconds``: their CPU time while decoding (below busy_seconds when other
-          processes took the cores; -1 where the platform has no thread clock);
+        - ``cpu_seconds``: the threads' CPU time (per-thread clocks) while decoding the
+          ``timed_samples`` (one in 32 per thread), over ``cpu_busy_seconds`` of wall time:
+          their ratio is the share of the time the threads were on a core (below 1 when other
+          threads or processes took the cores; -1 where the platform has no thread clock);
+          ``moved_samples``: samples picked for timing whose goroutine changed OS thread
+          meanwhile (not timed);
         - ``starved_seconds``: thread time with no sample queued (the threads waited for the
           next batch to be submitted);
-        - ``workers``: samples, busy_seconds and cpu_seconds per thread;
+        - ``workers``: samples, busy_seconds, timed_samples, cpu_seconds, cpu_busy_seconds and
+          moved_samples per thread;
         - ``python``: seconds the consumer waited in ``next()`` for a batch
           (``consumer_wait_seconds``), and the prefetch thread's seconds waiting for the native
           threads (``decode_wait_seconds``), for a free ring slot (``slot_wait_seconds``: the
-          consumer is the slower side) and in its own Python code (``python_seconds``).
+          consumer is the slower side) and in its own Python code (``python_seconds``), and
+          the CPU time of the prefetch thread (``prefetch_cpu_seconds``) and of the consumer's
+          ``next()`` calls (``consumer_cpu_seconds``).
+
+        The counters include batches of the next epoch submitted ahead at the end of an epoch.
 
         Counters, not a benchmark: in a loop that does nothing else, ``utilisation`` near 1 and
         a small ``starved_seconds`` mean the threads never waited for Python."""
@@ -671,6 +768,7 @@ class Loader:
                 old.close("the loader was closed")
             self._iter = None
         self._closed = True
+        self._carry.discard(self._plan)
         self._slots = []
         plan, handle = self._plan, self._handle
         plan.close()
@@ -700,7 +798,7 @@ class Loader:
 
 def _new_pystats():
     return {"consumer_wait_seconds": 0.0, "decode_wait_seconds": 0.0, "slot_wait_seconds": 0.0,
-            "python_seconds": 0.0}
+            "python_seconds": 0.0, "prefetch_cpu_seconds": 0.0, "consumer_cpu_seconds": 0.0}
 
 
 def _restore(config, state):

@@ -158,6 +158,61 @@ def test_same_seed_same_batches_any_threads(fx):
     assert not all(np.array_equal(a[1], b[1]) for a, b in zip(ref, other))
 
 
+def epoch_batches(fx, epoch, start=0, **kw):
+    """The batches of one epoch from a fresh loader (no batch submitted ahead by an earlier epoch)."""
+    with image_loader(fx, copy=True, **kw) as loader:
+        loader.set_epoch(epoch)
+        if start:
+            st = loader.state_dict()
+            loader.load_state_dict(dict(st, samples_done=start))
+        return [(b["image"], b["label"]) for b in loader]
+
+
+def same_batches(a, b):
+    return len(a) == len(b) and all(np.array_equal(x[0], y[0]) and np.array_equal(x[1], y[1]) for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("threads,prefetch", [(1, 1), (2, 2), (3, 3)])
+def test_next_epoch_starts_before_this_one_is_handed_over(fx, threads, prefetch):
+    """Epochs iterated back to back: the prefetch thread submits epoch e+1's first batches once
+    e's last is submitted, and the next iter() takes them over; the batches are exactly those of
+    each epoch read on its own, for any thread count and prefetch depth. Anything but the next
+    epoch from its start (set_epoch to another, load_state_dict mid-epoch, a break, close())
+    discards them and still gives the right batches, with no thread left."""
+    kw = dict(batch_size=48, seed=3, threads=threads, prefetch=prefetch)
+    ref = {e: epoch_batches(fx, e, **kw) for e in (0, 1, 2, 5)}
+    before = len(prefetch_threads())
+    with image_loader(fx, copy=True, **kw) as loader:
+        ahead = 0
+        for e in range(3):
+            got = [(b["image"], b["label"]) for b in loader]
+            assert same_batches(got, ref[e]), "epoch %d" % e
+            carried = loader._carry._items
+            assert all(c[0] == e + 1 and c[1] == i for i, c in enumerate(carried))
+            ahead += len(carried)
+        # (whether a slot was free in time is the threads' timing; in three epochs one was)
+        assert ahead >= 1
+        # set_epoch to another epoch: the batches submitted for epoch 3 are dropped
+        loader.set_epoch(5)
+        assert same_batches([(b["image"], b["label"]) for b in loader], ref[5])
+        # set_epoch to the very epoch that was submitted ahead (DistributedSampler's habit): kept
+        loader.set_epoch(6)
+        assert same_batches([(b["image"], b["label"]) for b in loader], epoch_batches(fx, 6, **kw))
+        # a break after the epoch's last batch: the next epoch is the one submitted ahead
+        loader.set_epoch(0)
+        for i, _ in enumerate(loader):
+            if i == len(loader) - 1:
+                break
+        assert same_batches([(b["image"], b["label"]) for b in loader], ref[1])
+        # resuming mid-epoch 2 (after epoch 1 submitted epoch 2's first batches)
+        state = loader.state_dict()
+        assert state["epoch"] == 2 and state["samples_done"] == 0
+        loader.load_state_dict(dict(state, samples_done=96))
+        assert same_batches([(b["image"], b["label"]) for b in loader], ref[2][2:])
+        # epoch 3's batches, if any were submitted, are left for close() to discard
+    assert not loader._carry._items and len(prefetch_threads()) == before
+
+
 def test_stats_count_the_work(fx):
     """loader.stats(): the threads' counters (busy, starved, per worker) and the Python side's
     waits; sane values, not timings."""
@@ -168,8 +223,11 @@ def test_stats_count_the_work(fx):
             n = sum(len(b["label"]) for b in loader)
             st = loader.stats()
             assert st["threads"] == threads and len(st["workers"]) == threads
-            assert st["samples"] == n == N and st["batches"] == len(loader)
-            assert sum(w["samples"] for w in st["workers"]) == N
+            # with prefetch, the threads may have started the next epoch's first batches
+            ahead = prefetch
+            assert n == N and N <= st["samples"] <= N + ahead * 64
+            assert len(loader) <= st["batches"] <= len(loader) + ahead
+            assert sum(w["samples"] for w in st["workers"]) == st["samples"]
             assert 0 < st["busy_seconds"] == pytest.approx(sum(w["busy_seconds"] for w in st["workers"]))
             assert st["busy_seconds"] <= st["running_seconds"] * 1.001 + 1e-3
             assert st["running_seconds"] <= threads * st["wall_seconds"] * 1.001 + 1e-3
@@ -177,8 +235,17 @@ def test_stats_count_the_work(fx):
             assert 0 < st["utilisation"] <= 1.001
             assert st["process_cpu_seconds"] > 0 or sys.platform == "win32"
             py = st["python"]
-            assert set(py) == {"consumer_wait_seconds", "decode_wait_seconds", "slot_wait_seconds", "python_seconds"}
+            assert set(py) == {"consumer_wait_seconds", "decode_wait_seconds", "slot_wait_seconds", "python_seconds",
+                               "prefetch_cpu_seconds", "consumer_cpu_seconds"}
             assert all(v >= 0 for v in py.values())
+            assert py["consumer_cpu_seconds"] > 0 and (py["prefetch_cpu_seconds"] > 0) == (prefetch > 0)
+            if sys.platform.startswith("linux"):
+                # the threads' CPU time while decoding: measured, within the wall time it was measured over
+                assert 0 < st["cpu_seconds"] <= st["cpu_busy_seconds"] + 2e-3
+                assert st["cpu_busy_seconds"] <= st["busy_seconds"] * 1.001 + 1e-6
+                assert st["cpu_seconds"] == pytest.approx(sum(w["cpu_seconds"] for w in st["workers"]))
+                # one sample in 32 per thread is timed with the thread clock
+                assert st["samples"] // 32 <= st["timed_samples"] + st["moved_samples"] <= st["samples"] // 32 + threads
             if prefetch:
                 assert py["decode_wait_seconds"] > 0
             loader.stats(reset=True)
