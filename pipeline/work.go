@@ -51,6 +51,7 @@ type worker struct {
 	row       []byte
 	pays      [][]byte
 	hasher    *dedup.Hasher // with dedup
+	field     int           // the field encoding now, -1 outside Field.Encode
 }
 
 // writeClaimed writes the chunks at the head of pend that have claimed their place (claims
@@ -138,7 +139,7 @@ func (r *runner) work(ctx context.Context, jobs <-chan *job) error {
 
 // encode encodes every sample of j into p. Bad samples become rejects; only a broken
 // invariant (or cancellation) is an error.
-func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) error {
+func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) (err error) {
 	p.t, p.rej, p.n, p.in, p.before = j.t, p.rej[:0], int64(len(j.samples)), 0, j.before
 	if p.pays == nil {
 		p.pays = make([][2]int64, len(r.cfg.Fields))
@@ -157,20 +158,38 @@ func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) err
 		j.batch, samples = nil, p.mem.Samples
 		p.n = int64(len(samples))
 	}
+	// A panic of an encoder is a bug of ours, whatever the sample (an encoder turns a panic
+	// of a third-party decoder on the sample's bytes into its error, see encoders.Guard): it
+	// stops the run with a *PanicError naming the field and the sample, with the stack. One
+	// deferred recover serves the whole chunk; encodeSample marks the field it is in.
+	wk.field = -1
+	cur := -1
+	defer func() {
+		if wk.field < 0 {
+			return
+		}
+		p := recover()
+		if p == nil {
+			return
+		}
+		f := wk.field
+		wk.field = -1
+		err = &PanicError{Where: fmt.Sprintf("field %q encoding sample %s", r.cfg.Fields[f].Field.Name(), quote.S(samples[cur].Origin)), Value: p, Stack: debug.Stack()}
+	}()
 	for i := range samples {
 		s := &samples[i]
 		p.in += s.InputBytes
-		if err := ctx.Err(); err != nil {
-			return err
+		if i%ctxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 		}
 		if s.Err != nil {
 			p.rej = append(p.rej, &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Reason: reasonOf(s.Err, true), Err: s.Err, pos: i})
 			continue
 		}
-		e, err := r.encodeSample(s, wk.row, wk.pays)
-		if err != nil {
-			return err
-		}
+		cur = i
+		e := r.encodeSample(s, wk)
 		if e != nil {
 			e.pos = i
 			p.rej = append(p.rej, e)
@@ -215,22 +234,18 @@ func (r *runner) samples(size int) []sample.Sample {
 	}
 }
 
-// encodeSample encodes one sample into row and pays: a bad sample is se. A panic of an
-// encoder is a bug of ours, whatever the sample (an encoder turns a panic of a third-party
-// decoder on the sample's bytes into its error, see encoders.Guard): it stops the run with
-// err, a *PanicError naming the field and the sample, with the stack.
-func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *SampleError, err error) {
+// ctxEvery is how many samples encode encodes between two checks for cancellation.
+const ctxEvery = 64
+
+// encodeSample encodes one sample into wk.row and wk.pays: a bad sample is se. While a field
+// encodes, wk.field is its index (the deferred recover of encode names it in a panic's error).
+func (r *runner) encodeSample(s *sample.Sample, wk *worker) (se *SampleError) {
+	row, pays := wk.row, wk.pays
 	clear(row)
 	clear(pays)
-	field := ""
-	defer func() {
-		if p := recover(); p != nil {
-			se, err = nil, &PanicError{Where: fmt.Sprintf("field %q encoding sample %s", field, quote.S(s.Origin)), Value: p, Stack: debug.Stack()}
-		}
-	}()
 	next := 0 // sources emit their columns in the order of the fields: look there first
-	for f, b := range r.cfg.Fields {
-		field = b.Field.Name()
+	for f := range r.cfg.Fields {
+		b := &r.cfg.Fields[f]
 		meta := row[r.offs[f] : r.offs[f]+r.sizes[f]]
 		var v sample.Value
 		i := s.Find(b.Column, next)
@@ -243,9 +258,11 @@ func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *
 				continue
 			}
 			err := fmt.Errorf("%w %q", ErrMissingColumn, b.Column)
-			return &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Field: b.Field.Name(), Reason: reasonOf(err, false), Err: err}, nil
+			return &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Field: b.Field.Name(), Reason: reasonOf(err, false), Err: err}
 		}
+		wk.field = f
 		payload, err := b.Field.Encode(v, meta)
+		wk.field = -1
 		if err == nil {
 			err = mldf.CheckPayloadSize(len(payload))
 		}
@@ -253,12 +270,12 @@ func (r *runner) encodeSample(s *sample.Sample, row []byte, pays [][]byte) (se *
 			err = fmt.Errorf("%s field returned a %d-byte payload", b.Field.Type(), len(payload))
 		}
 		if err != nil {
-			return &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Field: b.Field.Name(), Reason: reasonOf(err, false), Err: err}, nil
+			return &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Field: b.Field.Name(), Reason: reasonOf(err, false), Err: err}
 		}
 		if r.hasRef[f] {
 			clear(meta[:12]) // the writer owns the payload reference
 		}
 		pays[f] = payload
 	}
-	return nil, nil
+	return nil
 }
