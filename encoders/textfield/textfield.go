@@ -96,9 +96,14 @@ func (f *Raw) Arguments() [mldf.ArgumentsSize]byte {
 
 // Encode validates v as UTF-8 and returns a copy of it as the payload.
 func (f *Raw) Encode(v sample.Value, meta []byte) ([]byte, error) {
-	b, err := textBytes(f.name, v)
-	if err != nil {
-		return nil, err
+	b := v.Bytes
+	if !v.UTF8 || (v.Kind != sample.KindString && v.Kind != sample.KindBytes) {
+		// Anything but a string or bytes in memory that its source checked as UTF-8 (a
+		// JSONL string, the common case, skips this call) is loaded and checked here.
+		var err error
+		if b, err = textBytes(f.name, v); err != nil {
+			return nil, err
+		}
 	}
 	if err := mldf.CheckPayloadSize(len(b)); err != nil {
 		return nil, fmt.Errorf("field %q: %w", f.name, err)

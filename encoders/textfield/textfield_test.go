@@ -104,6 +104,17 @@ func TestRaw(t *testing.T) {
 	if _, err := f.Encode(sample.Value{Kind: sample.KindFile, UTF8: true, Path: file}, meta); !errors.Is(err, ErrUTF8) {
 		t.Errorf("marked file not checked: %v", err)
 	}
+	// The mark does not make another kind text, and an empty marked string is an empty
+	// payload with its meta written.
+	if _, err := f.Encode(sample.Value{Kind: sample.KindJSON, UTF8: true, Bytes: []byte(`"a"`)}, meta); !errors.Is(err, ErrKind) {
+		t.Errorf("marked JSON value: %v", err)
+	}
+	for i := range meta {
+		meta[i] = 0xAA
+	}
+	if p, err := f.Encode(sample.Value{Kind: sample.KindBytes, UTF8: true}, meta); err != nil || p != nil || mldf.GetTextMeta(meta) != (mldf.TextMeta{Encoding: mldf.TextUTF8}) {
+		t.Errorf("empty marked value: %q %v, meta % x", p, err, meta)
+	}
 	if _, err := NewRaw(""); err == nil {
 		t.Error("empty name accepted")
 	}
