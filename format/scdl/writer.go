@@ -132,6 +132,9 @@ func Write(ctx context.Context, path string, inputs []Input, opt Options) (rep R
 	if err := w.run(ctx); err != nil {
 		return rep, err
 	}
+	if err := ctx.Err(); err != nil {
+		return rep, err // cancelled after the last chunk: no archive
+	}
 	if err := w.finish(); err != nil {
 		return rep, fmt.Errorf("write %s: %w", path, err)
 	}
