@@ -44,8 +44,10 @@ type Resume struct {
 const (
 	PartialSuffix    = ".scdl-partial"
 	CheckpointSuffix = ".scdl-checkpoint"
-	lockSuffix       = ".scdl-lock"
 )
+
+// lockFile, in the temporary directory, is locked while a run writes it.
+const lockFile = ".lock"
 
 // checkpointVersion is the layout of the record; another layout is not resumed.
 const checkpointVersion = 1
@@ -192,14 +194,20 @@ func (t *tracker) written(j int64, end chunkEnd, nbytes int64) error {
 // function releases the lock that keeps a second run off the same output.
 func (w *writer) openPartial() (func(), error) {
 	res := w.opt.Resume
-	lockPath := atomicfile.PartialName(w.path, lockSuffix)
-	lock, err := atomicfile.OpenLocked(lockPath, 0o644, false)
+	w.tmp = atomicfile.PartialName(w.path, PartialSuffix)
+	if fi, err := os.Lstat(w.tmp); err == nil && !fi.IsDir() {
+		if err := os.Remove(w.tmp); err != nil {
+			return nil, fmt.Errorf("create %s: %w", w.path, err)
+		}
+	}
+	if err := os.MkdirAll(w.tmp, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", w.path, err)
+	}
+	lock, err := atomicfile.OpenLocked(filepath.Join(w.tmp, lockFile), 0o644, false)
 	if err != nil {
 		return nil, fmt.Errorf("output %s: %w", w.path, err)
 	}
-	w.lockPath = lockPath
 	unlock := func() { lock.Close() }
-	w.tmp = atomicfile.PartialName(w.path, PartialSuffix)
 	w.recPath = atomicfile.PartialName(w.path, CheckpointSuffix)
 	ck, why := readCheckpoint(w.recPath, res, w.opt.ChunkNNZ)
 	if ck != nil {
@@ -216,11 +224,7 @@ func (w *writer) openPartial() (func(), error) {
 	}
 	if ck == nil {
 		os.Remove(w.recPath)
-		if err := os.RemoveAll(w.tmp); err != nil {
-			unlock()
-			return nil, fmt.Errorf("create %s: %w", w.path, err)
-		}
-		if err := os.Mkdir(w.tmp, 0o755); err != nil {
+		if err := clearDir(w.tmp, lockFile); err != nil {
 			unlock()
 			return nil, fmt.Errorf("create %s: %w", w.path, err)
 		}
@@ -262,10 +266,25 @@ func (w *writer) commitPartial() error {
 	if err := w.removeSpills(); err != nil {
 		return fmt.Errorf("write %s: %w", w.path, err)
 	}
-	if err := atomicfile.PublishDir(w.tmp, w.path); err != nil {
+	if err := os.Remove(filepath.Join(w.tmp, lockFile)); err != nil { // held until we return
+		return fmt.Errorf("write %s: %w", w.path, err)
+	}
+	return atomicfile.PublishDir(w.tmp, w.path)
+}
+
+// clearDir removes everything in dir but the entry keep.
+func clearDir(dir, keep string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
 		return err
 	}
-	os.Remove(w.lockPath)
+	for _, e := range ents {
+		if e.Name() != keep {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
@@ -273,5 +292,4 @@ func (w *writer) commitPartial() error {
 func (w *writer) discardPartial() {
 	os.Remove(w.recPath)
 	os.RemoveAll(w.tmp)
-	os.Remove(w.lockPath)
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mldf/convert/internal/atomicfile"
 )
 
 // resumeInputs are inputs with every kind of feature block: merged var and obs blocks, a new
@@ -189,5 +191,21 @@ func TestWriteResumableBadInputLeavesNothing(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(filepath.Dir(dir)); len(left) != 0 {
 		t.Fatalf("left %v", left)
+	}
+}
+
+// A second run on the output of a resumable run still writing is refused.
+func TestWriteResumableBusy(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out.scdl")
+	tmp := filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+PartialSuffix)
+	os.Mkdir(tmp, 0o755)
+	f, err := atomicfile.OpenLocked(filepath.Join(tmp, lockFile), 0o644, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, err = Write(context.Background(), dir, resumeInputs(), Options{Workers: 1, ChunkNNZ: 200, Resume: &Resume{Print: "p"}})
+	if !errors.Is(err, atomicfile.ErrBusy) {
+		t.Fatalf("got %v, want %v", err, atomicfile.ErrBusy)
 	}
 }
