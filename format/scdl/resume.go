@@ -131,11 +131,12 @@ type chunkEnd struct {
 	chunks, cells, nnz, spill int64
 }
 
-// tracker follows the chunks as they are written (in any order) and takes a checkpoint
-// when the chunks written without a gap reach one that is due.
+// tracker follows the chunks as they are written (in any order): it hands the end of the obs
+// spill written without a gap to the obs goroutine and, for a resumable run (res set), takes
+// a checkpoint when the chunks written without a gap reach one that is due.
 type tracker struct {
-	res     *Resume
-	path    string // the record
+	res     *Resume // nil: no checkpoints
+	path    string  // the record
 	base    checkpoint
 	total   int64 // cells of the run
 	sync    func() error
@@ -143,7 +144,15 @@ type tracker struct {
 	pending map[int64]chunkEnd // by chunk index
 	cur     chunkEnd           // the end of the chunks written without a gap
 	last    time.Time
-	bytes   int64 // written since the last checkpoint
+	bytes   int64      // written since the last checkpoint
+	spilled chan int64 // the latest end of the spill written without a gap (capacity 1)
+}
+
+// spillEnd returns the end of the obs spill written without a gap.
+func (t *tracker) spillEnd() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cur.spill
 }
 
 // written records that chunk j (ending at end, nbytes written) is in the files.
@@ -162,6 +171,14 @@ func (t *tracker) written(j int64, end chunkEnd, nbytes int64) error {
 		t.cur, moved = e, true
 	}
 	if !moved {
+		return nil
+	}
+	select { // replace a value not yet taken (the only sender holds t.mu)
+	case <-t.spilled:
+	default:
+	}
+	t.spilled <- t.cur.spill
+	if t.res == nil {
 		return nil
 	}
 	due := t.cur.cells == t.total ||
@@ -233,8 +250,6 @@ func (w *writer) openPartial() (func(), error) {
 		res.Log(fmt.Sprintf("%s: resumed after %d of %d cells (%d chunks written)", w.path, ck.Cells, w.totalCells, ck.Chunks))
 	}
 	w.ck = ck
-	w.track = &tracker{res: res, path: w.recPath, total: w.totalCells, pending: map[int64]chunkEnd{},
-		base: checkpoint{Version: checkpointVersion, Print: res.Print, ChunkNNZ: w.opt.ChunkNNZ}}
 	return unlock, nil
 }
 

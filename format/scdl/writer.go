@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -200,10 +201,9 @@ type writer struct {
 	obsCur                 int   // the obs block obsTable writes
 	spillLen               int64 // bytes of obs records claimed (with the sequencer's baton)
 
-	ck       *checkpoint // where the run starts (zero: the first cell)
-	track    *tracker    // nil: no checkpoints
-	recPath  string      // the checkpoint record (resumable runs)
-	lockPath string      // held while a resumable run writes
+	ck      *checkpoint // where the run starts (zero: the first cell)
+	track   *tracker    // the chunks written; checkpoints when resumable
+	recPath string      // the checkpoint record (resumable runs)
 
 	cells, nnz int64
 	done       atomic.Int64 // cells written (progress)
@@ -298,9 +298,12 @@ func (w *writer) run(ctx context.Context) error {
 		return fmt.Errorf("create %s: %w", w.path, err)
 	}
 	w.spillLen = start.Spill
-	if w.track != nil {
-		w.track.cur = chunkEnd{chunks: start.Chunks, cells: start.Cells, nnz: start.NNZ, spill: start.Spill}
-		w.track.last = time.Now()
+	w.track = &tracker{res: w.opt.Resume, path: w.recPath, total: w.totalCells, pending: map[int64]chunkEnd{},
+		spilled: make(chan int64, 1),
+		cur:     chunkEnd{chunks: start.Chunks, cells: start.Cells, nnz: start.NNZ, spill: start.Spill},
+		last:    time.Now()}
+	if res := w.opt.Resume; res != nil {
+		w.track.base = checkpoint{Version: checkpointVersion, Print: res.Print, ChunkNNZ: w.opt.ChunkNNZ}
 		w.track.sync = func() error {
 			for _, f := range []*os.File{w.data, w.colf, w.rowf, w.obsf} {
 				if err := f.Sync(); err != nil {
@@ -312,6 +315,15 @@ func (w *writer) run(ctx context.Context) error {
 	}
 	w.done.Store(start.Cells)
 	w.doneNNZ.Store(start.NNZ)
+	// The obs tables are written from the spill's start in every run (a killed run's are
+	// replaced): the spill up to the checkpoint is the obs rows of the chunks before it.
+	if err := os.RemoveAll(filepath.Join(w.tmp, ObsFeatures)); err != nil {
+		return fmt.Errorf("create %s: %w", w.path, err)
+	}
+	if w.obsIdx, err = newFeatureIndex(w.tmp, ObsFeatures); err != nil {
+		return fmt.Errorf("create %s: %w", w.path, err)
+	}
+	w.obsCur = -1
 
 	seq := pagewriter.NewSequencer(pagewriter.Position{Cursor: start.NNZ, Rows: start.Cells})
 	g, gctx := errgroup.WithContext(ctx)
@@ -345,8 +357,43 @@ func (w *writer) run(ctx context.Context) error {
 		}
 		return nil
 	})
+	var workers sync.WaitGroup
+	workers.Add(w.opt.Workers)
+	workersDone := make(chan struct{})
+	g.Go(func() error {
+		workers.Wait()
+		close(workersDone)
+		return nil
+	})
+	// One goroutine writes the obs rows into the parquet tables as the spill is written
+	// without a gap (off the chunks' path), in claim order.
+	g.Go(func() error {
+		var off int64
+		var buf []byte
+		for {
+			var end int64
+			last := false
+			select {
+			case end = <-w.track.spilled:
+			case <-workersDone:
+				end, last = w.track.spillEnd(), true
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			if err := w.writeObs(off, end, &buf); err != nil {
+				err = fmt.Errorf("%s: %w", ObsFeatures, err)
+				seq.Fail(err)
+				return err
+			}
+			off = end
+			if last {
+				return nil
+			}
+		}
+	})
 	for range w.opt.Workers {
 		g.Go(func() error {
+			defer workers.Done()
 			var b Block
 			var enc encoded
 			for t := range tasks {
@@ -483,11 +530,9 @@ func (w *writer) chunk(ctx context.Context, seq *pagewriter.Sequencer, t *pagewr
 	if _, err := w.obsf.WriteAt(e.obs, spill0); err != nil {
 		return fmt.Errorf("write %s: %w", ObsFeatures, err)
 	}
-	if w.track != nil {
-		end := chunkEnd{chunks: j + 1, cells: row0 + (hi - lo), nnz: start + nnz, spill: spill0 + int64(len(e.obs))}
-		if err := w.track.written(j, end, int64(len(e.data)+len(e.cols)+len(e.rows)+len(e.obs))); err != nil {
-			return fmt.Errorf("write %s: %w", w.path, err)
-		}
+	end := chunkEnd{chunks: j + 1, cells: row0 + (hi - lo), nnz: start + nnz, spill: spill0 + int64(len(e.obs))}
+	if err := w.track.written(j, end, int64(len(e.data)+len(e.cols)+len(e.rows)+len(e.obs))); err != nil {
+		return fmt.Errorf("write %s: %w", w.path, err)
 	}
 	w.done.Add(hi - lo)
 	w.doneNNZ.Add(nnz)
@@ -581,7 +626,7 @@ func (w *writer) finish() error {
 	if w.nnz == 0 {
 		return fmt.Errorf("%w: the inputs hold no stored values (BioNeMo cannot map an empty data.npy)", ErrInput)
 	}
-	for _, name := range []string{HeaderFile, MetadataFile, VersionFile, RowPtrFile, VarFeatures, ObsFeatures} {
+	for _, name := range []string{HeaderFile, MetadataFile, VersionFile, RowPtrFile, VarFeatures} {
 		if err := os.RemoveAll(filepath.Join(w.tmp, name)); err != nil {
 			return err
 		}
@@ -590,17 +635,17 @@ func (w *writer) finish() error {
 	if w.varIdx, err = newFeatureIndex(w.tmp, VarFeatures); err != nil {
 		return err
 	}
-	if w.obsIdx, err = newFeatureIndex(w.tmp, ObsFeatures); err != nil {
-		return err
-	}
-	w.obsCur = -1
 	var last [8]byte
 	binary.LittleEndian.PutUint64(last[:], uint64(w.nnz))
 	if _, err := w.rowf.WriteAt(last[:], w.cells*8); err != nil {
 		return err
 	}
-	if err := w.writeObs(); err != nil {
-		return fmt.Errorf("%s: %w", ObsFeatures, err)
+	if w.obsTable != nil {
+		err := w.obsTable.close()
+		w.obsTable = nil
+		if err != nil {
+			return fmt.Errorf("%s: %w", ObsFeatures, err)
+		}
 	}
 	rowType := SmallestUint(uint64(w.nnz))
 	if err := w.narrowRows(rowType); err != nil {
@@ -687,23 +732,23 @@ func (w *writer) narrowRows(t DType) error {
 	return out.Sync()
 }
 
-// writeObs writes the obs tables from the spill's records, in claim order.
-func (w *writer) writeObs() error {
-	if _, err := w.obsf.Seek(0, io.SeekStart); err != nil {
-		return err
+// writeObs writes the obs rows of the spill's records in [off, end) (whole records) to the
+// obs tables.
+func (w *writer) writeObs(off, end int64, buf *[]byte) error {
+	if end <= off {
+		return nil
 	}
-	r := bufio.NewReaderSize(io.LimitReader(w.obsf, w.spillLen), 1<<20)
+	r := bufio.NewReaderSize(io.NewSectionReader(w.obsf, off, end-off), 1<<20)
 	specsOf := func(in int) ([]ColumnSpec, bool) {
 		if in < 0 || in >= len(w.inputs) || w.obsBlock[in] < 0 {
 			return nil, false
 		}
 		return w.obsSpecs[in], true
 	}
-	var buf []byte
 	for {
-		rec, err := readObs(r, &buf, specsOf)
+		rec, err := readObs(r, buf, specsOf)
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", filepath.Join(w.tmp, obsSpill), err)
@@ -712,12 +757,6 @@ func (w *writer) writeObs() error {
 			return fmt.Errorf("%s: rows [%d, %d): %w", w.inputs[rec.in].Name(), rec.lo, rec.hi, err)
 		}
 	}
-	if w.obsTable != nil {
-		err := w.obsTable.close()
-		w.obsTable = nil
-		return err
-	}
-	return nil
 }
 
 // removeSpills closes and removes the spill files (the archive is complete without them).
