@@ -1,6 +1,7 @@
 package scdl
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -21,6 +22,9 @@ import (
 
 // obsSpill is the name of the obs spill file in the temporary archive.
 const obsSpill = ".obs_rows.spill"
+
+// maxObsRecord bounds a record (a chunk's obs rows): 2 GiB.
+const maxObsRecord = 1 << 31
 
 // errSpill means the obs spill file is not what the writer wrote.
 var errSpill = errors.New("damaged obs spill")
@@ -89,16 +93,17 @@ func readObs(r io.Reader, buf *[]byte, specsOf func(in int) ([]ColumnSpec, bool)
 		return rec, err
 	}
 	size := binary.LittleEndian.Uint32(hdr[:])
-	if size < 20 || size > 1<<31 {
+	if size < 20 || size > maxObsRecord-4 {
 		return rec, fmt.Errorf("%w: a record of %d bytes", errSpill, size)
 	}
-	if cap(*buf) < int(size) {
-		*buf = make([]byte, size)
+	// Read through a buffer that grows with the bytes there are, not with what a damaged
+	// length claims.
+	bb := bytes.NewBuffer((*buf)[:0])
+	if n, err := io.CopyN(bb, r, int64(size)); n != int64(size) {
+		return rec, fmt.Errorf("%w: a short record (%d of %d bytes): %v", errSpill, n, size, err)
 	}
-	b := (*buf)[:size]
-	if _, err := io.ReadFull(r, b); err != nil {
-		return rec, fmt.Errorf("%w: a short record: %v", errSpill, err)
-	}
+	b := bb.Bytes()
+	*buf = b[:0]
 	rec.in = int(binary.LittleEndian.Uint32(b))
 	rec.lo, rec.hi = int64(binary.LittleEndian.Uint64(b[4:])), int64(binary.LittleEndian.Uint64(b[12:]))
 	b = b[20:]

@@ -501,6 +501,9 @@ func (w *writer) chunk(ctx context.Context, seq *pagewriter.Sequencer, t *pagewr
 	e.obs = e.obs[:0]
 	if w.obsBlock[i] >= 0 {
 		e.obs = encodeObs(e.obs, i, lo, hi, w.obsColumns(i, b.Obs))
+		if len(e.obs) > maxObsRecord {
+			return fmt.Errorf("%s: rows [%d, %d): %w: %d bytes of cell features in %d cells", in.Name(), lo, hi, ErrInput, len(e.obs), hi-lo)
+		}
 	}
 	var start, row0, spill0 int64
 	seq.Publish(t, func() error {
