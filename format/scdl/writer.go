@@ -501,7 +501,7 @@ func (w *writer) chunk(ctx context.Context, seq *pagewriter.Sequencer, t *pagewr
 	e.obs = e.obs[:0]
 	if w.obsBlock[i] >= 0 {
 		e.obs = encodeObs(e.obs, i, lo, hi, w.obsColumns(i, b.Obs))
-		if len(e.obs) > maxObsRecord {
+		if int64(len(e.obs)) > maxObsRecord {
 			return fmt.Errorf("%s: rows [%d, %d): %w: %d bytes of cell features in %d cells", in.Name(), lo, hi, ErrInput, len(e.obs), hi-lo)
 		}
 	}
