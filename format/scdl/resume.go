@@ -308,3 +308,22 @@ func (w *writer) discardPartial() {
 	os.Remove(w.recPath)
 	os.RemoveAll(w.tmp)
 }
+
+// removeResumable removes the temporary directory and the record a killed resumable Write to
+// path left, for a Write without checkpoints (which would never resume them); one that a run
+// is writing is ErrBusy.
+func removeResumable(path string) error {
+	tmp := atomicfile.PartialName(path, PartialSuffix)
+	if _, err := os.Lstat(tmp); err != nil {
+		os.Remove(atomicfile.PartialName(path, CheckpointSuffix))
+		return nil
+	}
+	if atomicfile.Busy(filepath.Join(tmp, lockFile)) {
+		return fmt.Errorf("output %s: %w: another run is writing it (%s is locked)", path, atomicfile.ErrBusy, tmp)
+	}
+	os.Remove(atomicfile.PartialName(path, CheckpointSuffix))
+	if err := os.RemoveAll(tmp); err != nil {
+		return fmt.Errorf("create %s: remove a killed run's %s: %w", path, tmp, err)
+	}
+	return nil
+}

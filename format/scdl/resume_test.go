@@ -209,3 +209,15 @@ func TestWriteResumableBusy(t *testing.T) {
 		t.Fatalf("got %v, want %v", err, atomicfile.ErrBusy)
 	}
 }
+
+// A run without checkpoints removes what a killed resumable run left (it would never resume it).
+func TestWriteWithoutCheckpointsRemovesPartial(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out.scdl")
+	interrupted(t, dir, 200)
+	if _, err := Write(context.Background(), dir, resumeInputs(), Options{Workers: 2, ChunkNNZ: 200}); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(filepath.Dir(dir)); len(left) != 1 {
+		t.Fatalf("beside the archive: %v", left)
+	}
+}

@@ -112,6 +112,9 @@ func Write(ctx context.Context, path string, inputs []Input, opt Options) (rep R
 		// The archive is written into a temporary directory beside path, moved onto path
 		// when complete (atomicfile.Dir: a killed earlier run's leftovers are removed, ours
 		// is held).
+		if err := removeResumable(path); err != nil {
+			return rep, err
+		}
 		var tmpDir *atomicfile.Dir
 		if tmpDir, err = atomicfile.CreateDir(path); err != nil {
 			return rep, fmt.Errorf("create %s: %w", path, err)
