@@ -103,6 +103,28 @@ func writeSCDL(ctx context.Context, cfg pipeline.Config, plan *recipe.Plan) (pip
 		bytesIn += s
 	}
 	opt := scdl.Options{Workers: cfg.Workers}
+	if res := cfg.Resume; res != nil {
+		// A resumable run (docs/RESUME.md): the writer checkpoints its arrays and obs spill
+		// beside the output; the fingerprint is the one an MDS export checkpoint matches.
+		fp, err := mdsPrint(res.Fingerprint)
+		if err != nil {
+			return pipeline.Report{}, fmt.Errorf("inputs of %s: %w", cfg.Output, err)
+		}
+		every, bytes := res.Every, res.Bytes
+		if every == 0 {
+			every = pipeline.DefaultCheckpointEvery
+		}
+		if bytes == 0 {
+			bytes = pipeline.DefaultCheckpointBytes
+		}
+		opt.Resume = &scdl.Resume{Print: fp, Every: every, Bytes: bytes, Restart: res.Restart, Log: func(msg string) {
+			if res.Log != nil {
+				fmt.Fprintln(res.Log, "convert: "+msg)
+			} else if cfg.Logger != nil {
+				cfg.Logger.Info(msg)
+			}
+		}}
+	}
 	if cfg.Progress != nil {
 		opt.Progress = func(p scdl.Progress) {
 			cfg.Progress(pipeline.Progress{Done: p.Cells, Total: p.TotalCells, BytesIn: bytesIn * p.Cells / max(p.TotalCells, 1), Elapsed: p.Elapsed})

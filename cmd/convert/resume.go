@@ -54,10 +54,6 @@ func resumeOf(f *resumeFlags, plan *recipe.Plan, st *storage, log io.Writer) *pi
 	if f == nil || every <= 0 {
 		return nil
 	}
-	if r.Format == "scdl" {
-		fmt.Fprintf(log, "convert: %s: format %s does not checkpoint: a killed run starts over\n", r.Output, r.Format)
-		return nil
-	}
 	res := &pipeline.Resume{Every: every, Bytes: int64(r.CheckpointBytes), Restart: f.restart, Log: log,
 		Fingerprint: pipeline.Fingerprint{Recipe: shardRecipeHash(r), Version: version + " " + gatherBuildFacts().commit, Inputs: plan.Inputs}}
 	if !localFile(r.Output) {

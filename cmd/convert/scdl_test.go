@@ -97,7 +97,7 @@ print("ok", len(rows))
 	}
 }
 
-// SIGINT during an SCDL run: exit 130, no archive, no temporary directory beside it, and no
+// SIGINT during an SCDL run without checkpoints: exit 130, no archive, no temporary directory beside it, and no
 // sort files left in TMPDIR.
 func TestSCDLSignalLeavesNothing(t *testing.T) {
 	if testing.Short() {
@@ -131,7 +131,9 @@ func TestSCDLSignalLeavesNothing(t *testing.T) {
 	os.Mkdir(tmp, 0o755)
 	rec := filepath.Join(dir, "r.yaml")
 	os.WriteFile(rec, []byte("source: {type: mtx10x, path: "+tenx+"}\nformat: scdl\noutput: "+filepath.Join(outDir, "x.scdl")+"\nworkers: 2\n"), 0o644)
-	cmd := exec.Command(bin, "run", rec)
+	// Without checkpoints (a resumable run keeps its partial archive for the next run:
+	// TestSCDLResumeKill9).
+	cmd := exec.Command(bin, "run", rec, "--checkpoint-every", "0")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

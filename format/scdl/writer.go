@@ -1,6 +1,7 @@
 package scdl
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -32,6 +33,8 @@ type Options struct {
 	ChunkNNZ int64
 	// Progress, when set, is called from one goroutine about every 500ms and once at the end.
 	Progress func(Progress)
+	// Resume, when set, makes the write resumable after a kill (see Resume).
+	Resume *Resume
 }
 
 // MaxChunkRows bounds the rows of one chunk (and so the obs values held per worker).
@@ -91,26 +94,55 @@ func Write(ctx context.Context, path string, inputs []Input, opt Options) (rep R
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return rep, fmt.Errorf("create %s: %w", path, err)
 	}
-	// The archive is written into a temporary directory beside path, moved onto path when
-	// complete (atomicfile.Dir: a killed earlier run's leftovers are removed, ours is held).
-	tmpDir, err := atomicfile.CreateDir(path)
-	if err != nil {
-		return rep, fmt.Errorf("create %s: %w", path, err)
-	}
-	w.tmp = tmpDir.Path()
-	defer func() {
-		if err != nil {
-			w.closeFiles()
-			tmpDir.Abort()
+	var commit func() error
+	if opt.Resume != nil {
+		var unlock func()
+		if unlock, err = w.openPartial(); err != nil {
+			return rep, err
 		}
-	}()
+		defer unlock()
+		defer func() {
+			w.closeFiles()
+			if err != nil && errors.Is(err, ErrInput) {
+				w.discardPartial() // the same run fails the same way: nothing to resume
+			}
+		}()
+		commit = w.commitPartial
+	} else {
+		// The archive is written into a temporary directory beside path, moved onto path
+		// when complete (atomicfile.Dir: a killed earlier run's leftovers are removed, ours
+		// is held).
+		if err := removeResumable(path); err != nil {
+			return rep, err
+		}
+		var tmpDir *atomicfile.Dir
+		if tmpDir, err = atomicfile.CreateDir(path); err != nil {
+			return rep, fmt.Errorf("create %s: %w", path, err)
+		}
+		w.tmp = tmpDir.Path()
+		defer func() {
+			if err != nil {
+				w.closeFiles()
+				tmpDir.Abort()
+			}
+		}()
+		commit = func() error {
+			if err := w.removeSpills(); err != nil {
+				return fmt.Errorf("write %s: %w", path, err)
+			}
+			return tmpDir.Commit()
+		}
+	}
 	if err := w.run(ctx); err != nil {
 		return rep, err
+	}
+	if err := ctx.Err(); err != nil {
+		return rep, err // cancelled after the last chunk: no archive
 	}
 	if err := w.finish(); err != nil {
 		return rep, fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := tmpDir.Commit(); err != nil {
+	if err := commit(); err != nil {
 		return rep, err
 	}
 	rep = Report{Path: path, Inputs: len(inputs), Cells: w.cells, Genes: w.maxCols, NNZ: w.nnz,
@@ -166,11 +198,15 @@ type writer struct {
 	blockSpec  [][]ColumnSpec // per obs block: the unified columns
 	totalCells int64
 
-	data, colf, rowf *os.File
-	varIdx, obsIdx   *featureIndex
-	obsTable         *tableWriter
-	obsCur           int          // the obs block obsTable writes
-	obsCh            chan obsItem // chunks' obs rows, in claim order, to the obs goroutine
+	data, colf, rowf, obsf *os.File
+	varIdx, obsIdx         *featureIndex
+	obsTable               *tableWriter
+	obsCur                 int   // the obs block obsTable writes
+	spillLen               int64 // bytes of obs records claimed (with the sequencer's baton)
+
+	ck      *checkpoint // where the run starts (zero: the first cell)
+	track   *tracker    // the chunks written; checkpoints when resumable
+	recPath string      // the checkpoint record (resumable runs)
 
 	cells, nnz int64
 	done       atomic.Int64 // cells written (progress)
@@ -240,20 +276,51 @@ func sameNames(a, b []ColumnSpec) bool {
 const rowSpill = ".row_ptr.u64"
 
 func (w *writer) run(ctx context.Context) error {
+	var start checkpoint
+	if w.ck != nil {
+		start = *w.ck
+	}
 	var err error
-	open := func(name string) *os.File {
+	open := func(name string, size int64) *os.File {
 		if err != nil {
 			return nil
 		}
 		var f *os.File
-		f, err = os.OpenFile(filepath.Join(w.tmp, name), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err = os.OpenFile(filepath.Join(w.tmp, name), os.O_RDWR|os.O_CREATE, 0o644)
+		if err == nil {
+			// A resumed run cuts what a killed one wrote after its checkpoint.
+			err = f.Truncate(size)
+		}
 		return f
 	}
-	w.data, w.colf, w.rowf = open(DataFile), open(ColPtrFile), open(rowSpill)
+	w.data = open(DataFile, 4*start.NNZ)
+	w.colf = open(ColPtrFile, int64(w.colSize)*start.NNZ)
+	w.rowf = open(rowSpill, 8*start.Cells)
+	w.obsf = open(obsSpill, start.Spill)
 	if err != nil {
 		return fmt.Errorf("create %s: %w", w.path, err)
 	}
-	if w.varIdx, err = newFeatureIndex(w.tmp, VarFeatures); err != nil {
+	w.spillLen = start.Spill
+	w.track = &tracker{res: w.opt.Resume, path: w.recPath, total: w.totalCells, pending: map[int64]chunkEnd{},
+		spilled: make(chan int64, 1),
+		cur:     chunkEnd{chunks: start.Chunks, cells: start.Cells, nnz: start.NNZ, spill: start.Spill},
+		last:    time.Now()}
+	if res := w.opt.Resume; res != nil {
+		w.track.base = checkpoint{Version: checkpointVersion, Print: res.Print, ChunkNNZ: w.opt.ChunkNNZ}
+		w.track.sync = func() error {
+			for _, f := range []*os.File{w.data, w.colf, w.rowf, w.obsf} {
+				if err := f.Sync(); err != nil {
+					return fmt.Errorf("%s: %w", f.Name(), err)
+				}
+			}
+			return nil
+		}
+	}
+	w.done.Store(start.Cells)
+	w.doneNNZ.Store(start.NNZ)
+	// The obs tables are written from the spill's start in every run (a killed run's are
+	// replaced): the spill up to the checkpoint is the obs rows of the chunks before it.
+	if err := os.RemoveAll(filepath.Join(w.tmp, ObsFeatures)); err != nil {
 		return fmt.Errorf("create %s: %w", w.path, err)
 	}
 	if w.obsIdx, err = newFeatureIndex(w.tmp, ObsFeatures); err != nil {
@@ -261,21 +328,28 @@ func (w *writer) run(ctx context.Context) error {
 	}
 	w.obsCur = -1
 
-	seq := pagewriter.NewSequencer(pagewriter.Position{})
+	seq := pagewriter.NewSequencer(pagewriter.Position{Cursor: start.NNZ, Rows: start.Cells})
 	g, gctx := errgroup.WithContext(ctx)
 	type task struct {
+		j      int64 // the chunk's index in the run
 		in     int
 		lo, hi int64
 		t      *pagewriter.Ticket
 	}
 	tasks := make(chan task, w.opt.Workers)
-	w.obsCh = make(chan obsItem, 2*w.opt.Workers)
 	g.Go(func() error {
 		defer close(tasks)
+		var j int64
 		for i, in := range w.inputs {
 			step := w.chunkRows(i, in)
 			for lo := int64(0); lo < w.rows[i]; lo += step {
-				t := task{in: i, lo: lo, hi: min(lo+step, w.rows[i]), t: seq.Issue()}
+				hi := min(lo+step, w.rows[i])
+				if j < start.Chunks { // written before the checkpoint (checked by openPartial)
+					j++
+					continue
+				}
+				t := task{j: j, in: i, lo: lo, hi: hi, t: seq.Issue()}
+				j++
 				select {
 				case tasks <- t:
 				case <-gctx.Done():
@@ -288,10 +362,37 @@ func (w *writer) run(ctx context.Context) error {
 	})
 	var workers sync.WaitGroup
 	workers.Add(w.opt.Workers)
+	workersDone := make(chan struct{})
 	g.Go(func() error {
 		workers.Wait()
-		close(w.obsCh)
+		close(workersDone)
 		return nil
+	})
+	// One goroutine writes the obs rows into the parquet tables as the spill is written
+	// without a gap (off the chunks' path), in claim order.
+	g.Go(func() error {
+		var off int64
+		var buf []byte
+		for {
+			var end int64
+			last := false
+			select {
+			case end = <-w.track.spilled:
+			case <-workersDone:
+				end, last = w.track.spillEnd(), true
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			if err := w.writeObs(off, end, &buf); err != nil {
+				err = fmt.Errorf("%s: %w", ObsFeatures, err)
+				seq.Fail(err)
+				return err
+			}
+			off = end
+			if last {
+				return nil
+			}
+		}
 	})
 	for range w.opt.Workers {
 		g.Go(func() error {
@@ -303,7 +404,7 @@ func (w *writer) run(ctx context.Context) error {
 					seq.Fail(err)
 					return err
 				}
-				if err := w.chunk(gctx, seq, t.t, t.in, t.lo, t.hi, &b, &enc); err != nil {
+				if err := w.chunk(gctx, seq, t.t, t.j, t.in, t.lo, t.hi, &b, &enc); err != nil {
 					seq.Fail(err)
 					return err
 				}
@@ -311,18 +412,6 @@ func (w *writer) run(ctx context.Context) error {
 			return nil
 		})
 	}
-	// Workers hand their obs rows over in claim order; one goroutine streams them to parquet
-	// (off the claim's critical path), and the channel closes when every worker is done.
-	g.Go(func() error {
-		for it := range w.obsCh {
-			if err := w.appendObs(it.in, it.cols, it.hi-it.lo); err != nil {
-				err = fmt.Errorf("%s: rows [%d, %d): %s: %w", w.inputs[it.in].Name(), it.lo, it.hi, ObsFeatures, err)
-				seq.Fail(err)
-				return err
-			}
-		}
-		return nil
-	})
 	stopProgress := w.progress(gctx)
 	err = g.Wait()
 	stopProgress()
@@ -375,11 +464,11 @@ func (w *writer) chunkRows(i int, in Input) int64 {
 
 // encoded is a chunk's bytes, ready for the positional writes.
 type encoded struct {
-	data, cols, rows []byte
+	data, cols, rows, obs []byte
 }
 
 // chunk reads rows [lo, hi) of input i, encodes them, claims their place and writes them.
-func (w *writer) chunk(ctx context.Context, seq *pagewriter.Sequencer, t *pagewriter.Ticket, i int, lo, hi int64, b *Block, e *encoded) error {
+func (w *writer) chunk(ctx context.Context, seq *pagewriter.Sequencer, t *pagewriter.Ticket, j int64, i int, lo, hi int64, b *Block, e *encoded) error {
 	in := w.inputs[i]
 	specs := in.ObsSchema()
 	b.Reset(specs)
@@ -412,18 +501,19 @@ func (w *writer) chunk(ctx context.Context, seq *pagewriter.Sequencer, t *pagewr
 			e.cols = binary.LittleEndian.AppendUint32(e.cols, c)
 		}
 	}
-	obs := obsItem{in: i, lo: lo, hi: hi, cols: w.obsColumns(i, b.Obs)}
-	var start, row0 int64
+	e.obs = e.obs[:0]
+	if w.obsBlock[i] >= 0 {
+		e.obs = encodeObs(e.obs, i, lo, hi, w.obsColumns(i, b.Obs))
+		if int64(len(e.obs)) > maxObsRecord {
+			return fmt.Errorf("%s: rows [%d, %d): %w: %d bytes of cell features in %d cells", in.Name(), lo, hi, ErrInput, len(e.obs), hi-lo)
+		}
+	}
+	var start, row0, spill0 int64
 	seq.Publish(t, func() error {
 		pos := seq.Position()
 		start, row0 = pos.Cursor, pos.Rows
-		if w.obsBlock[i] >= 0 {
-			select {
-			case w.obsCh <- obs:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
+		spill0 = w.spillLen
+		w.spillLen += int64(len(e.obs))
 		seq.Pass(t, pagewriter.Position{Cursor: start + nnz, Rows: row0 + (hi - lo)})
 		return nil
 	})
@@ -442,6 +532,13 @@ func (w *writer) chunk(ctx context.Context, seq *pagewriter.Sequencer, t *pagewr
 	}
 	if _, err := w.rowf.WriteAt(e.rows, row0*8); err != nil {
 		return fmt.Errorf("write %s: %w", RowPtrFile, err)
+	}
+	if _, err := w.obsf.WriteAt(e.obs, spill0); err != nil {
+		return fmt.Errorf("write %s: %w", ObsFeatures, err)
+	}
+	end := chunkEnd{chunks: j + 1, cells: row0 + (hi - lo), nnz: start + nnz, spill: spill0 + int64(len(e.obs))}
+	if err := w.track.written(j, end, int64(len(e.data)+len(e.cols)+len(e.rows)+len(e.obs))); err != nil {
+		return fmt.Errorf("write %s: %w", w.path, err)
 	}
 	w.done.Add(hi - lo)
 	w.doneNNZ.Add(nnz)
@@ -484,15 +581,8 @@ func (w *writer) check(i int, lo, hi int64, b *Block) error {
 	return nil
 }
 
-// obsItem is a chunk's obs rows on their way to the obs goroutine.
-type obsItem struct {
-	in     int
-	lo, hi int64
-	cols   []Column
-}
-
-// obsColumns copies the stored obs columns of a block (the index alone, renamed, when the
-// table has no other column): the block's buffers are reused by its worker.
+// obsColumns returns the stored obs columns of a block (the index alone, renamed, when the
+// table has no other column), sharing the block's buffers.
 func (w *writer) obsColumns(i int, all []Column) []Column {
 	specs := w.obsSpecs[i]
 	out := make([]Column, 0, len(specs))
@@ -500,8 +590,6 @@ func (w *writer) obsColumns(i int, all []Column) []Column {
 		for _, c := range all {
 			if c.Name == s.Name || (c.Index && s.Name == ObsIndexColumn && len(specs) == 1) {
 				c.ColumnSpec = s
-				c.Ints, c.Floats, c.Strings = slices.Clone(c.Ints), slices.Clone(c.Floats), slices.Clone(c.Strings)
-				c.Bools, c.Null = slices.Clone(c.Bools), slices.Clone(c.Null)
 				out = append(out, c)
 				break
 			}
@@ -510,7 +598,7 @@ func (w *writer) obsColumns(i int, all []Column) []Column {
 	return out
 }
 
-// appendObs writes a chunk's obs rows; it runs in claim order (with the sequencer's baton).
+// appendObs writes a chunk's obs rows; the final pass calls it in claim order.
 func (w *writer) appendObs(i int, cols []Column, rows int64) error {
 	b := w.obsBlock[i]
 	if b < 0 {
@@ -537,11 +625,21 @@ func (w *writer) appendObs(i int, cols []Column, rows int64) error {
 	return nil
 }
 
-// finish writes the last row pointer, narrows the row pointers, writes the feature indices,
-// the metadata and the header, and syncs everything.
+// finish writes the last row pointer, narrows the row pointers, writes the feature indices
+// (the obs tables from the spill), the metadata and the header, and syncs everything. It
+// starts by removing what an earlier finish killed midway wrote: it can be run again whole.
 func (w *writer) finish() error {
 	if w.nnz == 0 {
 		return fmt.Errorf("%w: the inputs hold no stored values (BioNeMo cannot map an empty data.npy)", ErrInput)
+	}
+	for _, name := range []string{HeaderFile, MetadataFile, VersionFile, RowPtrFile, VarFeatures} {
+		if err := os.RemoveAll(filepath.Join(w.tmp, name)); err != nil {
+			return err
+		}
+	}
+	var err error
+	if w.varIdx, err = newFeatureIndex(w.tmp, VarFeatures); err != nil {
+		return err
 	}
 	var last [8]byte
 	binary.LittleEndian.PutUint64(last[:], uint64(w.nnz))
@@ -549,10 +647,11 @@ func (w *writer) finish() error {
 		return err
 	}
 	if w.obsTable != nil {
-		if err := w.obsTable.close(); err != nil {
+		err := w.obsTable.close()
+		w.obsTable = nil
+		if err != nil {
 			return fmt.Errorf("%s: %w", ObsFeatures, err)
 		}
-		w.obsTable = nil
 	}
 	rowType := SmallestUint(uint64(w.nnz))
 	if err := w.narrowRows(rowType); err != nil {
@@ -598,9 +697,9 @@ func (w *writer) finish() error {
 	return nil // the directory is fsynced when it is published
 }
 
-// narrowRows copies the uint64 spill into row_ptr.npy as dtype t and removes the spill.
+// narrowRows copies the uint64 spill into row_ptr.npy as dtype t.
 func (w *writer) narrowRows(t DType) error {
-	out, err := os.OpenFile(filepath.Join(w.tmp, RowPtrFile), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	out, err := os.OpenFile(filepath.Join(w.tmp, RowPtrFile), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
@@ -636,12 +735,50 @@ func (w *writer) narrowRows(t DType) error {
 			return rerr
 		}
 	}
-	if err := out.Sync(); err != nil {
-		return err
+	return out.Sync()
+}
+
+// writeObs writes the obs rows of the spill's records in [off, end) (whole records) to the
+// obs tables.
+func (w *writer) writeObs(off, end int64, buf *[]byte) error {
+	if end <= off {
+		return nil
 	}
-	w.rowf.Close()
-	w.rowf = nil
-	return os.Remove(filepath.Join(w.tmp, rowSpill))
+	r := bufio.NewReaderSize(io.NewSectionReader(w.obsf, off, end-off), 1<<20)
+	specsOf := func(in int) ([]ColumnSpec, bool) {
+		if in < 0 || in >= len(w.inputs) || w.obsBlock[in] < 0 {
+			return nil, false
+		}
+		return w.obsSpecs[in], true
+	}
+	for {
+		rec, err := readObs(r, buf, specsOf)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(w.tmp, obsSpill), err)
+		}
+		if err := w.appendObs(rec.in, rec.cols, rec.hi-rec.lo); err != nil {
+			return fmt.Errorf("%s: rows [%d, %d): %w", w.inputs[rec.in].Name(), rec.lo, rec.hi, err)
+		}
+	}
+}
+
+// removeSpills closes and removes the spill files (the archive is complete without them).
+func (w *writer) removeSpills() error {
+	for _, f := range []**os.File{&w.rowf, &w.obsf} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
+	}
+	for _, name := range []string{rowSpill, obsSpill} {
+		if err := os.Remove(filepath.Join(w.tmp, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeVar reads every input's gene table in order and writes the var blocks: a block is
@@ -711,13 +848,15 @@ func equalTables(a, b []Column) bool {
 }
 
 func (w *writer) closeFiles() {
-	for _, f := range []*os.File{w.data, w.colf, w.rowf} {
-		if f != nil {
-			f.Close()
+	for _, f := range []**os.File{&w.data, &w.colf, &w.rowf, &w.obsf} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
 		}
 	}
 	if w.obsTable != nil {
 		w.obsTable.abort()
+		w.obsTable = nil
 	}
 }
 

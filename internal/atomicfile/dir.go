@@ -104,3 +104,13 @@ func replaceDir(tmp, path string) error {
 	}
 	return SyncDir(filepath.Dir(path))
 }
+
+// PublishDir fsyncs the complete directory tmp (a resumable write's named temporary
+// directory, whose files the caller has fsynced) and moves it onto target as Dir.Commit does.
+// On failure tmp stays.
+func PublishDir(tmp, target string) error {
+	if err := SyncDir(tmp); err != nil {
+		return err
+	}
+	return replaceDir(tmp, target)
+}
