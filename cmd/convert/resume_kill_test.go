@@ -70,10 +70,10 @@ func TestResumeKill9(t *testing.T) {
 	}
 	images := filepath.Join(dir, "images")
 	writeSmallImages(t, images, nimages)
-	// A tenth of the JSONL lines with dedup (10% duplicates of earlier lines, across the
+	// A fifth of the JSONL lines with dedup (10% duplicates of earlier lines, across the
 	// whole past): the table flushes, merges and is checkpointed beside the output.
 	dupJSONL := filepath.Join(dir, "dups.jsonl")
-	writeDupJSONL(t, dupJSONL, max(lines/10, 100_000))
+	writeDupJSONL(t, dupJSONL, max(lines/5, 100_000))
 	dupRecipe := filepath.Join(dir, "dups.yaml")
 	text = fmt.Sprintf("source:\n  type: jsonl\n  inputs: [%q]\nfields:\n  - {name: n, type: int}\n  - {name: t, type: text}\n"+
 		"dedup: {fields: [t], mode: drop}\noutput: out.mldf\n", dupJSONL)
@@ -189,10 +189,12 @@ func resumeKill(t *testing.T, bin string, tc resumeKillCase, rnd *rand.Rand) {
 		killedAt := time.Now()
 		if err == nil {
 			mu.Unlock()
-			if kills < 5 && !committed {
-				// (On a fast machine the default sizes finish after fewer than 20 kills;
-				// the sizes take 20.)
-				t.Fatalf("the run finished after %d kills", kills)
+			// (On a fast machine the default sizes finish after fewer than 20 kills;
+			// the sizes take 20. A run shorter than five of the waits before a
+			// kill cannot take five: it must take half of what fits.)
+			wait := max(2*every+50*time.Millisecond, 250*time.Millisecond) + full/40
+			if need := min(5, max(1, int(full/wait)/2)); kills < need && !committed {
+				t.Fatalf("the run finished after %d kills (the uninterrupted run took %v: %d should fit)", kills, full, need)
 			}
 			break
 		}
