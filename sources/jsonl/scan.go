@@ -964,29 +964,42 @@ func unescape(dst, raw []byte) ([]byte, error) {
 						continue
 					}
 				}
-				return dst, fmt.Errorf(`unpaired surrogate \u%04x (not representable in UTF-8)`, r)
+				return dst, errSurrogate(r)
 			}
 			if r >= 0xDC00 && r < 0xE000 {
-				return dst, fmt.Errorf(`unpaired surrogate \u%04x (not representable in UTF-8)`, r)
+				return dst, errSurrogate(r)
 			}
 			dst = utf8.AppendRune(dst, r)
 			continue
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		default: // '"', '\\', '/'
-			dst = append(dst, raw[1])
+		default:
+			dst = append(dst, escaped(raw[1]))
 		}
 		raw = raw[2:]
 	}
 	return dst, nil
+}
+
+// escaped is the byte a one-character escape \c stands for (c is one of the valid escape
+// characters other than u).
+func escaped(c byte) byte {
+	switch c {
+	case 'b':
+		return '\b'
+	case 'f':
+		return '\f'
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	}
+	return c // '"', '\\', '/'
+}
+
+// errSurrogate is the error of a \u escape of half a surrogate pair without its other half.
+func errSurrogate(r rune) error {
+	return fmt.Errorf(`unpaired surrogate \u%04x (not representable in UTF-8)`, r)
 }
 
 // maxRecLine is the longest line whose escape positions are recorded (they are int32); the
@@ -1022,24 +1035,14 @@ func unescapeAt(dst, b []byte, start, end int, escs []int32) ([]byte, error) {
 						continue
 					}
 				}
-				return dst, fmt.Errorf(`unpaired surrogate \u%04x (not representable in UTF-8)`, r)
+				return dst, errSurrogate(r)
 			}
 			if r >= 0xDC00 && r < 0xE000 {
-				return dst, fmt.Errorf(`unpaired surrogate \u%04x (not representable in UTF-8)`, r)
+				return dst, errSurrogate(r)
 			}
 			dst = utf8.AppendRune(dst, r)
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		default: // '"', '\\', '/'
-			dst = append(dst, c)
+		default:
+			dst = append(dst, escaped(c))
 		}
 	}
 	return append(dst, b[prev:end]...), nil
