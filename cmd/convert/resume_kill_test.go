@@ -346,21 +346,3 @@ func writeSmallImages(t *testing.T, root string, n int) {
 		}
 	}
 }
-
-// onlyFiles fails if dir holds anything but the names in keep (a partial file, a checkpoint).
-func onlyFiles(t *testing.T, dir string, keep ...string) {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		found := false
-		for _, k := range keep {
-			found = found || e.Name() == k
-		}
-		if !found {
-			t.Errorf("left behind in %s: %s", dir, e.Name())
-		}
-	}
-}

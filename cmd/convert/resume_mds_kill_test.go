@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -36,79 +35,25 @@ func TestResumeMDSKill9(t *testing.T) {
 		t.Fatalf("uninterrupted run: %v\n%s", err, b)
 	}
 	full := time.Since(start)
-	want := dirBytes(t, ref)
+	want := treeFiles(t, ref)
 	out := filepath.Join(dir, "out", "out.mds")
 	os.Mkdir(filepath.Dir(out), 0o755)
 	rnd := rand.New(rand.NewPCG(30, 2))
-	var logs strings.Builder
-	kills := 0
-	for i := 0; ; i++ {
-		if i > 50 {
-			t.Fatalf("%d attempts and the run has not finished:\n%s", i, logs.String())
+	args := []string{"run", recipe, "--output", out, "--checkpoint-every", "50ms"}
+	logs, kills := killRuns(t, bin, args, 8, 50, func(k int, _ time.Time) {
+		// Every other kill in the first third of the run, in the conversion (the export of
+		// short lines takes most of the run).
+		span := full
+		if k%2 == 0 {
+			span = full / 3
 		}
-		cmd := exec.Command(bin, "run", recipe, "--output", out, "--checkpoint-every", "50ms")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		killing := kills < 8
-		if killing {
-			// Every other kill in the first third of the run, in the conversion (the export of
-			// short lines takes most of the run).
-			span := full
-			if kills%2 == 0 {
-				span = full / 3
-			}
-			time.Sleep(150*time.Millisecond + time.Duration(rnd.Int64N(int64(span))))
-			cmd.Process.Kill()
-		}
-		err := cmd.Wait()
-		fmt.Fprintf(&logs, "attempt %d (killed %v, %v):\n%s", i, killing, err, stderr.String())
-		if err == nil {
-			break
-		}
-		if !killing {
-			t.Fatalf("the last run failed: %v\n%s", err, logs.String())
-		}
-		kills++
-	}
-	if got := dirBytes(t, out); len(got) != len(want) {
-		t.Fatalf("after %d kills the dataset has %d files, an uninterrupted run's %d\n%s", kills, len(got), len(want), logs.String())
-	} else {
-		for name, b := range want {
-			if !bytes.Equal(got[name], b) {
-				t.Fatalf("after %d kills %s differs from an uninterrupted run's\n%s", kills, name, logs.String())
-			}
-		}
-	}
-	left, _ := os.ReadDir(filepath.Dir(out))
-	for _, e := range left {
-		if e.Name() != "out.mds" && e.Name() != "out.mds.report.json" {
-			t.Errorf("left beside the output: %s", e.Name())
-		}
-	}
-	conv, exp := strings.Count(logs.String(), "resumed at sample"), strings.Count(logs.String(), "resumed the export")
+		time.Sleep(150*time.Millisecond + time.Duration(rnd.Int64N(int64(span))))
+	})
+	sameTree(t, out, want, kills, logs)
+	onlyFiles(t, filepath.Dir(out), "out.mds", "out.mds.report.json")
+	conv, exp := strings.Count(logs, "resumed at sample"), strings.Count(logs, "resumed the export")
 	t.Logf("uninterrupted %v; %d kills; %d resumes of the conversion, %d of the export", full.Round(time.Millisecond), kills, conv, exp)
 	if kills >= 3 && conv+exp == 0 {
-		t.Errorf("%d kills and not one resume:\n%s", kills, logs.String())
+		t.Errorf("%d kills and not one resume:\n%s", kills, logs)
 	}
-}
-
-// dirBytes returns the files of dir by name.
-func dirBytes(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := map[string][]byte{}
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m[e.Name()] = b
-	}
-	return m
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -40,25 +38,6 @@ func writeTenX(t *testing.T, dir string, cells, genes, perCell int) {
 	}
 }
 
-// treeFiles returns the files under dir by relative path.
-func treeFiles(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
-	m := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		m[rel] = b
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 // An SCDL output killed with SIGKILL at random moments and started again each time ends with
 // the archive of an uninterrupted run, every file the same bytes, and nothing else left beside
 // it. Builds the binary: skipped under -race (buildConvert), run by the norace phase.
@@ -83,64 +62,27 @@ func TestSCDLResumeKill9(t *testing.T) {
 	os.Mkdir(filepath.Dir(out), 0o755)
 	record := filepath.Join(filepath.Dir(out), ".x.scdl.scdl-checkpoint")
 	rnd := rand.New(rand.NewPCG(30, 3))
-	var logs strings.Builder
-	kills := 0
-	for i := 0; ; i++ {
-		if i > 40 {
-			t.Fatalf("%d attempts and the run has not finished:\n%s", i, logs.String())
-		}
-		cmd := exec.Command(bin, "run", rec, "--output", out, "--checkpoint-every", "20ms")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		killing := kills < 6
-		if killing {
-			// Reading the 10x matrix takes most of a run: every other kill lands in the writing,
-			// a moment after a checkpoint of this run; the others anywhere.
-			began := time.Now()
-			if kills%2 == 0 {
-				for time.Since(began) < 2*full+5*time.Second {
-					if fi, err := os.Stat(record); err == nil && fi.ModTime().After(began) {
-						break
-					}
-					time.Sleep(2 * time.Millisecond)
+	args := []string{"run", rec, "--output", out, "--checkpoint-every", "20ms"}
+	logs, kills := killRuns(t, bin, args, 6, 40, func(k int, began time.Time) {
+		// Reading the 10x matrix takes most of a run: every other kill lands in the writing,
+		// a moment after a checkpoint of this run; the others anywhere.
+		if k%2 == 0 {
+			for time.Since(began) < 2*full+5*time.Second {
+				if fi, err := os.Stat(record); err == nil && fi.ModTime().After(began) {
+					break
 				}
-				time.Sleep(time.Duration(rnd.Int64N(int64(100 * time.Millisecond))))
-			} else {
-				time.Sleep(time.Duration(rnd.Int64N(int64(full))))
+				time.Sleep(2 * time.Millisecond)
 			}
-			cmd.Process.Kill()
+			time.Sleep(time.Duration(rnd.Int64N(int64(100 * time.Millisecond))))
+		} else {
+			time.Sleep(time.Duration(rnd.Int64N(int64(full))))
 		}
-		err := cmd.Wait()
-		fmt.Fprintf(&logs, "attempt %d (killed %v, %v):\n%s", i, killing, err, stderr.String())
-		if err == nil {
-			break
-		}
-		if !killing {
-			t.Fatalf("the last run failed: %v\n%s", err, logs.String())
-		}
-		kills++
-	}
-	got := treeFiles(t, out)
-	if len(got) != len(want) {
-		t.Fatalf("after %d kills the archive has %d files, an uninterrupted run's %d\n%s", kills, len(got), len(want), logs.String())
-	}
-	for name, b := range want {
-		if !bytes.Equal(got[name], b) {
-			t.Fatalf("after %d kills %s differs from an uninterrupted run's\n%s", kills, name, logs.String())
-		}
-	}
-	left, _ := os.ReadDir(filepath.Dir(out))
-	for _, e := range left {
-		if e.Name() != "x.scdl" && e.Name() != "x.scdl.report.json" {
-			t.Errorf("left beside the output: %s", e.Name())
-		}
-	}
-	resumes := strings.Count(logs.String(), "resumed after")
+	})
+	sameTree(t, out, want, kills, logs)
+	onlyFiles(t, filepath.Dir(out), "x.scdl", "x.scdl.report.json")
+	resumes := strings.Count(logs, "resumed after")
 	t.Logf("uninterrupted %v; %d kills; %d resumes", full.Round(time.Millisecond), kills, resumes)
 	if kills >= 3 && resumes == 0 {
-		t.Errorf("%d kills and not one resume:\n%s", kills, logs.String())
+		t.Errorf("%d kills and not one resume:\n%s", kills, logs)
 	}
 }
