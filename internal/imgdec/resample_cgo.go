@@ -88,6 +88,56 @@ static void imgdec_hrow3(const unsigned char *restrict in, int outW, const int32
 	}
 }
 
+// imgdec_htablep lays out a filter of at most two taps in output order (mirrored when flip
+// is set) for imgdec_hrow3p_avx2: per output pixel x, off[x] the byte offset of its first
+// input pixel and w0[x], w1[x] its two weights (w1[x] 0 for a one-tap output).
+static void imgdec_htablep(int outW, const int32_t *restrict start, const int32_t *restrict n,
+                           const int32_t *restrict k, int ksize, int flip, int32_t *restrict off,
+                           int32_t *restrict w0, int32_t *restrict w1) {
+	for (int x = 0; x < outW; x++) {
+		int i = flip ? outW - 1 - x : x;
+		off[x] = 3 * start[i];
+		w0[x] = k[i * ksize];
+		w1[x] = n[i] == 2 ? k[i * ksize + 1] : 0;
+	}
+}
+
+// imgdec_hrow3p_avx2 is the horizontal pass of one RGB row into three planes (plane bytes
+// apart) with a filter of at most two taps (an upscale, or a reduction under 1.5x: most
+// random-resized crops), 8 output pixels of one channel at a time. A gather of the 32-bit
+// words at in + off[x] + ch brings both taps of channel ch of 8 outputs at once: the first
+// tap is the word's byte 0, the second its byte 3 (the next pixel's same channel). Reads up
+// to 3 bytes past the last pixel a filter uses (the caller makes sure they exist); the
+// arithmetic is the scalar pass's, so the pixels are the same to the bit.
+__attribute__((target("avx2")))
+static void imgdec_hrow3p_avx2(const unsigned char *restrict in, int outW, const int32_t *restrict off,
+                               const int32_t *restrict w0, const int32_t *restrict w1, long plane,
+                               unsigned char *restrict o) {
+	const __m256i h = _mm256_set1_epi32(1 << (IMGDEC_PREC - 1)), lo8 = _mm256_set1_epi32(0xff);
+	int x = 0;
+	for (; x + 8 <= outW; x += 8) {
+		const __m256i idx = _mm256_loadu_si256((const __m256i *)(off + x));
+		const __m256i k0 = _mm256_loadu_si256((const __m256i *)(w0 + x));
+		const __m256i k1 = _mm256_loadu_si256((const __m256i *)(w1 + x));
+		for (int ch = 0; ch < 3; ch++) {
+			__m256i d = _mm256_i32gather_epi32((const int *)(in + ch), idx, 1);
+			__m256i a = _mm256_add_epi32(h, _mm256_add_epi32(_mm256_mullo_epi32(_mm256_and_si256(d, lo8), k0),
+			                                                 _mm256_mullo_epi32(_mm256_srli_epi32(d, 24), k1)));
+			a = _mm256_srai_epi32(a, IMGDEC_PREC);
+			__m256i p = _mm256_packs_epi32(a, a);
+			p = _mm256_packus_epi16(p, p);
+			// p's lanes each start with their 4 outputs' bytes
+			__m128i b = _mm_unpacklo_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+			_mm_storel_epi64((__m128i *)(o + ch * plane + x), b);
+		}
+	}
+	const int32_t h1 = 1 << (IMGDEC_PREC - 1);
+	for (; x < outW; x++) {
+		const unsigned char *p = in + off[x];
+		for (int ch = 0; ch < 3; ch++) o[ch * plane + x] = imgdec_clip8(h1 + p[ch] * w0[x] + p[ch + 3] * w1[x]);
+	}
+}
+
 // imgdec_vrow2_sse41 is the vertical pass of one output row from two input rows.
 __attribute__((target("sse4.1")))
 static void imgdec_vrow2_sse41(const unsigned char *restrict r0, const unsigned char *restrict r1, int32_t w0,
@@ -148,7 +198,11 @@ IMGDEC_CLONES static void imgdec_hpass(const unsigned char *restrict src, long s
 #ifdef IMGDEC_SSE41
 	// tab (RGB only) holds 2*outW + 3 + 4*outW*ksize int32 for imgdec_htable's tables: the
 	// offsets, the tap counts, then the weight vectors from the next 16-byte boundary.
-	int usetab = c == 3 && tab != NULL && simdrows > 0 && __builtin_cpu_supports("sse4.1");
+	// Planar RGB with at most two taps: the AVX2 gather pass, its tables at the start of tab.
+	int gather = c == 3 && plane > 0 && maxn <= 2 && tab != NULL && simdrows > 0 && __builtin_cpu_supports("avx2");
+	int32_t *goff = tab, *gw0 = tab + outW, *gw1 = tab + 2 * (long)outW;
+	if (gather) imgdec_htablep(outW, start, n, k, ksize, flip, goff, gw0, gw1);
+	int usetab = !gather && c == 3 && tab != NULL && simdrows > 0 && __builtin_cpu_supports("sse4.1");
 	int32_t *off = NULL, *cnt = NULL;
 	__m128i *wv = NULL;
 	if (usetab) {
@@ -165,6 +219,10 @@ IMGDEC_CLONES static void imgdec_hpass(const unsigned char *restrict src, long s
 		const unsigned char *restrict in = src + (long)y * stride;
 		unsigned char *restrict o = out + (long)y * rowlen;
 #ifdef IMGDEC_SSE41
+		if (gather && y < simdrows) {
+			imgdec_hrow3p_avx2(in, outW, goff, gw0, gw1, plane, o);
+			continue;
+		}
 		if (usetab && y < simdrows) {
 			imgdec_hrow3(in, outW, off, cnt, wv, ksize, plane, o);
 			continue;
@@ -269,10 +327,12 @@ func (r *resampler) passes(src plane, y0, y1, outW, outH int, flip, planar bool,
 	if flip {
 		fl = 1
 	}
-	// The vector horizontal pass reads 4 bytes for a 3-byte pixel: every row but the last
-	// has the next row after it; the last one only when a byte follows its last pixel.
+	// The vector horizontal passes read up to 3 bytes past the last pixel a row's filter
+	// uses (4 bytes for a 3-byte pixel; the gather pass a 4-byte word at each output's first
+	// tap, one-tap outputs included): every row but the last has the next row after it; the
+	// last one only when 3 bytes follow its last pixel.
 	simdRows := y1 - y0 - 1
-	if (y1-1)*src.stride+src.c*r.h.end < len(src.pix) {
+	if (y1-1)*src.stride+src.c*r.h.end+2 < len(src.pix) {
 		simdRows = y1 - y0
 	}
 	lo := layoutOf(src.c, outW, planar)
