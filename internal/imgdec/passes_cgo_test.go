@@ -76,23 +76,17 @@ func passesPair(t testing.TB, rs *resampler, p plane, lim image.Rectangle, outW,
 	return got[:n], want
 }
 
-// TestTwoTapPlanarMatchesGo: the planar RGB pass for filters of at most two taps (upscales
-// and reductions under 1.5x; on AVX2 CPUs the gather pass) gives goPasses' pixels to the
-// bit: widths on both sides of its 8-pixel blocks, one-tap outputs (scale 1), crops at the
-// image's right and bottom edges (the last row read ends the buffer, or 1 to 3 bytes before
-// it), mirrored or not.
-func TestTwoTapPlanarMatchesGo(t *testing.T) {
-	const w, h = 97, 61
-	src := photo(w, h)
-	rgb := make([]byte, w*h*3, w*h*3+3)
-	for i := 0; i < w*h; i++ {
-		copy(rgb[3*i:3*i+3], src.Pix[4*i:4*i+3])
-	}
-	var rs resampler
-	for _, tc := range []struct {
-		lim        image.Rectangle
-		outW, outH int
-	}{
+// The image of the two-tap tests.
+const twoTapW, twoTapH = 97, 61
+
+type twoTapCase struct {
+	lim        image.Rectangle
+	outW, outH int
+}
+
+// twoTapCases are crops of a w × h image and output sizes for the two-tap passes.
+func twoTapCases(w, h int) []twoTapCase {
+	return []twoTapCase{
 		{image.Rect(0, 0, w, h), w, h},           // scale 1: one tap each
 		{image.Rect(0, 0, w, h), 160, 100},       // upscale
 		{image.Rect(10, 5, 30, 25), 160, 160},    // 8x upscale
@@ -114,7 +108,23 @@ func TestTwoTapPlanarMatchesGo(t *testing.T) {
 		{image.Rect(96, 60, 97, 61), 9, 9},       // the last pixel, upscaled
 		{image.Rect(0, 0, w, h), 96, 60},         // just under scale 1
 		{image.Rect(0, 0, w, h), 98, 62},         // just over scale 1
-	} {
+	}
+}
+
+// TestTwoTapPlanarMatchesGo: the planar RGB pass for filters of at most two taps (upscales
+// and reductions under 1.5x; on AVX2 CPUs the gather pass) gives goPasses' pixels to the
+// bit: widths on both sides of its 8-pixel blocks, one-tap outputs (scale 1), crops at the
+// image's right and bottom edges (the last row read ends the buffer, or 1 to 3 bytes before
+// it), mirrored or not.
+func TestTwoTapPlanarMatchesGo(t *testing.T) {
+	src := photo(twoTapW, twoTapH)
+	const w, h = twoTapW, twoTapH
+	rgb := make([]byte, w*h*3, w*h*3+3)
+	for i := 0; i < w*h; i++ {
+		copy(rgb[3*i:3*i+3], src.Pix[4*i:4*i+3])
+	}
+	var rs resampler
+	for _, tc := range twoTapCases(w, h) {
 		for _, extra := range []int{0, 1, 2, 3} {
 			p := plane{pix: rgb[:w*h*3+extra], stride: w * 3, c: 3}
 			for _, flip := range []bool{false, true} {

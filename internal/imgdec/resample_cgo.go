@@ -90,45 +90,90 @@ static void imgdec_hrow3(const unsigned char *restrict in, int outW, const int32
 
 // imgdec_htablep lays out a filter of at most two taps in output order (mirrored when flip
 // is set) for imgdec_hrow3p_avx2: per output pixel x, off[x] the byte offset of its first
-// input pixel and w0[x], w1[x] its two weights (w1[x] 0 for a one-tap output).
+// input pixel and w0[x], w1[x] its two weights (w1[x] 0 for a one-tap output); then per
+// block of 8 outputs, when each half of the block reads at most 4 consecutive input pixels
+// (upscales always do) and 16 bytes from its first one are readable (safe bytes from a row's
+// start), the byte offsets of the two halves' first pixels in win[2b], win[2b+1] and a
+// shuffle in mask[32b:] that picks each output's taps from the two 16-byte windows; else
+// win[2b] is -1 and the block gathers.
 static void imgdec_htablep(int outW, const int32_t *restrict start, const int32_t *restrict n,
-                           const int32_t *restrict k, int ksize, int flip, int32_t *restrict off,
-                           int32_t *restrict w0, int32_t *restrict w1) {
+                           const int32_t *restrict k, int ksize, int flip, long safe, int32_t *restrict off,
+                           int32_t *restrict w0, int32_t *restrict w1, int32_t *restrict win,
+                           unsigned char *restrict mask) {
 	for (int x = 0; x < outW; x++) {
 		int i = flip ? outW - 1 - x : x;
 		off[x] = 3 * start[i];
 		w0[x] = k[i * ksize];
 		w1[x] = n[i] == 2 ? k[i * ksize + 1] : 0;
 	}
+	for (int b = 0; b < outW / 8; b++) {
+		unsigned char *m = mask + 32 * b;
+		win[2 * b] = 0;
+		for (int half = 0; half < 2 && win[2 * b] >= 0; half++) {
+			const int32_t *o = off + 8 * b + 4 * half;
+			int32_t lo = o[0], hi = o[0];
+			for (int j = 1; j < 4; j++) {
+				lo = o[j] < lo ? o[j] : lo;
+				hi = o[j] > hi ? o[j] : hi;
+			}
+			if (hi - lo > 9 || lo + 16 > safe) {
+				win[2 * b] = -1;
+				break;
+			}
+			win[2 * b + half] = lo;
+			for (int j = 0; j < 4; j++) {
+				unsigned char r = (unsigned char)(o[j] - lo);
+				unsigned char *mj = m + 16 * half + 4 * j;
+				mj[0] = r;
+				mj[1] = mj[2] = 0x80;
+				mj[3] = r + 3;
+			}
+		}
+	}
 }
 
 // imgdec_hrow3p_avx2 is the horizontal pass of one RGB row into three planes (plane bytes
 // apart) with a filter of at most two taps (an upscale, or a reduction under 1.5x: most
-// random-resized crops), 8 output pixels of one channel at a time. A gather of the 32-bit
-// words at in + off[x] + ch brings both taps of channel ch of 8 outputs at once: the first
-// tap is the word's byte 0, the second its byte 3 (the next pixel's same channel). Reads up
-// to 3 bytes past the last pixel a filter uses (the caller makes sure they exist); the
-// arithmetic is the scalar pass's, so the pixels are the same to the bit.
+// random-resized crops), 8 output pixels of one channel at a time. For each channel it makes
+// the 32-bit words at in + off[x] + ch of 8 outputs: byte 0 is the first tap, byte 3 the
+// second (the next pixel's same channel). Where imgdec_htablep found the block's two halves
+// each within 16 bytes, one byte shuffle of the two windows makes them (the mask's zeroing
+// bytes stay negative with ch added); else a gather reads them. Reads up to 3 bytes past the
+// last pixel a filter uses (the caller makes sure they exist); the arithmetic is the scalar
+// pass's, so the pixels are the same to the bit.
 __attribute__((target("avx2")))
 static void imgdec_hrow3p_avx2(const unsigned char *restrict in, int outW, const int32_t *restrict off,
-                               const int32_t *restrict w0, const int32_t *restrict w1, long plane,
+                               const int32_t *restrict w0, const int32_t *restrict w1,
+                               const int32_t *restrict win, const unsigned char *restrict mask, long plane,
                                unsigned char *restrict o) {
 	const __m256i h = _mm256_set1_epi32(1 << (IMGDEC_PREC - 1)), lo8 = _mm256_set1_epi32(0xff);
 	int x = 0;
 	for (; x + 8 <= outW; x += 8) {
-		const __m256i idx = _mm256_loadu_si256((const __m256i *)(off + x));
+		const int b = x / 8;
 		const __m256i k0 = _mm256_loadu_si256((const __m256i *)(w0 + x));
 		const __m256i k1 = _mm256_loadu_si256((const __m256i *)(w1 + x));
+		__m256i d[3];
+		if (win[2 * b] >= 0) {
+			const __m256i w = _mm256_inserti128_si256(
+			    _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(in + win[2 * b]))),
+			    _mm_loadu_si128((const __m128i *)(in + win[2 * b + 1])), 1);
+			const __m256i m = _mm256_loadu_si256((const __m256i *)(mask + 32 * b));
+			d[0] = _mm256_shuffle_epi8(w, m);
+			d[1] = _mm256_shuffle_epi8(w, _mm256_add_epi8(m, _mm256_set1_epi8(1)));
+			d[2] = _mm256_shuffle_epi8(w, _mm256_add_epi8(m, _mm256_set1_epi8(2)));
+		} else {
+			const __m256i idx = _mm256_loadu_si256((const __m256i *)(off + x));
+			for (int ch = 0; ch < 3; ch++) d[ch] = _mm256_i32gather_epi32((const int *)(in + ch), idx, 1);
+		}
 		for (int ch = 0; ch < 3; ch++) {
-			__m256i d = _mm256_i32gather_epi32((const int *)(in + ch), idx, 1);
-			__m256i a = _mm256_add_epi32(h, _mm256_add_epi32(_mm256_mullo_epi32(_mm256_and_si256(d, lo8), k0),
-			                                                 _mm256_mullo_epi32(_mm256_srli_epi32(d, 24), k1)));
+			__m256i a = _mm256_add_epi32(h, _mm256_add_epi32(_mm256_mullo_epi32(_mm256_and_si256(d[ch], lo8), k0),
+			                                                 _mm256_mullo_epi32(_mm256_srli_epi32(d[ch], 24), k1)));
 			a = _mm256_srai_epi32(a, IMGDEC_PREC);
 			__m256i p = _mm256_packs_epi32(a, a);
 			p = _mm256_packus_epi16(p, p);
 			// p's lanes each start with their 4 outputs' bytes
-			__m128i b = _mm_unpacklo_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
-			_mm_storel_epi64((__m128i *)(o + ch * plane + x), b);
+			__m128i q = _mm_unpacklo_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+			_mm_storel_epi64((__m128i *)(o + ch * plane + x), q);
 		}
 	}
 	const int32_t h1 = 1 << (IMGDEC_PREC - 1);
@@ -192,16 +237,19 @@ static void imgdec_vrow2_avx2(const unsigned char *restrict r0, const unsigned c
 // (goPasses) line for line, so the two builds give the same pixels.
 IMGDEC_CLONES static void imgdec_hpass(const unsigned char *restrict src, long stride, int rows, int c, int outW,
                          const int32_t *restrict start, const int32_t *restrict n, const int32_t *restrict k,
-                         int ksize, int maxn, int flip, int simdrows, long plane, int32_t *restrict tab,
+                         int ksize, int maxn, int flip, int simdrows, long safe, long plane, int32_t *restrict tab,
                          unsigned char *restrict out) {
 	const int32_t h = 1 << (IMGDEC_PREC - 1);
 #ifdef IMGDEC_SSE41
 	// tab (RGB only) holds 2*outW + 3 + 4*outW*ksize int32 for imgdec_htable's tables: the
 	// offsets, the tap counts, then the weight vectors from the next 16-byte boundary.
-	// Planar RGB with at most two taps: the AVX2 gather pass, its tables at the start of tab.
+	// Planar RGB with at most two taps: the AVX2 pass, its tables at the start of tab (3*outW
+	// + 2*(outW/8) int32, then outW/8 masks of 32 bytes). safe: bytes readable from the start
+	// of any of the first simdrows rows.
 	int gather = c == 3 && plane > 0 && maxn <= 2 && tab != NULL && simdrows > 0 && __builtin_cpu_supports("avx2");
-	int32_t *goff = tab, *gw0 = tab + outW, *gw1 = tab + 2 * (long)outW;
-	if (gather) imgdec_htablep(outW, start, n, k, ksize, flip, goff, gw0, gw1);
+	int32_t *goff = tab, *gw0 = tab + outW, *gw1 = tab + 2 * (long)outW, *gwin = tab + 3 * (long)outW;
+	unsigned char *gmask = (unsigned char *)(gwin + 2 * (outW / 8));
+	if (gather) imgdec_htablep(outW, start, n, k, ksize, flip, safe, goff, gw0, gw1, gwin, gmask);
 	int usetab = !gather && c == 3 && tab != NULL && simdrows > 0 && __builtin_cpu_supports("sse4.1");
 	int32_t *off = NULL, *cnt = NULL;
 	__m128i *wv = NULL;
@@ -220,7 +268,7 @@ IMGDEC_CLONES static void imgdec_hpass(const unsigned char *restrict src, long s
 		unsigned char *restrict o = out + (long)y * rowlen;
 #ifdef IMGDEC_SSE41
 		if (gather && y < simdrows) {
-			imgdec_hrow3p_avx2(in, outW, goff, gw0, gw1, plane, o);
+			imgdec_hrow3p_avx2(in, outW, goff, gw0, gw1, gwin, gmask, plane, o);
 			continue;
 		}
 		if (usetab && y < simdrows) {
@@ -335,6 +383,8 @@ func (r *resampler) passes(src plane, y0, y1, outW, outH int, flip, planar bool,
 	if (y1-1)*src.stride+src.c*r.h.end+2 < len(src.pix) {
 		simdRows = y1 - y0
 	}
+	// Bytes readable from the start of any of the first simdRows rows: those of the last.
+	safe := len(src.pix) - (y0+max(simdRows, 1)-1)*src.stride
 	lo := layoutOf(src.c, outW, planar)
 	tmpPlane := (y1 - y0) * lo.rowLen
 	cplane := C.long(0)
@@ -343,12 +393,12 @@ func (r *resampler) passes(src plane, y0, y1, outW, outH int, flip, planar bool,
 	}
 	var tab *C.int32_t // the vector pass's tables (RGB): offsets, taps, 16-byte aligned weights
 	if src.c == 3 {
-		r.hw = growI32(r.hw, 2*outW+3+4*outW*r.h.ksize)
+		r.hw = growI32(r.hw, max(2*outW+3+4*outW*r.h.ksize, 3*outW+2*(outW/8)+8*(outW/8)))
 		tab = (*C.int32_t)(unsafe.Pointer(&r.hw[0]))
 	}
 	C.imgdec_hpass((*C.uchar)(unsafe.Pointer(&src.pix[y0*src.stride])), C.long(src.stride), C.int(y1-y0), C.int(src.c), C.int(outW),
 		(*C.int32_t)(unsafe.Pointer(&r.h.start[0])), (*C.int32_t)(unsafe.Pointer(&r.h.n[0])), (*C.int32_t)(unsafe.Pointer(&r.h.k[0])), C.int(r.h.ksize), C.int(r.h.maxN),
-		fl, C.int(simdRows), cplane, tab, (*C.uchar)(unsafe.Pointer(&r.tmp[0])))
+		fl, C.int(simdRows), C.long(safe), cplane, tab, (*C.uchar)(unsafe.Pointer(&r.tmp[0])))
 	for p := range lo.planes {
 		C.imgdec_vpass((*C.uchar)(unsafe.Pointer(&r.tmp[p*tmpPlane])), C.int(lo.rowLen), C.int(y0), C.int(outH),
 			(*C.int32_t)(unsafe.Pointer(&r.v.start[0])), (*C.int32_t)(unsafe.Pointer(&r.v.n[0])), (*C.int32_t)(unsafe.Pointer(&r.v.k[0])), C.int(r.v.ksize),
