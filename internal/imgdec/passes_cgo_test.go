@@ -84,7 +84,7 @@ type twoTapCase struct {
 	outW, outH int
 }
 
-// twoTapCases are crops of a w × h image and output sizes for the two-tap passes.
+// twoTapCases are crops of a w × h image and output sizes for the passes of up to four taps.
 func twoTapCases(w, h int) []twoTapCase {
 	return []twoTapCase{
 		{image.Rect(0, 0, w, h), w, h},           // scale 1: one tap each
@@ -108,14 +108,20 @@ func twoTapCases(w, h int) []twoTapCase {
 		{image.Rect(96, 60, 97, 61), 9, 9},       // the last pixel, upscaled
 		{image.Rect(0, 0, w, h), 96, 60},         // just under scale 1
 		{image.Rect(0, 0, w, h), 98, 62},         // just over scale 1
+		{image.Rect(0, 0, w, h), 60, 40},         // 1.6x: three taps
+		{image.Rect(0, 0, w, h), 48, 30},         // 2x: three or four taps
+		{image.Rect(0, 0, 96, h), 40, 25},        // 2.4x: four taps
+		{image.Rect(40, 20, w, h), 33, 20},       // 1.7x at the right and bottom edges
+		{image.Rect(w-17, h-5, w, h), 8, 2},      // 2.1x, the last 17 pixels
+		{image.Rect(1, 0, w, h), 41, 61},         // 2.3x horizontally only
 	}
 }
 
-// TestTwoTapPlanarMatchesGo: the planar RGB pass for filters of at most two taps (upscales
-// and reductions under 1.5x; on AVX2 CPUs the gather pass) gives goPasses' pixels to the
-// bit: widths on both sides of its 8-pixel blocks, one-tap outputs (scale 1), crops at the
-// image's right and bottom edges (the last row read ends the buffer, or 1 to 3 bytes before
-// it), mirrored or not.
+// TestTwoTapPlanarMatchesGo: the planar RGB passes for filters of up to four taps (upscales
+// and reductions under 2.5x; on AVX2 CPUs the shuffle and gather passes) give goPasses'
+// pixels to the bit: widths on both sides of their 8-pixel blocks, one-tap outputs (scale
+// 1), crops at the image's right and bottom edges (the last row read ends the buffer, or 1
+// to 3 bytes before it), mirrored or not.
 func TestTwoTapPlanarMatchesGo(t *testing.T) {
 	src := photo(twoTapW, twoTapH)
 	const w, h = twoTapW, twoTapH
