@@ -86,7 +86,7 @@ type twoTapCase struct {
 
 // twoTapCases are crops of a w × h image and output sizes for the passes of up to four taps.
 func twoTapCases(w, h int) []twoTapCase {
-	return []twoTapCase{
+	cases := []twoTapCase{
 		{image.Rect(0, 0, w, h), w, h},           // scale 1: one tap each
 		{image.Rect(0, 0, w, h), 160, 100},       // upscale
 		{image.Rect(10, 5, 30, 25), 160, 160},    // 8x upscale
@@ -115,6 +115,12 @@ func twoTapCases(w, h int) []twoTapCase {
 		{image.Rect(w-17, h-5, w, h), 8, 2},      // 2.1x, the last 17 pixels
 		{image.Rect(1, 0, w, h), 41, 61},         // 2.3x horizontally only
 	}
+	// Right-edge crops reduced 1.6x and 1.2x: the last blocks' windows end at every distance
+	// from the input's end.
+	for k := 8; k <= 48; k++ {
+		cases = append(cases, twoTapCase{image.Rect(w-k, h-2, w, h), max(k*5/8, 1), 1}, twoTapCase{image.Rect(w-k, h-2, w, h), k * 5 / 6, 2})
+	}
+	return cases
 }
 
 // TestTwoTapPlanarMatchesGo: the planar RGB passes for filters of up to four taps (upscales
