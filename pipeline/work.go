@@ -165,19 +165,23 @@ func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) (er
 	wk.field = -1
 	cur := -1
 	defer func() {
-		if wk.field < 0 {
-			return
-		}
 		p := recover()
 		if p == nil {
 			return
 		}
-		f := wk.field
+		where := "encoding a chunk"
+		if cur >= 0 {
+			where = "encoding sample " + quote.S(samples[cur].Origin)
+		}
+		if f := wk.field; f >= 0 {
+			where = fmt.Sprintf("field %q %s", r.cfg.Fields[f].Field.Name(), where)
+		}
 		wk.field = -1
-		err = &PanicError{Where: fmt.Sprintf("field %q encoding sample %s", r.cfg.Fields[f].Field.Name(), quote.S(samples[cur].Origin)), Value: p, Stack: debug.Stack()}
+		err = &PanicError{Where: where, Value: p, Stack: debug.Stack()}
 	}()
 	for i := range samples {
 		s := &samples[i]
+		cur = i
 		p.in += s.InputBytes
 		if i%ctxEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -188,7 +192,6 @@ func (r *runner) encode(ctx context.Context, j *job, p *pending, wk *worker) (er
 			p.rej = append(p.rej, &SampleError{Origin: strings.Clone(s.Origin), Key: strings.Clone(s.Key), Reason: reasonOf(s.Err, true), Err: s.Err, pos: i})
 			continue
 		}
-		cur = i
 		e := r.encodeSample(s, wk)
 		if e != nil {
 			e.pos = i
