@@ -250,7 +250,10 @@ def test_stats_count_the_work(fx):
                 assert py["decode_wait_seconds"] > 0
             loader.stats(reset=True)
             again = loader.stats()
-            assert again["samples"] == 0 and again["busy_seconds"] == 0 and all(v == 0 for v in again["python"].values())
+            # (the next epoch's first batches, started ahead, may still be decoding after the reset)
+            assert again["samples"] <= ahead * 64 and all(v == 0 for v in again["python"].values())
+            if not ahead:
+                assert again["samples"] == 0 and again["busy_seconds"] == 0
         with pytest.raises(ValueError, match="closed"):
             loader.stats()
 
