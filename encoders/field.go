@@ -32,6 +32,17 @@ type Field interface {
 	Encode(v sample.Value, meta []byte) (payload []byte, err error)
 }
 
+// InC is implemented by a Field whose Encode spends most of its time in C code (cgo calls;
+// the image field's libjpeg-turbo decoder, resampler and encoder). Such calls are long for
+// the Go scheduler: when every processor (P) is held by a goroutine inside C, the runtime takes
+// the P away from one and wakes a thread to spin on it, for every call. A program whose
+// workers encode such fields runs them with spare Ps (cmd/convert gives it two more than its
+// workers), which avoids that hand-off.
+type InC interface {
+	// InC reports whether Encode's time is mostly spent in C.
+	InC() bool
+}
+
 // Descriptor returns f's field descriptor, with the class names of a ClassLabel (which the
 // writer stores in the file).
 func Descriptor(f Field) mldf.FieldDesc {

@@ -238,6 +238,7 @@ func runPlan(ctx context.Context, st *storage, plan *recipe.Plan, output string,
 	cfg.Store, cfg.Sink, cfg.Logger, cfg.Resume = st.client, st.sink(ctx, output), logger, res
 	st.seed.apply(&cfg)
 	cfg.Progress = func(p pipeline.Progress) { bar.Update(progress.Stats(p)) }
+	defer spareProcs(cfg)()
 	return runner.Run(ctx, plan, cfg)
 }
 

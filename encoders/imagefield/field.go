@@ -126,6 +126,10 @@ func (f *Field) Options() Options { return f.opts }
 // Turbo reports whether the field decodes and encodes JPEG with libjpeg-turbo.
 func (f *Field) Turbo() bool { return f.turbo }
 
+// InC implements encoders.InC: with libjpeg-turbo, the decode, the resampler and (except
+// in png mode, whose encoder is Go's) the encode run in C.
+func (f *Field) InC() bool { return f.turbo && f.opts.Mode != ModePNG }
+
 // valueName names the value's file for errors, shortened when absurdly long.
 func valueName(v sample.Value) string {
 	if v.Path != "" {
