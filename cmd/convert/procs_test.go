@@ -15,6 +15,7 @@ import (
 // libjpeg-turbo, except png mode) get workers+2 for the run and the old value back after it;
 // Go-only fields, and any run under a GOMAXPROCS from the environment, keep the default.
 func TestSpareProcs(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "") // unset for the run (the case that sets it sets it again)
 	image := func(m imagefield.Mode) encoders.Field {
 		f, err := imagefield.New("image", imagefield.Options{Mode: m, MaxResolution: 256})
 		if err != nil {

@@ -24,14 +24,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"runtime/cgo"
 	"runtime/debug"
-	"sync"
 	"unsafe"
 
 	"github.com/mldf/convert/internal/loader"
+	"github.com/mldf/convert/internal/procs"
 )
 
 func main() {}
@@ -132,34 +131,18 @@ func mldf_open(path *C.char, options *C.char, errp **C.char) (h C.int64_t) {
 		setErr(errp, err)
 		return 0
 	}
-	spareProcs(opt.Threads)
+	// Spare Ps for the decoding goroutines, kept while the library is loaded: with as many Ps
+	// as decoding goroutines, each call from a Python thread (mldf_submit, mldf_wait) and each
+	// hand-off of a P from a goroutine in a long cgo call took a P a decoding goroutine then
+	// waited for (A/B on 2 cores, 2 threads, S=160: 0.31-0.33 CPU ms an image with GOMAXPROCS
+	// 4, 0.34-0.40 with 2).
+	procs.Spare(opt.Threads)
 	return C.int64_t(cgo.NewHandle(l))
 }
 
 // defaultProcs is the Go runtime's GOMAXPROCS when the library loaded (the CPUs this process
 // may use): the decoding threads of a loader opened with threads 0.
 var defaultProcs = runtime.GOMAXPROCS(0)
-
-// procsMu orders the raises of GOMAXPROCS by concurrent opens (one never lowers another's).
-var procsMu sync.Mutex
-
-// spareProcs raises GOMAXPROCS to the decoding threads plus two, unless the GOMAXPROCS
-// variable sets it. With as many Ps as decoding goroutines, each call from a Python thread
-// (mldf_submit, mldf_wait) and each hand-off of a P from a goroutine in a long cgo call
-// takes a P a decoding goroutine then waits for, parked, when its cgo call returns: in an A/B
-// on 2 cores, 2 threads, S=160, GOMAXPROCS 4 decoded with 0.31-0.33 ms of CPU per image
-// against 0.34-0.40 with GOMAXPROCS 2, and its threads stayed on fewer OS threads. The
-// spare Ps run only those short calls: the decoding goroutines are still threads.
-func spareProcs(threads int) {
-	if os.Getenv("GOMAXPROCS") != "" {
-		return
-	}
-	procsMu.Lock()
-	defer procsMu.Unlock()
-	if want := threads + 2; runtime.GOMAXPROCS(0) < want {
-		runtime.GOMAXPROCS(want)
-	}
-}
 
 //export mldf_close
 func mldf_close(h C.int64_t) {
