@@ -24,29 +24,26 @@ func TestSpare(t *testing.T) {
 		}
 	}
 
-	// Nested: the inner raise is undone by its restore, the outer by its own.
-	runtime.GOMAXPROCS(2)
-	outer := Spare(2) // 4
-	inner := Spare(4) // 6
-	inner()
-	if got := runtime.GOMAXPROCS(0); got != 4 {
-		t.Errorf("after the inner restore: %d, want 4", got)
-	}
-	outer()
-	if got := runtime.GOMAXPROCS(0); got != 2 {
-		t.Errorf("after the outer restore: %d, want 2", got)
-	}
-
-	// Out of order: the first raise's restore leaves the later, larger raise alone.
-	first := Spare(2)  // 4
-	second := Spare(4) // 6
-	first()
-	if got := runtime.GOMAXPROCS(0); got != 6 {
-		t.Errorf("restore of the first raise under a second: %d, want 6", got)
-	}
-	second()
-	if got := runtime.GOMAXPROCS(0); got != 4 {
-		t.Errorf("restore of the second raise: %d, want 4 (what it replaced)", got)
+	// Two raises from 2, to 4 then 6, restored in either order: each restore undoes only its
+	// own raise while nobody has raised further since.
+	for _, tc := range []struct {
+		name                string
+		order               [2]int // which raise is restored first, then second
+		afterOne, afterBoth int
+	}{
+		{"nested", [2]int{1, 0}, 4, 2},
+		{"out of order", [2]int{0, 1}, 6, 4},
+	} {
+		runtime.GOMAXPROCS(2)
+		restore := [2]func(){Spare(2), Spare(4)}
+		restore[tc.order[0]]()
+		if got := runtime.GOMAXPROCS(0); got != tc.afterOne {
+			t.Errorf("%s: %d after one restore, want %d", tc.name, got, tc.afterOne)
+		}
+		restore[tc.order[1]]()
+		if got := runtime.GOMAXPROCS(0); got != tc.afterBoth {
+			t.Errorf("%s: %d after both restores, want %d", tc.name, got, tc.afterBoth)
+		}
 	}
 
 	t.Setenv("GOMAXPROCS", "1")
