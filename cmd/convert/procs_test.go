@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -8,7 +10,10 @@ import (
 	"github.com/mldf/convert/encoders/imagefield"
 	"github.com/mldf/convert/encoders/textfield"
 	"github.com/mldf/convert/internal/turbojpeg"
+	"github.com/mldf/convert/objstore"
 	"github.com/mldf/convert/pipeline"
+	"github.com/mldf/convert/recipe"
+	"github.com/mldf/convert/runner"
 )
 
 // TestSpareProcs checks who gets spare Ps: fields that run in C (the image field with
@@ -73,6 +78,41 @@ func TestSpareProcs(t *testing.T) {
 			}
 			if during != want {
 				t.Errorf("GOMAXPROCS %d during the run, want %d (before %d, in C %v)", during, want, before, inC)
+			}
+		})
+	}
+}
+
+// TestSpareProcsFromRecipes: the fields a recipe builds reach spareProcs as the encoders that
+// run in C (no wrapper hides encoders.InC): the shipped image recipes get spare Ps with
+// libjpeg-turbo, the text recipe never.
+func TestSpareProcsFromRecipes(t *testing.T) {
+	for _, c := range []struct {
+		config string
+		inC    bool // with libjpeg-turbo
+	}{
+		{"demo-images.yaml", true},
+		{"imagenet.yaml", true},
+		{"jsonl-corpus.yaml", false},
+	} {
+		t.Run(c.config, func(t *testing.T) {
+			r, err := recipe.Load(filepath.Join(repoRoot(t), "configs", c.config))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Defaults()
+			client := objstore.New()
+			defer client.Close()
+			plan, err := recipe.BuildWith(context.Background(), r, client)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := runner.Config(plan, r.Output)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := fieldsInC(cfg.Fields), c.inC && turbojpeg.Available(); got != want {
+				t.Errorf("fields in C: %v, want %v", got, want)
 			}
 		})
 	}
