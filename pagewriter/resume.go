@@ -137,9 +137,9 @@ func (w *Writer) ClaimPosition() Position { return w.seq.Position() }
 
 // Sync waits until every chunk before chunk seq (a ticket's Seq) is written and makes the
 // output and the spills durable (fsync): a checkpoint of the state recorded at chunk seq's
-// claim may then be written. Later chunks may be written meanwhile; a resumed writer cuts
+// claim (ClaimPosition, whose Cursor is cursor) may then be written. Later chunks may be written meanwhile; a resumed writer cuts
 // them off. It needs a resumable writer (Options.Partial).
-func (w *Writer) Sync(ctx context.Context, seq int64) error {
+func (w *Writer) Sync(ctx context.Context, seq, cursor int64) error {
 	if w.track == nil {
 		return ErrNotResumable
 	}
@@ -150,6 +150,10 @@ func (w *Writer) Sync(ctx context.Context, seq int64) error {
 		return err
 	}
 	switch s := w.sink.(type) {
+	case directSyncer:
+		if err := s.syncTo(cursor); err != nil {
+			return err
+		}
 	case *fileSink:
 		if err := s.o.File.Sync(); err != nil {
 			return fmt.Errorf("sync %s: %w", s.o.TempPath(), err)
@@ -186,6 +190,9 @@ func (w *Writer) Suspend() error {
 	if fs, ok := w.sink.(*fileSink); ok {
 		fs.stopBehind()
 		return fs.o.af.Keep(fs.o.File.Close)
+	}
+	if ds, ok := w.sink.(*directSink); ok {
+		return ds.suspend()
 	}
 	if t, ok := w.sink.(*teeSink); ok {
 		t.Detach() // the upload stays in the bucket for the next run

@@ -55,6 +55,10 @@ type FileOptions struct {
 	Preallocate bool
 	// Named uses a named temporary file even where O_TMPFILE works (tests).
 	Named bool
+	// NoDirect writes through the page cache even where the file system takes direct
+	// writes (O_DIRECT, Linux; see directSink), which are used by default when neither
+	// Wrap nor Preallocate is set. The write-behind below is the buffered sink's.
+	NoDirect bool
 	// NoWriteBehind turns off the write-behind: by default, every writeBehindStep bytes
 	// written, the sink asks the kernel to start writing the file's dirty pages to disk
 	// (sync_file_range SYNC_FILE_RANGE_WRITE, Linux), and every syncBehindStep bytes it
@@ -72,9 +76,10 @@ type FileOptions struct {
 }
 
 // LocalFile opens path as a sink: an Output (a temporary file beside path, renamed onto it
-// by Commit). The spill files go beside it.
+// by Commit), written by parts with direct I/O where the file system takes it (see
+// FileOptions.NoDirect), else through the page cache. The spill files go beside it.
 func LocalFile(path string, opt FileOptions) SinkOpener {
-	return func(SinkLayout) (Sink, error) {
+	return func(l SinkLayout) (Sink, error) {
 		var o *Output
 		var err error
 		if opt.Partial {
@@ -84,6 +89,20 @@ func LocalFile(path string, opt FileOptions) SinkOpener {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if !opt.NoDirect && opt.Wrap == nil && !opt.Preallocate {
+			ds, err := newDirectSink(o, l, opt.Keep)
+			if err != nil {
+				if opt.Partial {
+					o.af.Keep(o.File.Close) // the next run may resume from it
+				} else {
+					o.Abort()
+				}
+				return nil, err
+			}
+			if ds != nil {
+				return ds, nil
+			}
 		}
 		s := &fileSink{o: o, pre: opt.Preallocate, behind: !opt.NoWriteBehind}
 		if s.behind {

@@ -12,16 +12,16 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// The write-behind does not change the file: with it on (the default, writeback started and
-// data synced on the way) or off, concurrent writes at disjoint offsets, past
-// syncBehindStep in all, give the same file.
+// The write-behind does not change the file: with it on (the default of the buffered sink,
+// writeback started and data synced on the way) or off, concurrent writes at disjoint
+// offsets, past syncBehindStep in all, give the same file.
 func TestLocalFileWriteBehind(t *testing.T) {
 	const piece, pieces = 1 << 20, (syncBehindStep + 2*writeBehindStep) >> 20
 	want := make([]byte, piece*pieces)
 	for i := range want {
 		want[i] = byte(i*7 + i>>20)
 	}
-	for _, opt := range []FileOptions{{}, {NoWriteBehind: true}, {Preallocate: true}} {
+	for _, opt := range []FileOptions{{NoDirect: true}, {NoDirect: true, NoWriteBehind: true}, {Preallocate: true}} {
 		path := filepath.Join(t.TempDir(), "out")
 		s, err := LocalFile(path, opt)(SinkLayout{})
 		if err != nil {
@@ -73,18 +73,23 @@ func TestLocalFileGatherWrite(t *testing.T) {
 	for k, it := range items {
 		copy(want[offs[k]:], it.Data)
 	}
-	for _, wrapped := range []bool{false, true} {
+	for _, tc := range []struct {
+		name    string
+		opt     FileOptions
+		wrapped bool
+	}{
+		{"buffered", FileOptions{NoDirect: true}, false},
+		{"wrapped", FileOptions{Wrap: func(f File, role string) File { return struct{ File }{f} }}, true},
+		{"direct where the file system has it", FileOptions{}, false},
+	} {
 		path := filepath.Join(t.TempDir(), "out")
-		opt := FileOptions{}
-		if wrapped {
-			opt.Wrap = func(f File, role string) File { return struct{ File }{f} }
-		}
-		s, err := LocalFile(path, opt)(SinkLayout{})
+		s, err := LocalFile(path, tc.opt)(SinkLayout{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := s.(*fileSink).vectored(); got != (haveWritev && !wrapped) {
-			t.Fatalf("wrapped %v: vectored %v", wrapped, got)
+		_, direct := s.(*directSink)
+		if got := s.(vectorWriter).vectored(); got != (direct || haveWritev && !tc.wrapped) {
+			t.Fatalf("%s: vectored %v", tc.name, got)
 		}
 		var seg []byte
 		if _, err := writeRange(s, 0, off, items, offs, &seg, nil); err != nil {
@@ -98,7 +103,7 @@ func TestLocalFileGatherWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Fatalf("wrapped %v: the file differs from what was written", wrapped)
+			t.Fatalf("%s: the file differs from what was written", tc.name)
 		}
 	}
 }
@@ -109,7 +114,7 @@ func TestLocalFileGatherWrite(t *testing.T) {
 func TestWriteBehindSyncErrorFailsCommit(t *testing.T) {
 	errSync := errors.New("fdatasync: input/output error")
 	called := make(chan struct{}, 1)
-	opt := FileOptions{syncData: func(uintptr) error {
+	opt := FileOptions{NoDirect: true, syncData: func(uintptr) error {
 		select {
 		case called <- struct{}{}:
 		default:
@@ -145,7 +150,7 @@ func TestWriteBehindSyncErrorFailsCommit(t *testing.T) {
 func TestWriteBehindStops(t *testing.T) {
 	base := runtime.NumGoroutine()
 	for _, commit := range []bool{true, false} {
-		s, err := LocalFile(filepath.Join(t.TempDir(), "out"), FileOptions{})(SinkLayout{})
+		s, err := LocalFile(filepath.Join(t.TempDir(), "out"), FileOptions{NoDirect: true})(SinkLayout{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -80,7 +80,7 @@ func openTee(s *multipart.Sink, l SinkLayout, staged bool, p *Partial, wrap Wrap
 }
 
 // redeliver writes tail's bytes [from, to) to the sink again.
-func redeliver(s *multipart.Sink, tail *Spill, from, to int64) error {
+func redeliver(s *multipart.Sink, tail io.ReaderAt, from, to int64) error {
 	buf := make([]byte, 4<<20)
 	for off := from; off < to; {
 		b := buf[:min(int64(len(buf)), to-off)]

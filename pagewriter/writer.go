@@ -158,6 +158,9 @@ func New(open SinkOpener, c Container, opt Options) (*Writer, error) {
 				fs.stopBehind()
 				fs.o.af.Keep(fs.o.File.Close)
 			}
+			if ds, ok := sink.(*directSink); ok {
+				ds.suspend()
+			}
 			if t, ok := sink.(*teeSink); ok {
 				t.Detach()
 			}

@@ -469,7 +469,7 @@ func (r *runner) checkpoints(ctx context.Context) error {
 		case <-tick:
 			ck.due.Store(true)
 		case c := <-ck.snaps:
-			if err := r.w.Sync(ctx, c.seq); err != nil {
+			if err := r.w.Sync(ctx, c.seq, c.Cursor); err != nil {
 				if ctx.Err() != nil || errors.Is(err, pagewriter.ErrFailed) {
 					return nil // the run's error explains
 				}

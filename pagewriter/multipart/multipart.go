@@ -71,6 +71,9 @@ type Options struct {
 	ScratchDir string
 	// AbortTimeout bounds Uploader.Abort. 0 means DefaultAbortTimeout.
 	AbortTimeout time.Duration
+	// Verb names the sink's work in its messages: "" means "upload" ("upload part 3 of
+	// NAME: ..."); a local file written by parts says "write".
+	Verb string
 }
 
 func (o *Options) defaults() {
@@ -93,6 +96,9 @@ func (o *Options) defaults() {
 	}
 	if o.AbortTimeout == 0 {
 		o.AbortTimeout = DefaultAbortTimeout
+	}
+	if o.Verb == "" {
+		o.Verb = "upload"
 	}
 	if o.ScratchDir == "" {
 		o.ScratchDir = os.TempDir()
@@ -179,8 +185,9 @@ type Sink struct {
 	stop   func() bool    // stops the AfterFunc that fails the sink when ctx ends
 	g      errgroup.Group // the part uploads
 
-	first    int // the first part in the window (streamed bytes only)
-	straddle int // the part holding bytes on both sides of the stream start, or 0
+	stream   int64 // where the streamed bytes start
+	first    int   // the first part in the window (streamed bytes only)
+	straddle int   // the part holding bytes on both sides of the stream start, or 0
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -206,24 +213,27 @@ type Sink struct {
 // only from the finalizer. When ctx ends (SIGINT), the sink fails: the uploads in flight are
 // cancelled and writers waiting for a buffer return; the caller then aborts.
 func New(ctx context.Context, u Uploader, name string, stream int64, opt Options) (*Sink, error) {
+	if opt.Verb == "" {
+		opt.Verb = "upload"
+	}
 	if err := opt.Check(); err != nil {
-		return nil, fmt.Errorf("upload %s: %w", name, err)
+		return nil, fmt.Errorf("%s %s: %w", opt.Verb, name, err)
 	}
 	opt.defaults()
-	s := &Sink{u: u, name: name, opt: opt, sched: newSchedule(opt), parts: map[int]*part{}}
+	s := &Sink{u: u, name: name, opt: opt, sched: newSchedule(opt), parts: map[int]*part{}, stream: stream}
 	s.done = make([]uint64, (opt.MaxParts+2+63)/64)
 	s.finished = make([]uint64, len(s.done))
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.cond = sync.NewCond(&s.mu)
 	s.stop = context.AfterFunc(s.ctx, func() {
-		s.fail(fmt.Errorf("upload %s: %w", name, context.Cause(s.ctx)))
+		s.fail(fmt.Errorf("%s %s: %w", opt.Verb, name, context.Cause(s.ctx)))
 	})
 	s.first = 2
 	if stream > 0 {
 		if stream >= s.sched.maxSize() {
 			s.stop()
 			s.cancel()
-			return nil, fmt.Errorf("upload %s: %w", name, ErrTooLarge)
+			return nil, fmt.Errorf("%s %s: %w", opt.Verb, name, ErrTooLarge)
 		}
 		k := s.sched.locate(stream)
 		start, _ := s.sched.bounds(k)
@@ -275,14 +285,35 @@ func (s *Sink) WriteAt(p []byte, off int64) (int, error) {
 	return done, err
 }
 
+// WriteVec writes bufs one after another from off, as WriteAt would write their join, with
+// one copy (a gather write).
+func (s *Sink) WriteVec(bufs [][]byte, off int64) (int, error) {
+	var n int64
+	for _, b := range bufs {
+		n += int64(len(b))
+	}
+	i, j, done := 0, 0, 0 // bufs[i][j:] is next
+	err := s.deliver(off, n, func(buf []byte, at, c int64) {
+		dst := buf[at : at+c]
+		for len(dst) > 0 {
+			k := copy(dst, bufs[i][j:])
+			dst, j, done = dst[k:], j+k, done+k
+			if j == len(bufs[i]) {
+				i, j = i+1, 0
+			}
+		}
+	})
+	return done, err
+}
+
 // Zero declares [off, off+n) zero bytes.
 func (s *Sink) Zero(off, n int64) error { return s.deliver(off, n, nil) }
 
 // deliver hands [off, off+n) part by part to fill (which copies the bytes into the part's
-// buffer at at; nil for zeros: buffers start zeroed) and counts them.
+// buffer at at; nil for zeros, which deliver clears) and counts them.
 func (s *Sink) deliver(off, n int64, fill func(buf []byte, at, n int64)) error {
 	if off < 0 || n < 0 || off+n > s.sched.maxSize() {
-		return fmt.Errorf("upload %s: %w: [%d, %d)", s.name, ErrTooLarge, off, off+n)
+		return fmt.Errorf("%s %s: %w: [%d, %d)", s.opt.Verb, s.name, ErrTooLarge, off, off+n)
 	}
 	for n > 0 {
 		k := s.sched.locate(off)
@@ -294,6 +325,8 @@ func (s *Sink) deliver(off, n int64, fill func(buf []byte, at, n int64)) error {
 		}
 		if fill != nil {
 			fill(q.buf, off-start, c)
+		} else {
+			clear(q.buf[off-start : off-start+c])
 		}
 		if err := s.count(k, q, c); err != nil {
 			return err
@@ -317,14 +350,14 @@ func (s *Sink) acquire(k int, size int64) (*part, error) {
 			started := q.started
 			s.mu.Unlock()
 			if started {
-				return nil, s.fail(fmt.Errorf("upload %s: %w: part %d was complete", s.name, ErrOverlap, k))
+				return nil, s.fail(fmt.Errorf("%s %s: %w: part %d was complete", s.opt.Verb, s.name, ErrOverlap, k))
 			}
 			<-q.ready
 			return q, nil
 		}
 		if s.isDone(k) {
 			s.mu.Unlock()
-			return nil, s.fail(fmt.Errorf("upload %s: %w: part %d was complete", s.name, ErrOverlap, k))
+			return nil, s.fail(fmt.Errorf("%s %s: %w: part %d was complete", s.opt.Verb, s.name, ErrOverlap, k))
 		}
 		q := &part{size: size, ready: make(chan struct{})}
 		var reuse []byte
@@ -360,8 +393,9 @@ func (s *Sink) acquire(k int, size int64) (*part, error) {
 		s.parts[k] = q
 		s.mu.Unlock()
 		if reuse != nil {
+			// Not cleared: every byte of a part is delivered before it is sent, zeros
+			// by Zero, which writes them.
 			q.buf = reuse[:size]
-			clear(q.buf)
 		} else {
 			q.buf = make([]byte, size)
 		}
@@ -376,7 +410,7 @@ func (s *Sink) count(k int, q *part, n int64) error {
 	defer s.mu.Unlock()
 	q.have += n
 	if q.have > q.size {
-		return s.failLocked(fmt.Errorf("upload %s: %w: part %d got %d bytes for %d", s.name, ErrOverlap, k, q.have, q.size))
+		return s.failLocked(fmt.Errorf("%s %s: %w: part %d got %d bytes for %d", s.opt.Verb, s.name, ErrOverlap, k, q.have, q.size))
 	}
 	if q.have == q.size && k != 1 {
 		s.startLocked(k, q, q.size)
@@ -400,7 +434,7 @@ func (s *Sink) startLocked(k int, q *part, n int64) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if err != nil {
-			s.failLocked(fmt.Errorf("upload part %d of %s: %w", k, s.name, err))
+			s.failLocked(fmt.Errorf("%s part %d of %s: %w", s.opt.Verb, k, s.name, err))
 		} else {
 			s.finished[k/64] |= 1 << (k % 64)
 		}
@@ -461,7 +495,7 @@ func (s *Sink) Commit(size int64) error {
 	}
 	if err == nil {
 		if err = s.u.UploadPart(s.ctx, 1, head); err != nil {
-			err = fmt.Errorf("upload part 1 of %s: %w", s.name, err)
+			err = fmt.Errorf("%s part 1 of %s: %w", s.opt.Verb, s.name, err)
 		}
 	}
 	if err == nil {
@@ -486,7 +520,7 @@ func (s *Sink) Commit(size int64) error {
 // held and returns part 1's bytes.
 func (s *Sink) finalLocked(size int64) ([]byte, error) {
 	if size < 0 || size > s.sched.maxSize() {
-		return nil, fmt.Errorf("upload %s: %w: %d bytes", s.name, ErrTooLarge, size)
+		return nil, fmt.Errorf("%s %s: %w: %d bytes", s.opt.Verb, s.name, ErrTooLarge, size)
 	}
 	last := 1
 	if size > 0 {
@@ -497,7 +531,7 @@ func (s *Sink) finalLocked(size int64) ([]byte, error) {
 		start, _ := s.sched.bounds(k)
 		want := min(q.size, size-start)
 		if k > last || q.have != want {
-			return nil, fmt.Errorf("upload %s: %w: part %d (offset %d) has %d of its %d bytes", s.name, ErrMissing, k, start, q.have, max(want, 0))
+			return nil, fmt.Errorf("%s %s: %w: part %d (offset %d) has %d of its %d bytes", s.opt.Verb, s.name, ErrMissing, k, start, q.have, max(want, 0))
 		}
 		if k == 1 {
 			<-q.ready
@@ -509,12 +543,12 @@ func (s *Sink) finalLocked(size int64) ([]byte, error) {
 		}
 	}
 	if head == nil && size > 0 {
-		return nil, fmt.Errorf("upload %s: %w: part 1", s.name, ErrMissing)
+		return nil, fmt.Errorf("%s %s: %w: part 1", s.opt.Verb, s.name, ErrMissing)
 	}
 	for k := 2; k <= last; k++ {
 		if !s.isDone(k) {
 			start, _ := s.sched.bounds(k)
-			return nil, fmt.Errorf("upload %s: %w: part %d (offset %d)", s.name, ErrMissing, k, start)
+			return nil, fmt.Errorf("%s %s: %w: part %d (offset %d)", s.opt.Verb, s.name, ErrMissing, k, start)
 		}
 	}
 	if head == nil {
@@ -530,7 +564,7 @@ func (s *Sink) Abort() error {
 	s.mu.Lock()
 	state := s.state
 	if state != 2 {
-		s.failLocked(fmt.Errorf("upload %s: %w", s.name, ErrAborted))
+		s.failLocked(fmt.Errorf("%s %s: %w", s.opt.Verb, s.name, ErrAborted))
 	}
 	if state == 0 {
 		s.state = 2

@@ -125,6 +125,12 @@ func Resume(ctx context.Context, u Uploader, name string, stream int64, opt Opti
 	if f, ok := u.(Forgetter); ok {
 		f.Forget(s.first + n - 1)
 	}
+	s.restore(n)
+	return s, nil
+}
+
+// restore marks the streamed parts First()..First()+n-1 uploaded.
+func (s *Sink) restore(n int) {
 	for i := range n {
 		k := s.first + i
 		s.done[k/64] |= 1 << (k % 64)
@@ -133,7 +139,6 @@ func Resume(ctx context.Context, u Uploader, name string, stream int64, opt Opti
 	s.low = s.first + n
 	s.resumed = s.endOf(n)
 	s.uploaded = n
-	return s, nil
 }
 
 // UploadID returns the ID of the sink's upload, the one a checkpoint stores for
@@ -152,7 +157,7 @@ func (s *Sink) Detach() {
 	s.mu.Lock()
 	state := s.state
 	if state == 0 {
-		s.failLocked(fmt.Errorf("upload %s: %w", s.name, ErrAborted))
+		s.failLocked(fmt.Errorf("%s %s: %w", s.opt.Verb, s.name, ErrAborted))
 		s.state = 2
 	}
 	s.mu.Unlock()
