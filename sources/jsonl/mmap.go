@@ -35,8 +35,10 @@ import (
 // ErrChanged means that a file shrank while it was read through a mapping.
 var ErrChanged = errors.New("the file changed while it was read (truncated?)")
 
-// defaultMapWindow is the size of a mapping window, beyond the page it starts in.
-const defaultMapWindow = 32 << 20
+// defaultMapWindow is the size of a mapping window, beyond the page it starts in. The CPU
+// time of the real-text conversion did not measurably differ between windows of 8, 16 and
+// 32 MiB; its peak RSS (mapped pages count) did: 95, 110 and 142 MB (read path: 98 MB).
+const defaultMapWindow = 8 << 20
 
 // mapInput opens the input name for mapped reading: a local regular file that is not empty
 // and does not start with a gzip or zstd magic number. It returns nil for any other input,
