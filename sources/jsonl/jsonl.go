@@ -11,7 +11,9 @@
 // huge batch of samples. What is in flight, read or parsed, is bounded by a weighted semaphore
 // (2 × (Workers + 1) × ChunkSize, or one overlong line): a piece weighs its bytes plus the
 // estimated size of its parsed samples, and holds its weight until its last sample is
-// emitted. Read buffers are recycled, and a piece's samples share a few allocations (one
+// emitted. A local uncompressed file is not read but mapped, in windows that play the read
+// buffers' part (mmap.go): the lines are parsed where the kernel keeps the file, without a
+// copy. Read buffers are recycled, and a piece's samples share a few allocations (one
 // slice of samples, one of columns, the value bytes and origins in 256 KiB blocks): memory
 // does not grow with the file, and allocations grow with the pieces, not the lines.
 //
@@ -273,8 +275,9 @@ func (s *Source) sampleCost(file string) int64 {
 }
 
 // Run reads the files in order and emits one sample per non-blank line. Read and
-// decompression errors (a gzip or zstd checksum mismatch, a truncated stream) stop the run,
-// naming the file; per-line problems are reported through Sample.Err. An input may be a named
+// decompression errors (a gzip or zstd checksum mismatch, a truncated stream, a mapped file
+// that shrank: ErrChanged) stop the run, naming the file; per-line problems are reported
+// through Sample.Err. An input may be a named
 // pipe: cancelling ctx ends the wait for its writer.
 func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error {
 	ctx, cancel := context.WithCancel(ctx)
@@ -370,7 +373,10 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 // RunBatches implements sources.BatchSource: it reads the files in order on the caller's
 // goroutine and emits their pieces of lines (at most ChunkLines lines, about 256 KiB) unparsed;
 // each piece's Decode parses it into the consumer's memory, with the samples, keys, origins
-// and errors Run would emit. What is in flight is up to the consumer: emit blocks it.
+// and errors Run would emit. What is in flight is up to the consumer: emit blocks it. A piece
+// of a mapped file that shrank under it decodes to a sample whose error wraps ErrChanged
+// (naming the line), and RunBatches returns that error at its next piece; a piece decoded
+// after RunBatches returned can only report it through its sample.
 func (s *Source) RunBatches(ctx context.Context, emit func(sources.Batch) error) error {
 	pool := &bufPool{size: s.opt.ChunkSize, free: make(chan []byte, 2*(s.opt.Workers+1))}
 	return s.read(ctx, pool, func(c *chunk) error {
