@@ -91,10 +91,12 @@ type Options struct {
 
 	// For tests: read local files as streams, not through a mapping (noMap); the size of a
 	// mapping window (0: defaultMapWindow); a func called with "mapped" once a window is
-	// mapped, and "cut" once its lines are cut, before they are sent.
+	// mapped, and "cut" once its lines are cut, before they are sent; a func whose error
+	// replaces the mapping of the window at offset start.
 	noMap     bool
 	mapWindow int
 	hook      func(event string)
+	mapErr    func(start int64) error
 }
 
 // Source is a streaming sources.Source over JSONL files.
@@ -510,6 +512,12 @@ func (s *Source) readFile(ctx context.Context, path string, f io.ReadCloser, poo
 	if r, err = skipBOM(r); err != nil {
 		return fmt.Errorf("jsonl: %s: read error in line 1: %w", path, err)
 	}
+	return s.readLines(ctx, path, r, 1, pool, send)
+}
+
+// readLines is readFile after the stream's start: r's lines, the first numbered line.
+func (s *Source) readLines(ctx context.Context, path string, r io.Reader, line int64, pool *bufPool, send func(*chunk) error) error {
+	var err error
 	chunkSize, maxLine := s.opt.ChunkSize, s.opt.MaxLineSize
 	// newBuf returns a buffer holding carry (less than a read buffer) at its start, with
 	// room to read after it.
@@ -533,7 +541,6 @@ func (s *Source) readFile(ctx context.Context, path string, f io.ReadCloser, poo
 		segs, segBytes = nil, 0
 	}
 	defer dropSegs()
-	line := int64(1)
 	buf, n := newBuf(nil) // segs, then buf[:n], are the start of the current line
 	for {
 		if err := ctx.Err(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -65,22 +66,25 @@ func (s *Source) mapInput(name string) (*os.File, int64) {
 }
 
 // readInput cuts the input name, whose stream rc is, into pieces of whole lines and passes
-// them to send in order: through a mapping when mapInput takes it, else from rc.
+// them to send in order: through a mapping when mapInput takes it, else from rc. When a window
+// cannot be mapped (mmap fails), the rest of the file is read with read calls.
 func (s *Source) readInput(ctx context.Context, name string, rc io.ReadCloser, pool *bufPool, send func(*chunk) error) error {
-	if f, size := s.mapInput(name); f != nil {
-		r := &mapReader{s: s, f: f, path: name, size: size, pool: pool, send: send, line: 1}
-		err := r.run(ctx)
-		f.Close()
-		if !errors.Is(err, errNoMap) {
-			rc.Close()
-			return err
-		}
-		// The first window could not be mapped: nothing was sent, read the stream.
+	f, size := s.mapInput(name)
+	if f == nil {
+		return s.readFile(ctx, name, rc, pool, send)
 	}
-	return s.readFile(ctx, name, rc, pool, send)
+	defer f.Close()
+	rc.Close()
+	r := &mapReader{s: s, f: f, path: name, size: size, pool: pool, send: send, line: 1}
+	err := r.run(ctx)
+	if errors.Is(err, errNoMap) {
+		// Nothing from r.off on was sent; no byte order mark or compression is left there.
+		return s.readLines(ctx, name, io.NewSectionReader(f, r.off, math.MaxInt64-r.off), r.line, pool, send)
+	}
+	return err
 }
 
-// errNoMap means the first window of a file could not be mapped.
+// errNoMap means that a window could not be mapped.
 var errNoMap = errors.New("jsonl: cannot map")
 
 // mapReader cuts one mapped file into pieces.
@@ -93,7 +97,6 @@ type mapReader struct {
 	send func(*chunk) error
 	off  int64 // the first byte not yet sent
 	line int64 // its line number
-	sent bool  // a window was mapped
 }
 
 func (r *mapReader) changed() error {
@@ -105,14 +108,17 @@ func (r *mapReader) mapAt(start int64, n int64) ([]byte, error) {
 	if int64(int(n)) != n {
 		return nil, fmt.Errorf("jsonl: %s: a window of %d bytes cannot be mapped", r.path, n)
 	}
-	mem, err := mapRange(r.f, start, int(n))
-	if err != nil {
-		if !r.sent {
-			return nil, errNoMap
-		}
-		return nil, fmt.Errorf("jsonl: %s: map after line %d: %w", r.path, r.line-1, err)
+	var mem []byte
+	var err error
+	if r.s.opt.mapErr != nil {
+		err = r.s.opt.mapErr(start)
 	}
-	r.sent = true
+	if err == nil {
+		mem, err = mapRange(r.f, start, int(n))
+	}
+	if err != nil {
+		return nil, errNoMap
+	}
 	return mem, nil
 }
 

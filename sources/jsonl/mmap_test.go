@@ -233,3 +233,31 @@ func TestMappedCancelled(t *testing.T) {
 		t.Fatalf("%d samples after a cancelled run", len(got))
 	}
 }
+
+// TestMapFails checks that a file whose windows cannot be mapped (from the first one, or from
+// a later one) is read on with read calls, with the same samples.
+func TestMapFails(t *testing.T) {
+	if !canMap {
+		t.Skip("no mapping on this system")
+	}
+	data := append([]byte("\xef\xbb\xbf"), genCorpus(2000, 4)...)
+	path := write(t, "corpus.jsonl", data)
+	cols := []Column{{Key: "text", Kind: sample.KindString}}
+	want := collect(t, mustNew(t, []string{path}, cols, Options{noMap: true}))
+	for _, failAt := range []int64{0, 64 << 10, 200 << 10} {
+		var maps atomic.Int64
+		o := Options{Workers: 2, mapWindow: 60 << 10, mapErr: func(start int64) error {
+			if start >= failAt {
+				return errors.New("no room to map")
+			}
+			maps.Add(1)
+			return nil
+		}}
+		what := fmt.Sprintf("windows from %d unmappable", failAt)
+		sameSamples(t, what+", Run", collect(t, mustNew(t, []string{path}, cols, o)), want)
+		sameSamples(t, what+", RunBatches", collectBatches(t, mustNew(t, []string{path}, cols, o)), want)
+		if (maps.Load() > 0) != (failAt > 0) {
+			t.Fatalf("%s: %d windows mapped", what, maps.Load())
+		}
+	}
+}

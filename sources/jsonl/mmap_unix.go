@@ -11,10 +11,13 @@ import (
 // canMap is whether local files are read through a mapping on this system.
 const canMap = true
 
-// openMappable opens path for mapping: a regular file of at least one byte, opened without
-// waiting (a named pipe swapped in since the check is refused, not waited on). It returns nil
-// for any other file.
+// openMappable opens path for mapping: a regular file of at least one byte. Anything else
+// (a named pipe, a device) is not opened, and one swapped in between the check and the open
+// is not waited on (O_NONBLOCK) and is refused. It returns nil for any other file.
 func openMappable(path string) (*os.File, int64) {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return nil, 0
+	}
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, 0
