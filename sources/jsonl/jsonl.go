@@ -91,8 +91,8 @@ type Options struct {
 
 	// For tests: read local files as streams, not through a mapping (noMap); the size of a
 	// mapping window (0: defaultMapWindow); a func called with "mapped" once a window is
-	// mapped, and "cut" once its lines are cut, before they are sent; a func whose error
-	// replaces the mapping of the window at offset start.
+	// mapped, "cut" once its lines are cut, before they are sent, and "end" once a mapped
+	// file is read; a func whose error replaces the mapping of the window at offset start.
 	noMap     bool
 	mapWindow int
 	hook      func(event string)
@@ -409,7 +409,7 @@ func (s *Source) read(ctx context.Context, pool *bufPool, send func(*chunk) erro
 			return err
 		}
 	}
-	return nil
+	return pool.faultErr() // a mapped file that shrank under a piece decoded by now
 }
 
 var bom = []byte{0xEF, 0xBB, 0xBF}

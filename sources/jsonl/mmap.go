@@ -77,6 +77,9 @@ func (s *Source) readInput(ctx context.Context, name string, rc io.ReadCloser, p
 	rc.Close()
 	r := &mapReader{s: s, f: f, path: name, size: size, pool: pool, send: send, line: 1}
 	err := r.run(ctx)
+	if err == nil && s.opt.hook != nil {
+		s.opt.hook("end")
+	}
 	if errors.Is(err, errNoMap) {
 		// Nothing from r.off on was sent; no byte order mark or compression is left there.
 		return s.readLines(ctx, name, io.NewSectionReader(f, r.off, math.MaxInt64-r.off), r.line, pool, send)
@@ -89,14 +92,15 @@ var errNoMap = errors.New("jsonl: cannot map")
 
 // mapReader cuts one mapped file into pieces.
 type mapReader struct {
-	s    *Source
-	f    *os.File
-	path string
-	size int64 // the file's size, as last seen
-	pool *bufPool
-	send func(*chunk) error
-	off  int64 // the first byte not yet sent
-	line int64 // its line number
+	s     *Source
+	f     *os.File
+	path  string
+	size  int64 // the file's size, as last seen
+	pool  *bufPool
+	send  func(*chunk) error
+	off   int64 // the first byte not yet sent
+	line  int64 // its line number
+	ahead int64 // the end of what prefetch was asked for
 }
 
 func (r *mapReader) changed() error {
@@ -118,6 +122,12 @@ func (r *mapReader) mapAt(start int64, n int64) ([]byte, error) {
 	}
 	if err != nil {
 		return nil, errNoMap
+	}
+	// Ask for the window and as much again ahead, each byte once (see prefetch).
+	if end := start + 2*n; end > r.ahead {
+		from := max(start, r.ahead)
+		prefetch(r.f, from, end-from)
+		r.ahead = end
 	}
 	return mem, nil
 }

@@ -18,3 +18,5 @@ func mapRange(*os.File, int64, int) ([]byte, error) {
 }
 
 func unmap([]byte) {}
+
+func prefetch(*os.File, int64, int64) {}

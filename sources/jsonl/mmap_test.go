@@ -107,7 +107,8 @@ func TestMappedMatchesRead(t *testing.T) {
 // TestMappedFileShrinks checks that a file truncated while it is read through a mapping is
 // an error naming it (ErrChanged), never a crash: when the reader meets the missing pages,
 // when a RunBatches consumer decodes a piece of them (that piece's sample then names the
-// line), and when Run's parsers do.
+// line; also the file's last piece, after which the reader sends nothing), and when Run's
+// parsers do.
 func TestMappedFileShrinks(t *testing.T) {
 	if !canMap {
 		t.Skip("no mapping on this system")
@@ -124,8 +125,14 @@ func TestMappedFileShrinks(t *testing.T) {
 		{"reader, RunBatches", "mapped", 2, true},
 		{"parser, Run", "cut", 1, false},
 		{"parser, RunBatches", "decode", 1, true},
+		{"parser of the last piece, RunBatches", "decode", 1, true},
+		{"parser after the reader's end, RunBatches", "end", 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			data := data
+			if strings.Contains(tc.name, "last") {
+				data = []byte("{\"text\": \"only\"}\n{\"text\": \"piece\"}\n")
+			}
 			path := write(t, "shrinks.jsonl", data)
 			truncate := func() {
 				if err := os.Truncate(path, 0); err != nil {
@@ -133,27 +140,38 @@ func TestMappedFileShrinks(t *testing.T) {
 				}
 			}
 			var n atomic.Int32
+			var held []sources.Batch // "end": decoded only once the reader is done
+			var faulted []sample.Sample
+			decode := func(b sources.Batch) {
+				var m sources.Memory
+				b.Decode(&m)
+				for _, s := range m.Samples {
+					if errors.Is(s.Err, ErrChanged) {
+						faulted = append(faulted, s)
+					}
+				}
+			}
 			o := Options{Workers: 2, mapWindow: 64 << 10}
 			o.hook = func(ev string) {
 				if ev == tc.event && int(n.Add(1)) == tc.at {
 					truncate()
+					for _, b := range held {
+						decode(b)
+					}
 				}
 			}
 			src := mustNew(t, []string{path}, cols, o)
 			var err error
-			var faulted []sample.Sample
 			if tc.batches {
 				err = src.RunBatches(context.Background(), func(b sources.Batch) error {
+					if tc.event == "end" {
+						held = append(held, b)
+						return nil
+					}
 					if tc.event == "decode" && n.Add(1) == 1 {
 						truncate()
 					}
-					var m sources.Memory
-					b.Decode(&m)
-					for _, s := range m.Samples {
-						if errors.Is(s.Err, ErrChanged) {
-							faulted = append(faulted, s)
-						}
-					}
+					decode(b)
 					return nil
 				})
 			} else {
@@ -161,6 +179,9 @@ func TestMappedFileShrinks(t *testing.T) {
 			}
 			if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), "jsonl: "+path+": read error") {
 				t.Fatalf("err = %v, want ErrChanged naming %s", err, path)
+			}
+			if tc.event == "end" && len(faulted) == 0 {
+				t.Fatalf("no piece decoded after the truncation faulted")
 			}
 			if tc.event == "decode" && (len(faulted) != 1 || faulted[0].Key != path+":1" || !strings.Contains(err.Error(), "in line 1:")) {
 				t.Fatalf("decoded after the truncation: %+v (%v)", faulted, err)

@@ -30,15 +30,9 @@ func openMappable(path string) (*os.File, int64) {
 	return f, st.Size()
 }
 
-// mapRange maps n bytes of f from off (a multiple of the page size) read-only, and asks the
-// kernel to read them and the next n bytes ahead (see prefetch).
+// mapRange maps n bytes of f from off (a multiple of the page size) read-only.
 func mapRange(f *os.File, off int64, n int) ([]byte, error) {
-	b, err := unix.Mmap(int(f.Fd()), off, n, unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
-		return nil, err
-	}
-	prefetch(f, off, 2*int64(n))
-	return b, nil
+	return unix.Mmap(int(f.Fd()), off, n, unix.PROT_READ, unix.MAP_SHARED)
 }
 
 // unmap removes a mapping of mapRange.

@@ -120,7 +120,7 @@ func (r *resumed) RunBatches(ctx context.Context, emit func(sources.Batch) error
 			return err
 		}
 	}
-	return nil
+	return pool.faultErr() // a mapped file that shrank under a piece decoded by now
 }
 
 // skipLines returns the rest of path's stream f after its first n lines, decompressed (and
