@@ -226,7 +226,7 @@ type chunk struct {
 	lines   int    // newlines in data (the last line of a file may have none)
 	tooLong bool   // data is empty: line `line` exceeded the limit and was skipped
 	tail    bool   // data's last line has no newline (the file's last line)
-	err     error  // set by parse: the file changed under the mapping blk is
+	err     error  // set by parse: blk is a mapping and the file shrank under data
 	weight  int64
 	samples []sample.Sample // the parsed lines; on entry to parse, an empty slice to reuse
 	done    chan struct{}
@@ -279,8 +279,8 @@ func (s *Source) sampleCost(file string) int64 {
 // Run reads the files in order and emits one sample per non-blank line. Read and
 // decompression errors (a gzip or zstd checksum mismatch, a truncated stream, a mapped file
 // that shrank: ErrChanged) stop the run, naming the file; per-line problems are reported
-// through Sample.Err. An input may be a named
-// pipe: cancelling ctx ends the wait for its writer.
+// through Sample.Err. An input may be a named pipe: cancelling ctx ends the wait for its
+// writer.
 func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -17,16 +17,19 @@ import (
 
 // A local uncompressed file is read through a memory mapping, not with read calls, on the
 // systems that have them (mmap_unix.go): the parsers read the lines where the kernel keeps
-// the file, without the copy into read buffers (3-9% of the CPU of a real-text conversion).
+// the file, without the copy into read buffers (that copy was 3-9% of the CPU of a real-text
+// conversion; the run takes about 3-4% less, docs/PERFORMANCE.md).
 //
-// The file is mapped in windows of mapWindow bytes. A window starts at the page holding the
-// first byte not yet sent; the lines wholly inside it are cut into pieces as read buffers are
-// (sendLines), and the incomplete line at its end starts the next window. A window is a
-// block: it is unmapped when its last piece is parsed, so what is mapped at once is bounded
-// like the read buffers (by Run's budget, or by the consumer of RunBatches), whatever the
-// file size. A line longer than a window grows it, up to MaxLineSize and a page; a longer one
-// is a tooLong piece, and the rest of it is skipped, as the read path does. The byte order
-// mark, the last line without a newline and the line numbers are as on the read path.
+// The file is mapped in windows of defaultMapWindow bytes. A window starts at the page
+// holding the first byte not yet sent; the lines wholly inside it are cut into pieces as read
+// buffers are (sendLines), and the incomplete line at its end starts the next window. A window
+// is a block: it is unmapped when its last piece is parsed, so what is mapped at once is
+// bounded like the read buffers (by Run's budget, or by the consumer of RunBatches), whatever
+// the file size. A line longer than a window grows it, up to MaxLineSize and a page; a longer
+// one is a tooLong piece, and the rest of it is skipped, as the read path does. The byte order
+// mark, the last line without a newline and the line numbers are as on the read path. The
+// kernel is asked to read each window and the next ahead (prefetch). When a window cannot be
+// mapped, the rest of the file is read with read calls; so is a resumed run's first file.
 //
 // A mapped file that shrinks while it is read (truncated by another process) raises a fault
 // on the pages past its new end. The reader and the parsers read mapped bytes with
