@@ -11,7 +11,8 @@ import (
 	"github.com/mldf/convert/sample"
 )
 
-// Errors a line can fail with. Sample.Err is a *LineError wrapping one of them.
+// Errors a line can fail with. Sample.Err is a *LineError wrapping one of them (or ErrChanged,
+// for the line being parsed when a mapped file shrank).
 var (
 	ErrSyntax      = errors.New("not valid JSON")
 	ErrUTF8        = errors.New("invalid UTF-8")
@@ -34,7 +35,7 @@ type LineError struct {
 	File string
 	Line int64
 	Key  string // the key path concerned, "" when the failure is about the whole line
-	Err  error  // wraps one of ErrSyntax, ErrUTF8, ErrMissing, ErrType, ErrValue, ErrLineTooLong
+	Err  error  // wraps one of ErrSyntax, ErrUTF8, ErrMissing, ErrType, ErrValue, ErrLineTooLong, ErrChanged
 }
 
 func (e *LineError) Error() string {

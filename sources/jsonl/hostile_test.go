@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -63,14 +61,6 @@ func TestCorruptCompressedTable(t *testing.T) {
 			t.Log(err)
 		})
 	}
-}
-
-func mkfifo(t *testing.T) string {
-	p := filepath.Join(t.TempDir(), "pipe.jsonl")
-	if err := syscall.Mkfifo(p, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	return p
 }
 
 // TestFIFOInput (JSONL): a named pipe with no writer does not hang New,

@@ -11,7 +11,9 @@
 // huge batch of samples. What is in flight, read or parsed, is bounded by a weighted semaphore
 // (2 × (Workers + 1) × ChunkSize, or one overlong line): a piece weighs its bytes plus the
 // estimated size of its parsed samples, and holds its weight until its last sample is
-// emitted. Read buffers are recycled, and a piece's samples share a few allocations (one
+// emitted. A local uncompressed file is not read but mapped, in windows that play the read
+// buffers' part (mmap.go): the lines are parsed where the kernel keeps the file, without a
+// copy. Read buffers are recycled, and a piece's samples share a few allocations (one
 // slice of samples, one of columns, the value bytes and origins in 256 KiB blocks): memory
 // does not grow with the file, and allocations grow with the pieces, not the lines.
 //
@@ -42,6 +44,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync/atomic"
 	"unsafe"
@@ -85,6 +88,15 @@ type Options struct {
 	// Prefetch is how many files in a bucket are opened (first blocks fetched) ahead of the
 	// one being read; 0 means sources.DefaultPrefetch.
 	Prefetch int
+
+	// For tests: read local files as streams, not through a mapping (noMap); the size of a
+	// mapping window (0: defaultMapWindow); a func called with "mapped" once a window is
+	// mapped, "cut" once its lines are cut, before they are sent, and "end" once a mapped
+	// file is read; a func whose error replaces the mapping of the window at offset start.
+	noMap     bool
+	mapWindow int
+	hook      func(event string)
+	mapErr    func(start int64) error
 }
 
 // Source is a streaming sources.Source over JSONL files.
@@ -213,6 +225,8 @@ type chunk struct {
 	line    int64  // number of the first line of data (1-based)
 	lines   int    // newlines in data (the last line of a file may have none)
 	tooLong bool   // data is empty: line `line` exceeded the limit and was skipped
+	tail    bool   // data's last line has no newline (the file's last line)
+	err     error  // set by parse: blk is a mapping and the file shrank under data
 	weight  int64
 	samples []sample.Sample // the parsed lines; on entry to parse, an empty slice to reuse
 	done    chan struct{}
@@ -233,18 +247,26 @@ func (c *chunk) Decode(m *sources.Memory) {
 	c.blk = nil
 }
 
-// block is a read buffer shared by the pieces cut from it. refs counts the pieces not yet
-// parsed, plus one for the reader while it is cutting.
+// block is a read buffer, or a window mapping a file, shared by the pieces cut from it. refs
+// counts the pieces not yet parsed, plus one for the reader while it is cutting.
 type block struct {
-	buf  []byte
-	refs atomic.Int32
+	buf     []byte
+	refs    atomic.Int32
+	mapped  bool            // buf is a mapping (mmap.go), unmapped with the last reference
+	cleanup runtime.Cleanup // unmaps buf if the pieces are dropped unparsed (a cancelled run)
 }
 
-// release drops one reference and recycles the buffer with the last.
+// release drops one reference and recycles the buffer, or unmaps the window, with the last.
 func (b *block) release(pool *bufPool) {
-	if b != nil && b.refs.Add(-1) == 0 {
-		pool.put(b.buf)
+	if b == nil || b.refs.Add(-1) != 0 {
+		return
 	}
+	if b.mapped {
+		b.cleanup.Stop()
+		unmap(b.buf)
+		return
+	}
+	pool.put(b.buf)
 }
 
 // sampleCost estimates the heap bytes of one parsed line beyond its values' bytes: the
@@ -255,9 +277,10 @@ func (s *Source) sampleCost(file string) int64 {
 }
 
 // Run reads the files in order and emits one sample per non-blank line. Read and
-// decompression errors (a gzip or zstd checksum mismatch, a truncated stream) stop the run,
-// naming the file; per-line problems are reported through Sample.Err. An input may be a named
-// pipe: cancelling ctx ends the wait for its writer.
+// decompression errors (a gzip or zstd checksum mismatch, a truncated stream, a mapped file
+// that shrank: ErrChanged) stop the run, naming the file; per-line problems are reported
+// through Sample.Err. An input may be a named pipe: cancelling ctx ends the wait for its
+// writer.
 func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -307,6 +330,9 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 				c.samples = m.Samples
 				c.blk.release(pool)
 				c.blk = nil
+				if c.err != nil {
+					return c.err // a mapped file shrank: stop the run
+				}
 				close(c.done)
 			}
 			return nil
@@ -349,7 +375,10 @@ func (s *Source) Run(ctx context.Context, emit func(sample.Sample) error) error 
 // RunBatches implements sources.BatchSource: it reads the files in order on the caller's
 // goroutine and emits their pieces of lines (at most ChunkLines lines, about 256 KiB) unparsed;
 // each piece's Decode parses it into the consumer's memory, with the samples, keys, origins
-// and errors Run would emit. What is in flight is up to the consumer: emit blocks it.
+// and errors Run would emit. What is in flight is up to the consumer: emit blocks it. A piece
+// of a mapped file that shrank under it decodes to a sample whose error wraps ErrChanged
+// (naming the line), and RunBatches returns that error at its next piece; a piece decoded
+// after RunBatches returned can only report it through its sample.
 func (s *Source) RunBatches(ctx context.Context, emit func(sources.Batch) error) error {
 	pool := &bufPool{size: s.opt.ChunkSize, free: make(chan []byte, 2*(s.opt.Workers+1))}
 	return s.read(ctx, pool, func(c *chunk) error {
@@ -373,14 +402,14 @@ func (s *Source) read(ctx context.Context, pool *bufPool, send func(*chunk) erro
 		if err != nil {
 			return fmt.Errorf("jsonl: %w", err)
 		}
-		if err := s.readFile(ctx, name, rc, pool, func(c *chunk) error {
+		if err := s.readInput(ctx, name, rc, pool, func(c *chunk) error {
 			c.src, c.pool = s, pool
 			return send(c)
 		}); err != nil {
 			return err
 		}
 	}
-	return nil
+	return pool.faultErr() // a mapped file that shrank under a piece decoded by now
 }
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
@@ -427,11 +456,25 @@ func open(path string, f io.ReadCloser) (io.Reader, func(), error) {
 }
 
 // bufPool recycles the chunk buffers of one run. A chunk's values are copied out while it
-// is parsed, so its buffer is free again as soon as the parse ends.
+// is parsed, so its buffer is free again as soon as the parse ends. It also keeps the first
+// error a parser met on a mapped file that shrank, which stops the reader, and the reader's
+// scratch.
 type bufPool struct {
-	size int
-	free chan []byte
+	size  int
+	free  chan []byte
+	fault atomic.Pointer[error]
+	cuts  []piece
 }
+
+// faultErr returns the error of a mapped file that shrank under a parser, if any.
+func (p *bufPool) faultErr() error {
+	if e := p.fault.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+func (p *bufPool) setFault(err error) { p.fault.CompareAndSwap(nil, &err) }
 
 func (p *bufPool) get() []byte {
 	select {
@@ -469,6 +512,12 @@ func (s *Source) readFile(ctx context.Context, path string, f io.ReadCloser, poo
 	if r, err = skipBOM(r); err != nil {
 		return fmt.Errorf("jsonl: %s: read error in line 1: %w", path, err)
 	}
+	return s.readLines(ctx, path, r, 1, pool, send)
+}
+
+// readLines is readFile after the stream's start: r's lines, the first numbered line.
+func (s *Source) readLines(ctx context.Context, path string, r io.Reader, line int64, pool *bufPool, send func(*chunk) error) error {
+	var err error
 	chunkSize, maxLine := s.opt.ChunkSize, s.opt.MaxLineSize
 	// newBuf returns a buffer holding carry (less than a read buffer) at its start, with
 	// room to read after it.
@@ -492,7 +541,6 @@ func (s *Source) readFile(ctx context.Context, path string, f io.ReadCloser, poo
 		segs, segBytes = nil, 0
 	}
 	defer dropSegs()
-	line := int64(1)
 	buf, n := newBuf(nil) // segs, then buf[:n], are the start of the current line
 	for {
 		if err := ctx.Err(); err != nil {
@@ -584,31 +632,68 @@ func (s *Source) readFile(ctx context.Context, path string, f io.ReadCloser, poo
 
 // sendLines sends data, whole lines of path starting at line (the last one may lack its
 // newline at the end of the file) lying in blk, as pieces of at most ChunkLines lines, in
-// order. blk's buffer is recycled once every piece is parsed. It returns the number of the
-// line after data.
+// order. blk's buffer is recycled (or unmapped) once every piece is parsed. It returns the
+// number of the line after data.
 func (s *Source) sendLines(path string, blk *block, data []byte, line int64, pool *bufPool, send func(*chunk) error) (int64, error) {
 	blk.refs.Store(1) // the reader's own reference, while it cuts
 	defer blk.release(pool)
+	var cuts []piece
+	if blk.mapped {
+		// The cuts are found before any piece is sent, so that only this reads the mapping
+		// on this goroutine.
+		if err := guard(blk.buf, func() { cuts = s.cut(data, pool.cuts[:0]) }); err != nil {
+			return line, fmt.Errorf("jsonl: %s: read error after line %d: %w", path, line-1, err)
+		}
+		if s.opt.hook != nil {
+			s.opt.hook("cut")
+		}
+	} else {
+		cuts = s.cut(data, pool.cuts[:0])
+	}
+	pool.cuts = cuts[:0]
+	start := 0
+	for _, p := range cuts {
+		if err := pool.faultErr(); err != nil {
+			return line, err
+		}
+		blk.refs.Add(1)
+		if err := send(&chunk{file: path, data: data[start:p.end], blk: blk, line: line, lines: p.lines, tail: p.tail}); err != nil {
+			return line, err
+		}
+		start, line = p.end, line+int64(p.lines)
+	}
+	return line, nil
+}
+
+// piece is where sendLines cuts data: the end of a piece, its newlines, and whether its last
+// line has none.
+type piece struct {
+	end   int
+	lines int
+	tail  bool
+}
+
+// cut appends to cuts the pieces data is cut into: each ends at the first newline after
+// pieceBytes, and holds at most ChunkLines lines.
+func (s *Source) cut(data []byte, cuts []piece) []piece {
 	limit := s.opt.ChunkLines
-	for len(data) > 0 {
-		// A piece ends at the first newline after pieceBytes, and holds at most limit lines.
-		end := len(data)
+	start := 0
+	for start < len(data) {
+		rest := data[start:]
+		end := len(rest)
 		if end > pieceBytes {
-			if k := bytes.IndexByte(data[pieceBytes:], '\n'); k >= 0 {
+			if k := bytes.IndexByte(rest[pieceBytes:], '\n'); k >= 0 {
 				end = pieceBytes + k + 1
 			}
 		}
-		nl := bytes.Count(data[:end], []byte{'\n'})
+		nl := bytes.Count(rest[:end], []byte{'\n'})
 		if nl > limit {
-			end, nl = cutLines(data, limit)
+			end, nl = cutLines(rest, limit)
 		}
-		blk.refs.Add(1)
-		if err := send(&chunk{file: path, data: data[:end], blk: blk, line: line, lines: nl}); err != nil {
-			return line, err
-		}
-		data, line = data[end:], line+int64(nl)
+		cuts = append(cuts, piece{end: start + end, lines: nl, tail: rest[end-1] != '\n'})
+		start += end
 	}
-	return line, nil
+	return cuts
 }
 
 // pieceBytes is about the most bytes of lines one parse unit holds: a chunk is cut into
@@ -688,6 +773,26 @@ func (s *Source) parse(sc *scanner, c *chunk, m *sources.Memory, reuse bool) {
 		cols = make([]sample.Column, 0, n*len(s.ext.cols))
 	}
 	ln := c.line
+	if c.blk != nil && c.blk.mapped {
+		// The lines are a mapping of the file: if it shrank, reading them faults. The fault
+		// ends the piece with an error for the line it is in (and stops the run).
+		old := debug.SetPanicOnFault(true)
+		defer func() {
+			debug.SetPanicOnFault(old)
+			sc.b = nil // the scanner keeps nothing of the mapping
+			if p := recover(); p != nil {
+				if !faultIn(p, c.blk.buf) {
+					panic(p)
+				}
+				samples = append(samples, s.errSample(c.file, ln, 0, "", ErrChanged))
+				c.err = fmt.Errorf("jsonl: %s: read error in line %d: %w", c.file, ln, ErrChanged)
+				if c.pool != nil {
+					c.pool.setFault(c.err)
+				}
+				c.data = nil
+			}
+		}()
+	}
 	var num lineNum // ln as decimal text
 	num.set(ln)
 	for len(data) > 0 {

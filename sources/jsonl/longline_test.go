@@ -57,9 +57,10 @@ func TestOverlongLineMemory(t *testing.T) {
 	}
 }
 
-// FuzzLongLines checks the reader's cutting of lines across reads of chunk bytes, with a
-// limit of maxLine (lines held in pieces, joined, or dropped and streamed past): the samples
-// (keys, values, errors) are those of a reader whose chunk holds the whole file.
+// FuzzLongLines checks the reader's cutting of lines across reads of chunk bytes, and across
+// mapping windows of chunk bytes, with a limit of maxLine (lines held in pieces, joined, or
+// dropped and streamed past; windows grown): the samples (keys, values, errors) are those of
+// a reader whose chunk holds the whole file.
 func FuzzLongLines(f *testing.F) {
 	f.Add([]byte("{\"text\": \"a\"}\n{\"text\": \""+strings.Repeat("x", 100)+"\"}\n\n{\"text\": \"b\"}"), uint8(16), uint8(40))
 	f.Add([]byte("\xef\xbb\xbf{\"text\": \""+strings.Repeat("y", 37)+"\"}\r\n{\"text\": \"c\"}\n"), uint8(7), uint8(50))
@@ -71,9 +72,13 @@ func FuzzLongLines(f *testing.F) {
 			return
 		}
 		path := write(t, "f.jsonl", data)
-		ref := collect(t, mustNew(t, []string{path}, cols, Options{Workers: 1, ChunkSize: len(data) + 1, MaxLineSize: int(maxLine)}))
-		for _, batches := range []bool{false, true} {
-			src := mustNew(t, []string{path}, cols, Options{Workers: 2, ChunkSize: int(chunk), MaxLineSize: int(maxLine), ChunkLines: 3})
+		ref := collect(t, mustNew(t, []string{path}, cols, Options{Workers: 1, ChunkSize: len(data) + 1, MaxLineSize: int(maxLine), noMap: true}))
+		for k := range 4 {
+			// Read with chunks of chunk bytes, Run and RunBatches; then mapped in windows of
+			// chunk bytes.
+			batches := k%2 == 1
+			o := Options{Workers: 2, ChunkSize: int(chunk), MaxLineSize: int(maxLine), ChunkLines: 3, noMap: k < 2, mapWindow: int(chunk)}
+			src := mustNew(t, []string{path}, cols, o)
 			var got []sample.Sample
 			if batches {
 				got = collectBatches(t, src)
@@ -81,13 +86,13 @@ func FuzzLongLines(f *testing.F) {
 				got = collect(t, src)
 			}
 			if len(got) != len(ref) {
-				t.Fatalf("chunk %d, limit %d: %d samples, want %d", chunk, maxLine, len(got), len(ref))
+				t.Fatalf("chunk %d, limit %d, mapped %v: %d samples, want %d", chunk, maxLine, !o.noMap, len(got), len(ref))
 			}
 			for i := range got {
 				g, r := got[i], ref[i]
 				if g.Key != r.Key || (g.Err == nil) != (r.Err == nil) || errors.Is(g.Err, ErrLineTooLong) != errors.Is(r.Err, ErrLineTooLong) ||
 					!bytes.Equal(g.Value("text").Bytes, r.Value("text").Bytes) {
-					t.Fatalf("chunk %d, limit %d, sample %d: %s %v %q, want %s %v %q", chunk, maxLine, i,
+					t.Fatalf("chunk %d, limit %d, mapped %v, sample %d: %s %v %q, want %s %v %q", chunk, maxLine, !o.noMap, i,
 						g.Key, g.Err, g.Value("text").Bytes, r.Key, r.Err, r.Value("text").Bytes)
 				}
 			}

@@ -31,7 +31,7 @@ type position struct {
 // buffer is recycled then).
 func (c *chunk) After() []byte {
 	next := c.line + int64(c.lines)
-	if c.tooLong || (len(c.data) > 0 && c.data[len(c.data)-1] != '\n') {
+	if c.tooLong || c.tail {
 		next++ // an overlong line, or a file's last line without a newline: read too
 	}
 	b, _ := json.Marshal(position{File: c.file, Line: next})
@@ -105,17 +105,22 @@ func (r *resumed) RunBatches(ctx context.Context, emit func(sources.Batch) error
 			}
 			skipped = r.skip
 		}
-		if err := s.readFile(ctx, name, rc, pool, func(c *chunk) error {
+		send := func(c *chunk) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			c.src, c.pool, c.line = s, pool, c.line+skipped
 			return emit(c)
-		}); err != nil {
+		}
+		read := s.readInput
+		if skipped > 0 {
+			read = s.readFile // the rest of a stream: skipLines read its start
+		}
+		if err := read(ctx, name, rc, pool, send); err != nil {
 			return err
 		}
 	}
-	return nil
+	return pool.faultErr() // a mapped file that shrank under a piece decoded by now
 }
 
 // skipLines returns the rest of path's stream f after its first n lines, decompressed (and

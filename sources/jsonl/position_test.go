@@ -52,7 +52,7 @@ func batches(t *testing.T, src sources.Source) ([]string, [][]byte, []int) {
 
 // TestResumeFromEveryBatch: resuming from the token after any batch gives exactly the
 // samples after it, origins (line numbers) included, over plain, gzip, BOM-started,
-// newline-less and overlong-line files.
+// newline-less and overlong-line files, read as streams and through mapping windows.
 func TestResumeFromEveryBatch(t *testing.T) {
 	dir := t.TempDir()
 	var plain bytes.Buffer
@@ -85,7 +85,14 @@ func TestResumeFromEveryBatch(t *testing.T) {
 		write("d.jsonl", []byte(`{"text":"d0"}`+"\n")),
 	}
 	cols := []Column{{Name: "text", Key: "text", Kind: sample.KindString}}
-	src, err := New(files, cols, Options{ChunkLines: 3, MaxLineSize: 200, ChunkSize: 256})
+	for _, o := range []Options{{noMap: true}, {mapWindow: 100}, {}} {
+		o.ChunkLines, o.MaxLineSize, o.ChunkSize = 3, 200, 256
+		resumeFromEveryBatch(t, files, cols, o)
+	}
+}
+
+func resumeFromEveryBatch(t *testing.T, files []string, cols []Column, o Options) {
+	src, err := New(files, cols, o)
 	if err != nil {
 		t.Fatal(err)
 	}
