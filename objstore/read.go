@@ -298,6 +298,24 @@ func (r *Reader) Close() error {
 	return err
 }
 
+// File returns the local file the Reader streams when it is a regular file, or nil (an
+// object in a bucket, a named pipe): a capability of the opened object, for a caller that can
+// use the file directly as an optimisation (a memory map, positional reads, which do not move
+// the stream). The Reader keeps ownership: Close closes it.
+func (r *Reader) File() *os.File {
+	f := r.f
+	if r.lr != nil {
+		f, _ = r.lr.(*os.File)
+	}
+	if f == nil {
+		return nil
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	return f
+}
+
 // File returns the local file a ReaderAt reads, or nil for an object in a bucket: a
 // capability of the opened object, for a caller that can use a file directly as an
 // optimisation (copy_file_range, a memory map). The ReaderAt keeps ownership: Close closes

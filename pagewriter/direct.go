@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"runtime"
 	"sync"
 
+	"github.com/mldf/convert/internal/procs"
 	"github.com/mldf/convert/pagewriter/multipart"
 )
 
@@ -33,10 +35,29 @@ const (
 // directSink is a local file written by parts with direct I/O. It implements Sink and
 // vectorWriter (a gather write is one copy into the parts).
 type directSink struct {
-	mp  *multipart.Sink
-	o   *Output
-	f   *directFile
-	out string // the temporary file's name, for messages
+	mp      *multipart.Sink
+	o       *Output
+	f       *directFile
+	out     string // the temporary file's name, for messages
+	restore func() // puts GOMAXPROCS back (see spareProcs)
+	once    sync.Once
+}
+
+// spareProcs gives the run two spare Go processors while the sink is open (internal/procs):
+// a goroutine blocked in a part's pwrite keeps its processor until the runtime's sysmon takes
+// it back, up to 10 ms later when the program is busy, and each 4 MiB write takes a few
+// milliseconds, so without spare processors a core idles through most writes. The real-text
+// JSONL job written durably took 1.10 s with GOMAXPROCS 2, 1.05 with 3 and 1.01 with 4 (7
+// alternating runs each, medians; docs/PERFORMANCE.md). The buffered sink has no such waits.
+func (s *directSink) spareProcs() { s.restore = procs.Spare(runtime.GOMAXPROCS(0)) }
+
+// release puts back what spareProcs changed, once.
+func (s *directSink) release() {
+	s.once.Do(func() {
+		if s.restore != nil {
+			s.restore()
+		}
+	})
 }
 
 // directFile writes a direct sink's parts at their offsets. align is the file's alignment
@@ -127,6 +148,7 @@ func (s *directSink) writev(bufs [][]byte, off int64) (int, error) {
 // Commit writes the parts still held (part 1, with the header, last), cuts the file to size
 // (the last part was padded to the alignment) and publishes it (fsync, rename).
 func (s *directSink) Commit(size int64) error {
+	defer s.release()
 	if err := s.mp.Commit(size); err != nil {
 		s.o.Abort()
 		return err
@@ -139,12 +161,14 @@ func (s *directSink) Commit(size int64) error {
 }
 
 func (s *directSink) Abort() error {
+	defer s.release()
 	s.mp.Abort()
 	return s.o.Abort()
 }
 
 // suspend stops the sink and keeps its file for a resumed run (Writer.Suspend).
 func (s *directSink) suspend() error {
+	defer s.release()
 	s.mp.Detach()
 	return s.o.af.Keep(s.o.File.Close)
 }
@@ -201,5 +225,6 @@ func newDirectSink(o *Output, l SinkLayout, keep int64) (*directSink, error) {
 		s.mp.Detach()
 		return nil, nil
 	}
+	s.spareProcs()
 	return s, nil
 }

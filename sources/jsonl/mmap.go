@@ -11,8 +11,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"unsafe"
-
-	"github.com/mldf/convert/objstore"
 )
 
 // A local uncompressed file is read through a memory mapping, not with read calls, on the
@@ -44,40 +42,43 @@ var ErrChanged = errors.New("the file changed while it was read (truncated?)")
 // 32 MiB; its peak RSS (mapped pages count) did: 95, 110 and 142 MB (read path: 98 MB).
 const defaultMapWindow = 8 << 20
 
-// mapInput opens the input name for mapped reading: a local regular file that is not empty
-// and does not start with a gzip or zstd magic number. It returns nil for any other input,
-// which is then read as a stream.
-func (s *Source) mapInput(name string) (*os.File, int64) {
+// mapInput returns the file to map for the input stream rc: the local regular file it reads
+// (objstore.Reader.File), when it is not empty and does not start with a gzip or zstd magic
+// number. It returns nil for any other input, which is then read as a stream. rc keeps the
+// file: closing rc closes it.
+func (s *Source) mapInput(rc io.Reader) (*os.File, int64) {
 	if !canMap || s.opt.noMap {
 		return nil, 0
 	}
-	l, err := objstore.Parse(name)
-	if err != nil || !l.IsLocal() {
+	fr, ok := rc.(interface{ File() *os.File })
+	if !ok {
 		return nil, 0
 	}
-	f, size := openMappable(l.Key)
+	f := fr.File()
 	if f == nil {
+		return nil, 0
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() <= 0 {
 		return nil, 0
 	}
 	var magic [4]byte
 	n, _ := f.ReadAt(magic[:], 0)
 	if m := magic[:n]; len(m) >= 2 && m[0] == 0x1f && m[1] == 0x8b || bytes.Equal(m, []byte{0x28, 0xb5, 0x2f, 0xfd}) {
-		f.Close()
 		return nil, 0
 	}
-	return f, size
+	return f, st.Size()
 }
 
 // readInput cuts the input name, whose stream rc is, into pieces of whole lines and passes
 // them to send in order: through a mapping when mapInput takes it, else from rc. When a window
 // cannot be mapped (mmap fails), the rest of the file is read with read calls.
 func (s *Source) readInput(ctx context.Context, name string, rc io.ReadCloser, pool *bufPool, send func(*chunk) error) error {
-	f, size := s.mapInput(name)
+	f, size := s.mapInput(rc)
 	if f == nil {
 		return s.readFile(ctx, name, rc, pool, send)
 	}
-	defer f.Close()
-	rc.Close()
+	defer rc.Close()
 	r := &mapReader{s: s, f: f, path: name, size: size, pool: pool, send: send, line: 1}
 	err := r.run(ctx)
 	if err == nil && s.opt.hook != nil {

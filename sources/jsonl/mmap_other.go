@@ -11,8 +11,6 @@ import (
 // are read with read calls.
 const canMap = false
 
-func openMappable(string) (*os.File, int64) { return nil, 0 }
-
 func mapRange(*os.File, int64, int) ([]byte, error) {
 	return nil, errors.ErrUnsupported
 }
