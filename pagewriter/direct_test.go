@@ -255,3 +255,36 @@ func TestDirectFileWriteAt(t *testing.T) {
 		}
 	}
 }
+
+// A direct sink gives the run two spare Go processors while it is open (its part writes
+// block holding theirs) and puts GOMAXPROCS back when it commits, aborts or is suspended.
+func TestDirectSinkSpareProcs(t *testing.T) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		t.Skip("GOMAXPROCS is set in the environment: it wins, nothing is raised")
+	}
+	before := runtime.GOMAXPROCS(0)
+	for _, end := range []string{"commit", "abort", "suspend"} {
+		path := filepath.Join(t.TempDir(), "out")
+		s := directOrSkip(t, path, SinkLayout{}, FileOptions{Partial: end == "suspend"})
+		if got := runtime.GOMAXPROCS(0); got != before+2 {
+			t.Fatalf("%s: GOMAXPROCS %d while open, want %d", end, got, before+2)
+		}
+		var err error
+		switch end {
+		case "commit":
+			if _, err = s.WriteAt([]byte("x"), 0); err == nil {
+				err = s.Commit(1)
+			}
+		case "abort":
+			err = s.Abort()
+		case "suspend":
+			err = s.suspend()
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", end, err)
+		}
+		if got := runtime.GOMAXPROCS(0); got != before {
+			t.Fatalf("%s: GOMAXPROCS %d after, want %d", end, got, before)
+		}
+	}
+}
