@@ -1,6 +1,7 @@
 // Package procs gives the Go runtime spare processors (Ps) for goroutines that spend their time
-// in C. It is the one place that raises GOMAXPROCS: the converter's image workers and the
-// loader library's decoding threads both call it.
+// in C or blocked in system calls. It is the one place that raises GOMAXPROCS: the converter's
+// image workers, the loader library's decoding threads and the page writer's direct sink (whose
+// part writes block) call it.
 //
 // With one P per core and every such goroutine inside a long cgo call, the runtime's sysmon
 // takes a goroutine's P after 20 µs whenever no P is idle and wakes a thread to spin on it, at
