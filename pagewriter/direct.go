@@ -71,7 +71,7 @@ type directFile struct {
 	// buffered is set once the file system refused a direct write it had announced (EINVAL):
 	// the rest goes through the page cache, and the final fsync makes it durable.
 	buffered bool
-	bounce   []byte // an aligned block for the unaligned end of a checkpoint's range
+	bounce   []byte // an aligned block for the unaligned end of a checkpoint's range (flush)
 }
 
 // UploadPart writes part k at its offset, padded with its buffer's bytes to the
@@ -102,16 +102,10 @@ func (d *directFile) flush(off int64, b []byte) error {
 	if whole == len(b) {
 		return nil
 	}
-	d.mu.Lock()
-	if d.bounce == nil {
-		d.bounce = alignedBlock(d.align)
-	}
-	blk := d.bounce
-	d.mu.Unlock()
-	// Checkpoints run one at a time (Writer.Sync is called by one goroutine), so blk is
-	// not shared.
-	clear(blk[copy(blk, b[whole:]):])
-	return d.writeAt(blk, off+int64(whole))
+	// Checkpoints run one at a time (Writer.Sync is called by one goroutine): the bounce
+	// block is not shared.
+	clear(d.bounce[copy(d.bounce, b[whole:]):])
+	return d.writeAt(d.bounce, off+int64(whole))
 }
 
 // alignedBlock returns n bytes at an address aligned to n (a power of two).
@@ -119,11 +113,6 @@ func alignedBlock(n int) []byte {
 	b := make([]byte, 2*n)
 	k := alignPad(b, n)
 	return b[k : k+n : k+n]
-}
-
-// directSyncer is what Writer.Sync needs of a direct sink.
-type directSyncer interface {
-	syncTo(cursor int64) error
 }
 
 // syncTo makes every streamed byte below cursor durable: the parts held in memory write
@@ -194,7 +183,7 @@ func newDirectSink(o *Output, l SinkLayout, keep int64) (*directSink, error) {
 	if !ok || align > directMaxAlign || l.Stream%int64(align) != 0 {
 		return nil, nil
 	}
-	f := &directFile{fd: fd, name: o.TempPath(), align: align}
+	f := &directFile{fd: fd, name: o.TempPath(), align: align, bounce: alignedBlock(align)}
 	s := &directSink{o: o, f: f, out: o.TempPath()}
 	opt := directOptions(dirOf(o.Target()))
 	var err error

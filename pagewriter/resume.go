@@ -150,7 +150,7 @@ func (w *Writer) Sync(ctx context.Context, seq, cursor int64) error {
 		return err
 	}
 	switch s := w.sink.(type) {
-	case directSyncer:
+	case *directSink:
 		if err := s.syncTo(cursor); err != nil {
 			return err
 		}
