@@ -124,7 +124,10 @@ func newExtractor(cols []Column) (*extractor, error) {
 // key and error of the first failure (vals is then returned as it stands: the caller drops
 // what this line appended).
 func (x *extractor) extract(s *scanner, line []byte, arena *arena, vals []sample.Column) ([]sample.Column, string, error) {
-	if err := s.scan(x.root, line, len(x.cols)); err != nil {
+	s.arena = arena
+	err := s.scan(x.root, line, len(x.cols))
+	s.arena = nil
+	if err != nil {
 		var se *syntaxError
 		if errors.As(err, &se) && se.utf8 {
 			return vals, se.key, fmt.Errorf("%w: %v", ErrUTF8, se)
@@ -140,6 +143,11 @@ func (x *extractor) extract(s *scanner, line []byte, arena *arena, vals []sample
 				}
 				return vals, c.Key, ErrMissing
 			}
+			continue
+		}
+		if sp.dec && c.Kind == sample.KindString {
+			// Decoded while it was scanned.
+			vals = append(vals, sample.Column{Name: c.name(), Value: sample.Value{Kind: sample.KindString, UTF8: true, Bytes: s.texts[ci]}})
 			continue
 		}
 		if sp.plain && c.Kind == sample.KindString {

@@ -50,6 +50,10 @@ type span struct {
 	// second search for them.
 	e0, e1 int32
 	esc    bool
+	// dec is set when strDecode decoded the string value while scanning it: its text is the
+	// scanner's texts[column] (kept out of span, whose lines are cleared line after line, so
+	// that clearing them moves no pointers).
+	dec bool
 }
 
 // scanner validates one line of JSON and records the spans of the wanted values in a single
@@ -66,6 +70,10 @@ type scanner struct {
 	rec     bool   // str appends the position of each escape it passes to escs
 	slow    bool   // str went through strSlow (which records nothing)
 	escs    []int32
+	// arena, when set (by extract, for one line), is where the string values of columns are
+	// decoded as they are scanned (strDecode); nil leaves them to the caller.
+	arena *arena
+	texts [][]byte // per column, the text strDecode decoded (see span.dec)
 
 	// The members of the top-level object as the last lines had them: the bytes `"key":` of
 	// the m-th member and its node. JSONL lines mostly repeat one shape, so a member whose
@@ -130,6 +138,9 @@ func (s *scanner) scan(root *node, line []byte, ncols int) error {
 	s.b, s.i, s.lastKey = line, 0, ""
 	if cap(s.spans) < ncols {
 		s.spans = make([]span, ncols)
+	}
+	if len(s.texts) < ncols {
+		s.texts = make([][]byte, ncols)
 	}
 	s.spans = s.spans[:ncols]
 	clear(s.spans)
@@ -337,11 +348,17 @@ func (s *scanner) wanted(n *node, depth int) error {
 		s.spans[c] = span{}
 	}
 	start := s.i
-	plain, rec := false, false
+	plain, rec, dec := false, false, false
+	var text []byte
 	e0 := len(s.escs)
 	var err error
 	switch {
 	case s.i < len(s.b) && s.b[s.i] == '"':
+		if n.decode && s.arena != nil && hasStrBlocks && !s.scalar {
+			if text, dec = s.strDecode(); dec {
+				break
+			}
+		}
 		var esc bool
 		s.rec, s.slow = n.decode && len(s.b) <= maxRecLine, false
 		esc, err = s.str()
@@ -366,7 +383,10 @@ func (s *scanner) wanted(n *node, depth int) error {
 		return err
 	}
 	for _, c := range n.cols {
-		s.spans[c] = span{start: start, end: s.i, found: true, plain: plain, e0: int32(e0), e1: int32(len(s.escs)), esc: rec}
+		s.spans[c] = span{start: start, end: s.i, found: true, plain: plain, e0: int32(e0), e1: int32(len(s.escs)), esc: rec, dec: dec}
+		if dec {
+			s.texts[c] = text
+		}
 	}
 	return nil
 }

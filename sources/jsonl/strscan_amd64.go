@@ -26,3 +26,23 @@ func strBlocks(b []byte) (off, state int) {
 	}
 	return strBlocksAVX2(&b[0], len(b))
 }
+
+// strDecodeAVX2 is strDecodeBlocks for n >= 33 bytes at src, on a CPU with AVX2.
+//
+//go:noescape
+func strDecodeAVX2(src *byte, n int, dst *byte) (p, d, state int)
+
+// strDecodeBlocks decodes the string bytes at the start of src into dst (len(dst) >=
+// len(src)) in blocks of 32 bytes, decoding one-character escapes and validating UTF-8 on the
+// way, and returns where it stopped in src (p) and dst (d), and why: decDone at the closing
+// quote, decTail when fewer than 33 bytes of src are left, decEscape at a backslash that is
+// not a one-character escape, decBad at a control byte or invalid UTF-8 (see strDecodeAVX2
+// in strscan_amd64.s). The bytes of src past its string are read, but they decide nothing
+// unless the string has no closing quote within them.
+func strDecodeBlocks(src, dst []byte) (p, d, state int) {
+	if len(src) < 33 {
+		return 0, 0, decTail
+	}
+	_ = dst[len(src)-1]
+	return strDecodeAVX2(&src[0], len(src), &dst[0])
+}

@@ -235,3 +235,158 @@ end:
 	MOVQ  $1, state+24(FP)
 	VZEROUPPER
 	RET
+
+// esc maps the character after a backslash to the byte its escape stands for; zero for 'u'
+// and for characters that are no escape (the caller decides).
+DATA esc<>+0x22(SB)/1, $0x22 // \"
+DATA esc<>+0x2f(SB)/1, $0x2f // \/
+DATA esc<>+0x5c(SB)/1, $0x5c // \\
+DATA esc<>+0x62(SB)/1, $0x08 // \b
+DATA esc<>+0x66(SB)/1, $0x0c // \f
+DATA esc<>+0x6e(SB)/1, $0x0a // \n
+DATA esc<>+0x72(SB)/1, $0x0d // \r
+DATA esc<>+0x74(SB)/1, $0x09 // \t
+GLOBL esc<>(SB), RODATA|NOPTR, $256
+
+// func strDecodeAVX2(src *byte, n int, dst *byte) (p int, d int, state int)
+//
+// Decodes string bytes from src (n readable bytes there) into dst (room for n bytes): each
+// block of 32 bytes is copied whole to dst, and examined as in strBlocksAVX2 for the first
+// '"', '\\' or control byte, with UTF-8 validated up to and including it. A one-character
+// escape is decoded in place and the scan restarts after it (the bytes before the restart are
+// ASCII, which is what a zero previous block stands for). It returns the offsets p in src and
+// d in dst where it stopped, and why: decDone at the closing quote, decTail when fewer than
+// 33 bytes are left (the bytes before p are whole sequences unless the end of the last block
+// cut one), decEscape at a backslash that is not a one-character escape, decBad at a control
+// byte or invalid UTF-8.
+//
+// Registers: SI src, BX n, DI dst, AX p, R14 d, DX the non-ASCII mask of the block before;
+// Y0 the block, Y15 the block before, Y8-Y14 constants.
+TEXT ·strDecodeAVX2(SB), NOSPLIT, $0-48
+	MOVQ src+0(FP), SI
+	MOVQ n+8(FP), BX
+	MOVQ dst+16(FP), DI
+	XORQ AX, AX
+	XORQ R14, R14
+	XORQ DX, DX
+	VPXOR Y15, Y15, Y15
+	VMOVDQU b1h<>(SB), Y8
+	VMOVDQU b1l<>(SB), Y9
+	VMOVDQU quote<>(SB), Y10
+	VMOVDQU bslash<>(SB), Y11
+	VMOVDQU ctl<>(SB), Y12
+	VMOVDQU nib<>(SB), Y13
+	VMOVDQU b2h<>(SB), Y14
+
+dloop:
+	MOVQ BX, R8
+	SUBQ AX, R8
+	CMPQ R8, $33
+	JLT  dtail
+	VMOVDQU (SI)(AX*1), Y0
+	VMOVDQU Y0, (DI)(R14*1)
+	VPCMPEQB Y0, Y10, Y1
+	VPCMPEQB Y0, Y11, Y2
+	VPMINUB  Y0, Y12, Y3
+	VPCMPEQB Y0, Y3, Y3
+	VPOR     Y1, Y2, Y1
+	VPOR     Y1, Y3, Y1
+	VPMOVMSKB Y1, R9  // '"', '\\' and control bytes
+	VPMOVMSKB Y0, R10 // bytes >= 0x80
+	MOVL R10, R11
+	ORL  DX, R11
+	JNZ  dutf8
+	TESTL R9, R9
+	JNZ  dstop
+	ADDQ $32, AX
+	ADDQ $32, R14
+	JMP  dloop
+
+dutf8:
+	VPERM2I128 $0x21, Y0, Y15, Y1
+	VPALIGNR $15, Y1, Y0, Y2
+	VPALIGNR $14, Y1, Y0, Y3
+	VPALIGNR $13, Y1, Y0, Y4
+	VPSRLW   $4, Y2, Y5
+	VPAND    Y13, Y5, Y5
+	VPSHUFB  Y5, Y8, Y5
+	VPAND    Y13, Y2, Y6
+	VPSHUFB  Y6, Y9, Y6
+	VPAND    Y6, Y5, Y5
+	VPSRLW   $4, Y0, Y6
+	VPAND    Y13, Y6, Y6
+	VPSHUFB  Y6, Y14, Y6
+	VPAND    Y6, Y5, Y5
+	VPSUBUSB c60<>(SB), Y3, Y3
+	VPSUBUSB c70<>(SB), Y4, Y4
+	VPOR     Y3, Y4, Y3
+	VPAND    c80<>(SB), Y3, Y3
+	VPXOR    Y3, Y5, Y5
+	VPXOR    Y6, Y6, Y6
+	VPCMPEQB Y6, Y5, Y5
+	VPMOVMSKB Y5, R11
+	NOTL     R11 // bytes in error
+	VMOVDQU  Y0, Y15
+	MOVL     R10, DX
+	TESTL    R9, R9
+	JNZ      dstopu
+	TESTL    R11, R11
+	JNZ      dbad
+	ADDQ     $32, AX
+	ADDQ     $32, R14
+	JMP      dloop
+
+dstopu:
+	// Errors up to and including the stopping byte count.
+	BSFL  R9, CX
+	MOVQ  $2, R12
+	SHLQ  CX, R12
+	SUBQ  $1, R12
+	ANDQ  R12, R11
+	JNZ   dbad
+	JMP   dat
+
+dstop:
+	BSFL  R9, CX
+
+dat:
+	ADDQ    CX, AX
+	ADDQ    CX, R14
+	MOVBLZX (SI)(AX*1), R12
+	CMPL    R12, $0x22
+	JEQ     ddone
+	CMPL    R12, $0x5c
+	JNE     dbad // a control byte
+	MOVBLZX 1(SI)(AX*1), R12 // readable: the block had 33 bytes
+	LEAQ    esc<>(SB), R13
+	MOVBLZX (R13)(R12*1), R13
+	TESTL   R13, R13
+	JZ      descape
+	MOVB    R13, (DI)(R14*1)
+	ADDQ    $2, AX
+	ADDQ    $1, R14
+	XORL    DX, DX
+	VPXOR   Y15, Y15, Y15
+	JMP     dloop
+
+ddone:
+	MOVQ  $0, R12
+	JMP   dret
+
+dtail:
+	MOVQ  $1, R12
+	JMP   dret
+
+descape:
+	MOVQ  $2, R12
+	JMP   dret
+
+dbad:
+	MOVQ  $3, R12
+
+dret:
+	MOVQ  AX, p+24(FP)
+	MOVQ  R14, d+32(FP)
+	MOVQ  R12, state+40(FP)
+	VZEROUPPER
+	RET

@@ -7,3 +7,6 @@ const hasStrBlocks = false
 
 // strBlocks is never called without hasStrBlocks.
 func strBlocks(b []byte) (off, state int) { return 0, stateTail }
+
+// strDecodeBlocks is never called without hasStrBlocks.
+func strDecodeBlocks(src, dst []byte) (p, d, state int) { return 0, 0, decTail }
