@@ -137,6 +137,13 @@ type Config struct {
 	// (pagewriter.LocalFile). pagewriter.Multipart uploads them to object storage; Output
 	// then only names the output in messages and the report.
 	Sink pagewriter.SinkOpener
+	// NoDirect writes the local output (Sink nil) through the page cache even where its
+	// file system takes direct writes (pagewriter.FileOptions.NoDirect; by default the
+	// output is written around the page cache there, with O_DIRECT). The output is then in
+	// the page cache when the run ends, for a reader that starts right away, and a file
+	// system whose direct writes are slow is not used that way. A Sink ignores it (the
+	// recipe's direct_io: false).
+	NoDirect bool
 	// Dedup, when set, drops (or only reports) the samples whose payloads in its fields are
 	// byte-identical to an earlier sample's; see Dedup. nil leaves every sample in.
 	Dedup *Dedup
@@ -146,6 +153,9 @@ type Config struct {
 
 	// wrap injects faults into the writer's files (tests).
 	wrap pagewriter.WrapFunc
+	// localFile opens the local output's sink; nil means pagewriter.LocalFile (tests see
+	// the options and the sink through it).
+	localFile func(path string, opt pagewriter.FileOptions) pagewriter.SinkOpener
 }
 
 func validate(cfg *Config) error {

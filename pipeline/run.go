@@ -168,7 +168,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		}
 	}
 	if open == nil {
-		fopt := pagewriter.FileOptions{Wrap: cfg.wrap}
+		fopt := pagewriter.FileOptions{Wrap: cfg.wrap, NoDirect: cfg.NoDirect}
 		if r.ck != nil {
 			fopt.Partial = true
 			if from != nil && c.Layout().DataStart >= 0 {
@@ -176,7 +176,11 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 			}
 			wopt.Partial = &pagewriter.Partial{Target: cfg.Output, From: from}
 		}
-		open = pagewriter.LocalFile(cfg.Output, fopt)
+		localFile := cfg.localFile
+		if localFile == nil {
+			localFile = pagewriter.LocalFile
+		}
+		open = localFile(cfg.Output, fopt)
 	}
 	if r.w, err = pagewriter.New(open, c, wopt); err != nil {
 		return Report{}, err

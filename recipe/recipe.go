@@ -33,13 +33,21 @@ type Recipe struct {
 	PageSize  Size    `yaml:"page_size"`
 	ChunkSize int     `yaml:"chunk_size"`
 	Checksums *bool   `yaml:"checksums"`
-	OnError   string  `yaml:"on_error"`   // skip (default) | fail
-	MaxErrors string  `yaml:"max_errors"` // a count ("100") or a fraction ("1%"); empty: no limit
-	Rejects   string  `yaml:"rejects"`    // rejects JSONL path; default OUTPUT.rejects.jsonl
-	Report    string  `yaml:"report"`     // report JSON path; default OUTPUT.report.json
-	LogFormat string  `yaml:"log_format"` // text | json
-	Shard     int     `yaml:"shard"`
-	Shards    int     `yaml:"shards"`
+	// DirectIO writes a local output around the page cache (O_DIRECT) where its file system
+	// takes direct writes, as by default (nil); false writes it through the page cache, so
+	// that it is in the cache when the run ends (for a training job reading it right away),
+	// or where the file system's direct writes are slow. A bucket output ignores it, as
+	// does format scdl (written through the page cache); format mds and mode append apply
+	// it to the MLDF file they write first. Omitted from the recipe's hash when unset, so
+	// recipes without it hash as before.
+	DirectIO  *bool  `yaml:"direct_io,omitempty"`
+	OnError   string `yaml:"on_error"`   // skip (default) | fail
+	MaxErrors string `yaml:"max_errors"` // a count ("100") or a fraction ("1%"); empty: no limit
+	Rejects   string `yaml:"rejects"`    // rejects JSONL path; default OUTPUT.rejects.jsonl
+	Report    string `yaml:"report"`     // report JSON path; default OUTPUT.report.json
+	LogFormat string `yaml:"log_format"` // text | json
+	Shard     int    `yaml:"shard"`
+	Shards    int    `yaml:"shards"`
 	// AllowEmpty accepts an input that yields no sample and a run that writes none (an empty
 	// output); without it, validate and run refuse an empty input (an empty folder, a folder
 	// of images without class subfolders) and a run that writes no sample fails and writes

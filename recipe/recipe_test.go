@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 func env(m map[string]string) func(string) (string, bool) {
@@ -176,5 +178,33 @@ func TestProblemsNotRepeated(t *testing.T) {
 	err = r.Validate()
 	if err == nil || strings.Count(err.Error(), `key "k" is read as`) != 1 {
 		t.Fatalf("want the problem exactly once, got %v", err)
+	}
+}
+
+// direct_io: false turns direct writes off; unset it stays nil (the default, direct where
+// the file system takes it) and is left out of the marshalled recipe, which the recipe's
+// hash is taken of, so recipes without it hash as before.
+func TestDirectIO(t *testing.T) {
+	const base = "source: {type: images, path: p}\noutput: o.mldf\nfields: [{name: a, type: int}]\n"
+	for _, c := range []struct {
+		src  string
+		want *bool
+	}{
+		{base, nil},
+		{base + "direct_io: false\n", new(bool)},
+		{base + "direct_io: true\n", func() *bool { b := true; return &b }()},
+		{base + "direct_io:\n", nil},
+	} {
+		r := parseValid(t, c.src, nil)
+		if (r.DirectIO == nil) != (c.want == nil) || (r.DirectIO != nil && *r.DirectIO != *c.want) {
+			t.Errorf("%q: DirectIO %v, want %v", c.src, r.DirectIO, c.want)
+		}
+		b, err := yaml.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(b), "direct_io"); got != (c.want != nil) {
+			t.Errorf("%q: marshalled with direct_io %v:\n%s", c.src, got, b)
+		}
 	}
 }

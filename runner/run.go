@@ -53,7 +53,7 @@ func Config(plan *recipe.Plan, output string) (pipeline.Config, error) {
 		Source: src, Fields: fields, Output: output,
 		PageSize: int(r.PageSize), Workers: r.Workers, ChunkSize: r.ChunkSize,
 		Checksums: checksums, OnError: policy, MaxErrors: count, MaxErrorFraction: frac, AllowEmpty: plan.AllowEmpty,
-		RejectsPath: r.Rejects, Dedup: dd,
+		RejectsPath: r.Rejects, Dedup: dd, NoDirect: r.DirectIO != nil && !*r.DirectIO,
 	}, nil
 }
 

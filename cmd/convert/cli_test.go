@@ -20,14 +20,14 @@ import (
 // and --quiet). A command gets only its own flags: convert images takes no text or audio
 // options, validate none that only a run uses.
 var commandFlagLists = map[string][]string{
-	"run": {"output", "format", "page-size", "checksums", "report", "rejects",
+	"run": {"output", "format", "page-size", "checksums", "direct-io", "report", "rejects",
 		"workers", "chunk-size", "on-error", "max-errors", "log-format", "json", "dedup", "dry-run", "abort-incomplete-older-than", "cpuprofile", "trace", "checkpoint-every", "checkpoint-bytes", "restart",
 		"shard", "shards",
 		"mode", "max-resolution", "jpeg-quality", "filter", "channels", "max-pixels",
 		"sample-rate", "sample-type", "max-duration", "on-long",
 		"tokenizer", "append-eot", "seq-len", "remainder",
 		"quiet", "help"},
-	"append": {"output", "format", "page-size", "checksums", "report", "rejects",
+	"append": {"output", "format", "page-size", "checksums", "direct-io", "report", "rejects",
 		"workers", "chunk-size", "on-error", "max-errors", "log-format", "json", "dedup", "dry-run", "abort-incomplete-older-than", "cpuprofile", "trace", "checkpoint-every", "checkpoint-bytes", "restart",
 		"shard", "shards",
 		"mode", "max-resolution", "jpeg-quality", "filter", "channels", "max-pixels",
@@ -41,7 +41,7 @@ var commandFlagLists = map[string][]string{
 		"sample-rate", "sample-type", "max-duration", "on-long",
 		"tokenizer", "append-eot", "seq-len", "remainder",
 		"quiet", "help"},
-	"images": {"flat", "output", "format", "page-size", "checksums", "report", "rejects",
+	"images": {"flat", "output", "format", "page-size", "checksums", "direct-io", "report", "rejects",
 		"workers", "chunk-size", "on-error", "max-errors", "log-format", "json", "dedup", "dry-run", "abort-incomplete-older-than", "cpuprofile", "trace", "checkpoint-every", "checkpoint-bytes", "restart",
 		"shard", "shards",
 		"mode", "max-resolution", "jpeg-quality", "filter", "channels", "max-pixels",

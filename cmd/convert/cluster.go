@@ -145,6 +145,7 @@ func shardRecipeHash(r *recipe.Recipe) string {
 	rr := *r
 	rr.Shard, rr.Workers, rr.LogFormat, rr.ChunkSize = 0, 0, "", 0
 	rr.CheckpointEvery, rr.CheckpointBytes = "", 0 // how often a run checkpoints, not what it writes
+	rr.DirectIO = nil                              // how the output is written, not what
 	return recipeHash(&rr)
 }
 

@@ -49,7 +49,7 @@ func sections() []string { return []string{secConvert, secRead, secCluster, secS
 // commandTable lists the commands in the order the help shows them.
 func commandTable() []command {
 	// The help's headings of the converting commands' flags (bindRunFlags, bindFieldFlags).
-	output := flagGroup{"Output", []string{"output", "format", "page-size", "checksums", "report", "rejects"}}
+	output := flagGroup{"Output", []string{"output", "format", "page-size", "checksums", "direct-io", "report", "rejects"}}
 	run := flagGroup{"Run", []string{"workers", "chunk-size", "on-error", "max-errors", "log-format", "json", "dedup", "dry-run", "abort-incomplete-older-than", "cpuprofile", "trace", "checkpoint-every", "checkpoint-bytes", "restart"}}
 	shard := flagGroup{"Sharding (one task of a cluster job)", []string{"shard", "shards"}}
 	image := flagGroup{"Image fields", []string{"mode", "max-resolution", "jpeg-quality", "filter", "channels", "max-pixels"}}

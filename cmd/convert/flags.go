@@ -123,7 +123,7 @@ type runFlags struct {
 	output, format, pageSize, onError, maxErrors, rejects, report, logFormat string
 	workers, chunkSize, shard, shards                                        int
 	cpuProfile, trace                                                        string
-	checksums, dryRun, json                                                  bool
+	checksums, dryRun, json, directIO                                        bool
 	dedup                                                                    string
 	abortOlderThan                                                           time.Duration
 	resume                                                                   *resumeFlags // run only
@@ -135,8 +135,8 @@ type runFlags struct {
 }
 
 // bindRunFlags defines the run options as flags; with run false (convert validate, which
-// runs nothing) not those that only a run uses: --dry-run, --cpuprofile, --trace and
-// --abort-incomplete-older-than.
+// runs nothing) not those that only a run uses: --dry-run, --direct-io, --cpuprofile,
+// --trace and --abort-incomplete-older-than.
 func bindRunFlags(fs *flag.FlagSet, run bool) *runFlags {
 	f := &runFlags{fs: fs}
 	fs.StringVar(&f.output, "output", "", "write to `FILE` (.mldf, .beton; a folder for scdl and mds)")
@@ -159,6 +159,7 @@ func bindRunFlags(fs *flag.FlagSet, run bool) *runFlags {
 		return f
 	}
 	fs.BoolVar(&f.dryRun, "dry-run", false, "validate and print the plan without writing (convert validate)")
+	fs.BoolVar(&f.directIO, "direct-io", true, "write a local output around the page cache (O_DIRECT) where its file system takes it; off, through the cache, which then holds the output (a bucket output ignores it)")
 	durationVar(fs, &f.abortOlderThan, "abort-incomplete-older-than",
 		"bucket output: before uploading, abort the incomplete uploads (of killed runs) to the same key started more than this long ago; 0 = all of them")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to `FILE` (go tool pprof)")
@@ -187,6 +188,8 @@ func (f *runFlags) apply(r *recipe.Recipe) error {
 			r.ChunkSize = f.chunkSize
 		case "checksums":
 			r.Checksums = &f.checksums
+		case "direct-io":
+			r.DirectIO = &f.directIO
 		case "on-error":
 			r.OnError = f.onError
 		case "max-errors":
