@@ -744,7 +744,7 @@ func TestBatchesMatchRun(t *testing.T) {
 func TestRunBatchesStops(t *testing.T) {
 	path := write(t, "corpus.jsonl", genCorpus(3000, 3))
 	cols := []Column{{Key: "text", Kind: sample.KindString}}
-	src := mustNew(t, []string{path}, cols, Options{ChunkSize: 4 << 10})
+	src := mustNew(t, []string{path}, cols, Options{ChunkSize: 4 << 10, ChunkLines: 200})
 	stop := errors.New("stop")
 	n := 0
 	err := src.RunBatches(context.Background(), func(sources.Batch) error {
