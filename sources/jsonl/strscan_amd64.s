@@ -74,6 +74,59 @@ DATA c80<>+0x10(SB)/8, $0x8080808080808080
 DATA c80<>+0x18(SB)/8, $0x8080808080808080
 GLOBL c80<>(SB), RODATA|NOPTR, $32
 
+// LOADCONSTS loads the constants of the string scans into Y8-Y14.
+#define LOADCONSTS \
+	VMOVDQU b1h<>(SB), Y8; \
+	VMOVDQU b1l<>(SB), Y9; \
+	VMOVDQU quote<>(SB), Y10; \
+	VMOVDQU bslash<>(SB), Y11; \
+	VMOVDQU ctl<>(SB), Y12; \
+	VMOVDQU nib<>(SB), Y13; \
+	VMOVDQU b2h<>(SB), Y14
+
+// STOPS sets R9 to the mask of the '"', '\\' and control bytes of the block Y0.
+#define STOPS \
+	VPCMPEQB Y0, Y10, Y1; \
+	VPCMPEQB Y0, Y11, Y2; \
+	VPMINUB  Y0, Y12, Y3; \
+	VPCMPEQB Y0, Y3, Y3; \
+	VPOR     Y1, Y2, Y1; \
+	VPOR     Y1, Y3, Y1; \
+	VPMOVMSKB Y1, R9
+
+// PREVIOUS sets Y2, Y3 and Y4 to the bytes one, two and three before each byte of the block
+// Y0, from the block before it, Y15 (the high lane of Y15 and the low lane of Y0 in Y1).
+#define PREVIOUS \
+	VPERM2I128 $0x21, Y0, Y15, Y1; \
+	VPALIGNR $15, Y1, Y0, Y2; \
+	VPALIGNR $14, Y1, Y0, Y3; \
+	VPALIGNR $13, Y1, Y0, Y4
+
+// UTF8ERRORS sets R11 to the mask of the bytes of Y0 in error, given the bytes before them in
+// Y2, Y3 and Y4 (see the tables above; clobbers Y3-Y6): the three table entries ANDed, and
+// bit 7 xored with "two or three before is the lead of a longer sequence" (>= 0x80 after
+// subtracting 0x60 or 0x70 with saturation).
+#define UTF8ERRORS \
+	VPSRLW   $4, Y2, Y5; \
+	VPAND    Y13, Y5, Y5; \
+	VPSHUFB  Y5, Y8, Y5; \
+	VPAND    Y13, Y2, Y6; \
+	VPSHUFB  Y6, Y9, Y6; \
+	VPAND    Y6, Y5, Y5; \
+	VPSRLW   $4, Y0, Y6; \
+	VPAND    Y13, Y6, Y6; \
+	VPSHUFB  Y6, Y14, Y6; \
+	VPAND    Y6, Y5, Y5; \
+	VPSUBUSB c60<>(SB), Y3, Y3; \
+	VPSUBUSB c70<>(SB), Y4, Y4; \
+	VPOR     Y3, Y4, Y3; \
+	VPAND    c80<>(SB), Y3, Y3; \
+	VPXOR    Y3, Y5, Y5; \
+	VPXOR    Y6, Y6, Y6; \
+	VPCMPEQB Y6, Y5, Y5; \
+	VPMOVMSKB Y5, R11; \
+	NOTL     R11
+
 // func strBlocksAVX2(p *byte, n int) (off int, state int)
 //
 // The last bytes, under a block, are examined in the block that ends with b, when b holds
@@ -87,13 +140,7 @@ TEXT ·strBlocksAVX2(SB), NOSPLIT, $0-32
 	XORQ AX, AX
 	XORQ DX, DX
 	VPXOR Y15, Y15, Y15
-	VMOVDQU b1h<>(SB), Y8
-	VMOVDQU b1l<>(SB), Y9
-	VMOVDQU quote<>(SB), Y10
-	VMOVDQU bslash<>(SB), Y11
-	VMOVDQU ctl<>(SB), Y12
-	VMOVDQU nib<>(SB), Y13
-	VMOVDQU b2h<>(SB), Y14
+	LOADCONSTS
 
 loop:
 	MOVQ BX, R8
@@ -101,13 +148,7 @@ loop:
 	CMPQ R8, $32
 	JLT  tail
 	VMOVDQU (SI)(AX*1), Y0
-	VPCMPEQB Y0, Y10, Y1
-	VPCMPEQB Y0, Y11, Y2
-	VPMINUB  Y0, Y12, Y3
-	VPCMPEQB Y0, Y3, Y3
-	VPOR     Y1, Y2, Y1
-	VPOR     Y1, Y3, Y1
-	VPMOVMSKB Y1, R9  // '"', '\\' and control bytes
+	STOPS  // R9: '"', '\\' and control bytes
 	VPMOVMSKB Y0, R10 // bytes >= 0x80
 	MOVL R10, R11
 	ORL  DX, R11
@@ -118,29 +159,8 @@ loop:
 	JMP  loop
 
 utf8:
-	VPERM2I128 $0x21, Y0, Y15, Y1 // the high lane of the block before, the low lane of this one
-	VPALIGNR $15, Y1, Y0, Y2      // the byte before each byte
-	VPALIGNR $14, Y1, Y0, Y3      // two before
-	VPALIGNR $13, Y1, Y0, Y4      // three before
-	VPSRLW   $4, Y2, Y5
-	VPAND    Y13, Y5, Y5
-	VPSHUFB  Y5, Y8, Y5
-	VPAND    Y13, Y2, Y6
-	VPSHUFB  Y6, Y9, Y6
-	VPAND    Y6, Y5, Y5
-	VPSRLW   $4, Y0, Y6
-	VPAND    Y13, Y6, Y6
-	VPSHUFB  Y6, Y14, Y6
-	VPAND    Y6, Y5, Y5
-	VPSUBUSB c60<>(SB), Y3, Y3 // >= 0x80 where two before is E0-FF
-	VPSUBUSB c70<>(SB), Y4, Y4 // >= 0x80 where three before is F0-FF
-	VPOR     Y3, Y4, Y3
-	VPAND    c80<>(SB), Y3, Y3
-	VPXOR    Y3, Y5, Y5
-	VPXOR    Y6, Y6, Y6
-	VPCMPEQB Y6, Y5, Y5
-	VPMOVMSKB Y5, R11
-	NOTL     R11 // bytes in error
+	PREVIOUS
+	UTF8ERRORS // R11: the bytes in error
 	VMOVDQU  Y0, Y15
 	MOVL     R10, DX
 	TESTL    R9, R9
@@ -198,25 +218,7 @@ tail:
 	VPOR     Y1, Y5, Y1
 	VPOR     Y1, Y6, Y1
 	VPMOVMSKB Y1, R9
-	VPSRLW   $4, Y2, Y5
-	VPAND    Y13, Y5, Y5
-	VPSHUFB  Y5, Y8, Y5
-	VPAND    Y13, Y2, Y6
-	VPSHUFB  Y6, Y9, Y6
-	VPAND    Y6, Y5, Y5
-	VPSRLW   $4, Y0, Y6
-	VPAND    Y13, Y6, Y6
-	VPSHUFB  Y6, Y14, Y6
-	VPAND    Y6, Y5, Y5
-	VPSUBUSB c60<>(SB), Y3, Y3
-	VPSUBUSB c70<>(SB), Y4, Y4
-	VPOR     Y3, Y4, Y3
-	VPAND    c80<>(SB), Y3, Y3
-	VPXOR    Y3, Y5, Y5
-	VPXOR    Y6, Y6, Y6
-	VPCMPEQB Y6, Y5, Y5
-	VPMOVMSKB Y5, R11
-	NOTL     R11
+	UTF8ERRORS // R11: the bytes in error
 	MOVQ     $32, CX
 	SUBQ     R8, CX
 	MOVQ     $-1, R12
@@ -270,13 +272,7 @@ TEXT ·strDecodeAVX2(SB), NOSPLIT, $0-48
 	XORQ R14, R14
 	XORQ DX, DX
 	VPXOR Y15, Y15, Y15
-	VMOVDQU b1h<>(SB), Y8
-	VMOVDQU b1l<>(SB), Y9
-	VMOVDQU quote<>(SB), Y10
-	VMOVDQU bslash<>(SB), Y11
-	VMOVDQU ctl<>(SB), Y12
-	VMOVDQU nib<>(SB), Y13
-	VMOVDQU b2h<>(SB), Y14
+	LOADCONSTS
 
 dloop:
 	MOVQ BX, R8
@@ -285,13 +281,7 @@ dloop:
 	JLT  dtail
 	VMOVDQU (SI)(AX*1), Y0
 	VMOVDQU Y0, (DI)(R14*1)
-	VPCMPEQB Y0, Y10, Y1
-	VPCMPEQB Y0, Y11, Y2
-	VPMINUB  Y0, Y12, Y3
-	VPCMPEQB Y0, Y3, Y3
-	VPOR     Y1, Y2, Y1
-	VPOR     Y1, Y3, Y1
-	VPMOVMSKB Y1, R9  // '"', '\\' and control bytes
+	STOPS  // R9: '"', '\\' and control bytes
 	VPMOVMSKB Y0, R10 // bytes >= 0x80
 	MOVL R10, R11
 	ORL  DX, R11
@@ -303,29 +293,8 @@ dloop:
 	JMP  dloop
 
 dutf8:
-	VPERM2I128 $0x21, Y0, Y15, Y1
-	VPALIGNR $15, Y1, Y0, Y2
-	VPALIGNR $14, Y1, Y0, Y3
-	VPALIGNR $13, Y1, Y0, Y4
-	VPSRLW   $4, Y2, Y5
-	VPAND    Y13, Y5, Y5
-	VPSHUFB  Y5, Y8, Y5
-	VPAND    Y13, Y2, Y6
-	VPSHUFB  Y6, Y9, Y6
-	VPAND    Y6, Y5, Y5
-	VPSRLW   $4, Y0, Y6
-	VPAND    Y13, Y6, Y6
-	VPSHUFB  Y6, Y14, Y6
-	VPAND    Y6, Y5, Y5
-	VPSUBUSB c60<>(SB), Y3, Y3
-	VPSUBUSB c70<>(SB), Y4, Y4
-	VPOR     Y3, Y4, Y3
-	VPAND    c80<>(SB), Y3, Y3
-	VPXOR    Y3, Y5, Y5
-	VPXOR    Y6, Y6, Y6
-	VPCMPEQB Y6, Y5, Y5
-	VPMOVMSKB Y5, R11
-	NOTL     R11 // bytes in error
+	PREVIOUS
+	UTF8ERRORS // R11: the bytes in error
 	VMOVDQU  Y0, Y15
 	MOVL     R10, DX
 	TESTL    R9, R9
