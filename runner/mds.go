@@ -55,8 +55,8 @@ func runMDS(ctx context.Context, cfg pipeline.Config, knobs *mdsKnobs) (pipeline
 		knobs = &mdsKnobs{}
 	}
 	dir := cfg.Output
-	tmp := dir + ".mldf.tmp"
-	cfg.Output = tmp
+	cfg = mldfStage(cfg)
+	tmp := cfg.Output
 	if cfg.Resume == nil {
 		if err := clearMDSDir(dir); err != nil {
 			return pipeline.Report{}, err
@@ -146,6 +146,15 @@ func runMDS(ctx context.Context, cfg pipeline.Config, knobs *mdsKnobs) (pipeline
 
 // mdsKnobs are runMDS's test settings: the shard size (0: the default) and a function called
 // after each shard is recorded with the count of shards so far.
+// mldfStage returns the configuration of an MDS output's first phase: the conversion into
+// the MLDF file beside the output (DIR.mldf.tmp). That file is read back right after it is
+// written, so it goes through the page cache (where it is still found), not around it.
+func mldfStage(cfg pipeline.Config) pipeline.Config {
+	cfg.Output += ".mldf.tmp"
+	cfg.NoDirect = true
+	return cfg
+}
+
 type mdsKnobs struct {
 	sizeLimit  int64
 	afterShard func(shards int)

@@ -272,3 +272,14 @@ func TestClearMDSDir(t *testing.T) {
 		})
 	}
 }
+
+// TestMLDFStageCached checks that an MDS output's MLDF file, read back at once by the export,
+// is written through the page cache whatever the run's own direct_io.
+func TestMLDFStageCached(t *testing.T) {
+	for _, noDirect := range []bool{false, true} {
+		got := mldfStage(pipeline.Config{Output: "/data/out", NoDirect: noDirect})
+		if got.Output != "/data/out.mldf.tmp" || !got.NoDirect {
+			t.Fatalf("direct_io off %v: stage writes %s with NoDirect %v, want /data/out.mldf.tmp through the cache", noDirect, got.Output, got.NoDirect)
+		}
+	}
+}
