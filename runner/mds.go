@@ -144,8 +144,6 @@ func runMDS(ctx context.Context, cfg pipeline.Config, knobs *mdsKnobs) (pipeline
 	return rep, err
 }
 
-// mdsKnobs are runMDS's test settings: the shard size (0: the default) and a function called
-// after each shard is recorded with the count of shards so far.
 // mldfStage returns the configuration of an MDS output's first phase: the conversion into
 // the MLDF file beside the output (DIR.mldf.tmp). That file is read back right after it is
 // written, so it goes through the page cache (where it is still found), not around it.
@@ -155,6 +153,8 @@ func mldfStage(cfg pipeline.Config) pipeline.Config {
 	return cfg
 }
 
+// mdsKnobs are runMDS's test settings: the shard size (0: the default) and a function called
+// after each shard is recorded with the count of shards so far.
 type mdsKnobs struct {
 	sizeLimit  int64
 	afterShard func(shards int)

@@ -66,7 +66,7 @@ type scanner struct {
 	idx     []byte // scratch for array index keys
 	keyBuf  []byte // scratch for unescaped keys
 	lastKey string // deepest wanted-path key being read, for error messages
-	scalar  bool   // never use strBlocks (tests compare the two paths)
+	scalar  bool   // never use strBlocks or strDecode (tests compare the paths)
 	rec     bool   // str appends the position of each escape it passes to escs
 	slow    bool   // str went through strSlow (which records nothing)
 	escs    []int32
