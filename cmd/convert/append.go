@@ -97,10 +97,6 @@ func appendRecipe(ctx context.Context, base string, r *recipe.Recipe, rf *runFla
 	}
 	defer func() { aw.close(ctx, err) }()
 	r.Mode, r.Base, r.Output = "", "", filepath.Join(aw.work.Path(), "new.mldf")
-	// The new samples' file is read right back (appended to the base): written through the
-	// page cache, it is still there.
-	cached := false
-	r.DirectIO = &cached
 	rf.planned = aw.planned(r.Output)
 	err = convertRecipe(ctx, r, rf, ff, stdout, stderr)
 	rf.planned = nil
