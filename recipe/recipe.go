@@ -37,9 +37,8 @@ type Recipe struct {
 	// takes direct writes, as by default (nil); false writes it through the page cache, so
 	// that it is in the cache when the run ends (for a training job reading it right away),
 	// or where the file system's direct writes are slow. A bucket output ignores it, as
-	// does format scdl (written through the page cache); the MLDF file that format mds writes
-	// first, and reads back at once, always goes through the cache; mode append applies it
-	// to the file of its new samples. Omitted from the recipe's hash when unset, so
+	// does format scdl (written through the page cache); the MLDF file that format mds and
+	// mode append write first, and read back at once, always goes through the cache. Omitted from the recipe's hash when unset, so
 	// recipes without it hash as before.
 	DirectIO  *bool  `yaml:"direct_io,omitempty"`
 	OnError   string `yaml:"on_error"`   // skip (default) | fail

@@ -97,9 +97,11 @@ func appendRecipe(ctx context.Context, base string, r *recipe.Recipe, rf *runFla
 	}
 	defer func() { aw.close(ctx, err) }()
 	r.Mode, r.Base, r.Output = "", "", filepath.Join(aw.work.Path(), "new.mldf")
-	rf.planned = aw.planned(r.Output)
+	// The new samples' file is read right back (appended to the base): written through the
+	// page cache, it is still there.
+	rf.planned, rf.cached = aw.planned(r.Output), true
 	err = convertRecipe(ctx, r, rf, ff, stdout, stderr)
-	rf.planned = nil
+	rf.planned, rf.cached = nil, false
 	var rej *rejectedError
 	switch {
 	case errors.Is(err, errDeltaDone):

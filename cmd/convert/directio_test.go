@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -113,5 +114,42 @@ func TestDirectIOOffWritesSameBytes(t *testing.T) {
 	}
 	if len(want) == 0 {
 		t.Fatal("no output")
+	}
+}
+
+// The file of an append's new samples (storage.cached) goes through the page cache whatever
+// direct_io says, without a change to the recipe (whose hash the report shows); any other
+// output follows the key.
+func TestCachedOutputIgnoresDirectIO(t *testing.T) {
+	no, yes := false, true
+	for _, c := range []struct {
+		key              *bool
+		cached, noDirect bool
+	}{
+		{nil, false, false},
+		{&yes, false, false},
+		{&no, false, true},
+		{nil, true, true},
+		{&yes, true, true},
+		{&no, true, true},
+	} {
+		r := &recipe.Recipe{Output: filepath.Join(t.TempDir(), "new.mldf"), DirectIO: c.key}
+		r.Defaults()
+		before := shardRecipeHash(r)
+		cfg, err := runner.Config(&recipe.Plan{Recipe: r}, r.Output)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := &storage{cached: c.cached}
+		st.configure(context.Background(), &cfg, r.Output)
+		if cfg.NoDirect != c.noDirect {
+			t.Errorf("direct_io %v, cached %v: NoDirect %v, want %v", fmtKey(c.key), c.cached, cfg.NoDirect, c.noDirect)
+		}
+		if cfg.Sink != nil {
+			t.Errorf("direct_io %v, cached %v: a sink for the local file %s", fmtKey(c.key), c.cached, r.Output)
+		}
+		if shardRecipeHash(r) != before || (c.key == nil) != (r.DirectIO == nil) {
+			t.Errorf("direct_io %v, cached %v: the recipe changed", fmtKey(c.key), c.cached)
+		}
 	}
 }

@@ -129,6 +129,9 @@ type runFlags struct {
 	resume                                                                   *resumeFlags // run only
 	fs                                                                       *flag.FlagSet
 	seed                                                                     *dedupSeed // an append's dedup table (not a flag)
+	// cached writes the output through the page cache whatever direct_io says: an append's
+	// new samples, read back at once (not a flag; not in the recipe, whose hash it would change).
+	cached bool
 	// planned, when set, is called with a run's plan before it runs; an error ends the run
 	// (an append's check of its record, not a flag).
 	planned func(*recipe.Plan) error

@@ -127,7 +127,7 @@ func convertRecipe(ctx context.Context, r *recipe.Recipe, rf *runFlags, ff *fiel
 	}
 	st := newStorage()
 	defer st.Close()
-	st.abortOlderThan, st.seed = rf.abortOlderThan, rf.seed
+	st.abortOlderThan, st.seed, st.cached = rf.abortOlderThan, rf.seed, rf.cached
 	plan, err := recipe.BuildWith(ctx, r, st.client) // one client: inputs, outputs, reports
 	if err != nil {
 		return err
@@ -235,8 +235,8 @@ func runPlan(ctx context.Context, st *storage, plan *recipe.Plan, output string,
 	}
 	bar := progress.New(stderr, isTerminal(stderr), logger, 10*time.Second)
 	defer bar.Finish()
-	cfg.Store, cfg.Sink, cfg.Logger, cfg.Resume = st.client, st.sink(ctx, output), logger, res
-	st.seed.apply(&cfg)
+	st.configure(ctx, &cfg, output)
+	cfg.Logger, cfg.Resume = logger, res
 	cfg.Progress = func(p pipeline.Progress) { bar.Update(progress.Stats(p)) }
 	defer spareProcs(cfg)()
 	return runner.Run(ctx, plan, cfg)

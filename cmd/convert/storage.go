@@ -28,6 +28,9 @@ type storage struct {
 	// more than this long ago are aborted (those of killed runs); 0 aborts them all.
 	abortOlderThan time.Duration
 	seed           *dedupSeed // an append's dedup table, for the run's dedup
+	// cached: the output is read back at once (an append's new samples, appended to the
+	// base), so it is written through the page cache whatever direct_io says.
+	cached bool
 
 	mu       sync.Mutex
 	unopened map[string]*multipart.Sink // uploads reattached (reattach) that no writer opened yet
@@ -72,6 +75,14 @@ func (s *storage) checkWrite(ctx context.Context, names ...string) error {
 		}
 	}
 	return nil
+}
+
+// configure points cfg at this storage for output: the client, the sink, an append's dedup
+// table, and the page cache for an output that is read back at once.
+func (s *storage) configure(ctx context.Context, cfg *pipeline.Config, output string) {
+	cfg.Store, cfg.Sink = s.client, s.sink(ctx, output)
+	s.seed.apply(cfg)
+	cfg.NoDirect = cfg.NoDirect || s.cached
 }
 
 // sink returns the page writer's sink for output: nil (the local file) for a local path, a
